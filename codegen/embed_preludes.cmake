@@ -1,0 +1,11 @@
+# Writes OUT: a C++ file defining hi::embedded_prelude(name) over the prelude headers listed in FILES.
+separate_arguments(_files NATIVE_COMMAND "${FILES}")
+set(_body "// Generated from codegen/preludes/*.h by embed_preludes.cmake; do not edit.\n#include <string_view>\nnamespace hi {\nstd::string_view embedded_prelude(std::string_view name) {\n")
+foreach(_f ${_files})
+  get_filename_component(_name ${_f} NAME)
+  file(READ ${_f} _text)
+  set(_body "${_body}  if (name == \"${_name}\") return R\"hiprelude(${_text})hiprelude\";\n")
+endforeach()
+set(_body "${_body}  return {};\n}\n}  // namespace hi\n")
+file(WRITE ${OUT}.tmp "${_body}")
+file(RENAME ${OUT}.tmp ${OUT})
