@@ -1,0 +1,1323 @@
+#include "ir/op_schema.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace hi {
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Schema strings
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+/// Splits at commas outside brackets, parentheses and quotes.
+std::vector<std::string_view> split_top_level(std::string_view s) {
+  std::vector<std::string_view> parts;
+  int depth = 0;
+  char quote = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '(' || c == '[') {
+      ++depth;
+    } else if (c == ')' || c == ']') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      parts.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  if (!trim(s.substr(start)).empty() || !parts.empty()) parts.push_back(trim(s.substr(start)));
+  return parts;
+}
+
+[[noreturn]] void bad_schema(std::string_view text, const std::string& why) {
+  throw std::invalid_argument("schema '" + std::string(text) + "': " + why);
+}
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+Arg parse_default(std::string_view text, const ArgSchema& a, std::string_view schema) {
+  if (text == "None") return Arg::none();
+  if (text == "True") return Arg::of(true);
+  if (text == "False") return Arg::of(false);
+  if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'')) {
+    return Arg::of(std::string(text.substr(1, text.size() - 2)));
+  }
+  if (text.front() == '[') {
+    std::vector<Index> values;
+    for (std::string_view part : split_top_level(text.substr(1, text.size() - 2))) {
+      auto v = parse_int(part);
+      if (!v) bad_schema(schema, "bad int list default '" + std::string(text) + "'");
+      values.emplace_back(*v);
+    }
+    return Arg::of(std::move(values));
+  }
+  if (auto v = parse_int(text)) {
+    if (a.type == ArgType::Float) return Arg::of(static_cast<double>(*v));
+    if (a.type == ArgType::IntList) return Arg::of(std::vector<Index>(std::max(a.list_size, 1), Index(*v)));
+    return Arg::of(Index(*v));
+  }
+  if (a.type == ArgType::Opaque) return Arg::of(std::string(text));  // contiguous_format, ...
+  char* end = nullptr;
+  std::string s(text);
+  double d = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) bad_schema(schema, "cannot parse default '" + s + "'");
+  return Arg::of(d);
+}
+
+ArgSchema parse_arg(std::string_view text, bool kwarg_only, std::string_view schema) {
+  ArgSchema a;
+  a.kwarg_only = kwarg_only;
+  size_t space = text.find(' ');
+  if (space == std::string_view::npos) bad_schema(schema, "argument '" + std::string(text) + "' has no name");
+  std::string type;
+  for (size_t i = 0; i < space; ++i) {  // drop alias annotations: Tensor(a) -> Tensor, Tensor(a!) -> Tensor
+    if (text[i] == '(') {
+      while (i < space && text[i] != ')') ++i;
+      continue;
+    }
+    type += text[i];
+  }
+  a.type_text = type;
+  std::string_view rest = trim(text.substr(space + 1));
+  std::string_view default_text;
+  if (size_t eq = rest.find('='); eq != std::string_view::npos) {
+    default_text = trim(rest.substr(eq + 1));
+    rest = trim(rest.substr(0, eq));
+  }
+  a.name = std::string(rest);
+
+  std::string_view t = type;
+  if (t.ends_with('?')) {
+    a.optional = true;
+    t.remove_suffix(1);
+  }
+  if (t == "Tensor") {
+    a.type = ArgType::Tensor;
+  } else if (t == "Tensor[]") {
+    a.type = ArgType::TensorList;
+  } else if (t == "Tensor?[]") {
+    a.type = ArgType::OptionalTensorList;
+  } else if (t == "Scalar") {
+    a.type = ArgType::Scalar;
+  } else if (t == "int" || t == "SymInt") {
+    a.type = ArgType::Int;
+  } else if ((t.starts_with("int[") || t.starts_with("SymInt[")) && t.ends_with(']')) {
+    a.type = ArgType::IntList;
+    std::string_view n = t.substr(t.find('[') + 1);
+    n.remove_suffix(1);
+    if (!n.empty()) a.list_size = static_cast<int>(parse_int(n).value_or(0));
+  } else if (t == "bool") {
+    a.type = ArgType::Bool;
+  } else if (t == "float") {
+    a.type = ArgType::Float;
+  } else if (t == "ScalarType") {
+    a.type = ArgType::ScalarType;
+  } else if (t == "str") {
+    a.type = ArgType::Str;
+  } else if (t == "Layout" || t == "Device" || t == "MemoryFormat") {
+    a.type = ArgType::Opaque;
+  } else {
+    bad_schema(schema, "unsupported argument type '" + type + "'");
+  }
+  if (!default_text.empty()) a.default_value = parse_default(default_text, a, schema);
+  return a;
+}
+
+}  // namespace
+
+OpSchema parse_op_schema(std::string_view text) {
+  OpSchema op;
+  op.text = std::string(text);
+  size_t open = text.find('(');
+  size_t arrow = text.rfind("->");
+  if (open == std::string_view::npos || arrow == std::string_view::npos || arrow < open) {
+    bad_schema(text, "expected 'name(args) -> returns'");
+  }
+  size_t close = text.rfind(')', arrow);
+  if (close == std::string_view::npos || close < open) bad_schema(text, "unbalanced parentheses");
+
+  std::string_view name = trim(text.substr(0, open));
+  std::string ns = "aten";
+  if (size_t colons = name.find("::"); colons != std::string_view::npos) {
+    ns = std::string(name.substr(0, colons));
+    name = name.substr(colons + 2);
+  }
+  size_t dot = name.find('.');
+  std::string base(name.substr(0, dot));
+  std::string overload = dot == std::string_view::npos ? "default" : std::string(name.substr(dot + 1));
+  if (base.empty()) bad_schema(text, "empty operator name");
+  op.qualified_name = ns + "." + base + "." + overload;
+
+  bool kwarg_only = false;
+  for (std::string_view part : split_top_level(text.substr(open + 1, close - open - 1))) {
+    if (part == "*") {
+      kwarg_only = true;
+      continue;
+    }
+    op.args.push_back(parse_arg(part, kwarg_only, text));
+  }
+
+  std::string_view returns = trim(text.substr(arrow + 2));
+  if (returns.starts_with('(') && returns.ends_with(')')) {
+    op.num_outputs = static_cast<int>(split_top_level(returns.substr(1, returns.size() - 2)).size());
+  } else {
+    op.num_outputs = 1;
+  }
+  op.is_view = returns.find("(a)") != std::string_view::npos;
+  return op;
+}
+
+int OpSchema::arg_index(std::string_view arg_name) const {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].name == arg_name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Errors and binding
+
+namespace {
+std::string format_schema_error(const std::string& node, const std::string& op, const std::string& argument,
+                                const std::string& detail) {
+  std::string s = "node '" + node + "'";
+  if (!op.empty()) s += " (" + op + ")";
+  if (!argument.empty()) s += ": argument '" + argument + "'";
+  return s + ": " + detail;
+}
+}  // namespace
+
+SchemaError::SchemaError(std::string node, std::string op, std::string field, std::string argument,
+                         std::string detail)
+    : std::runtime_error(format_schema_error(node, op, argument, detail)),
+      node_(std::move(node)),
+      op_(std::move(op)),
+      field_(std::move(field)),
+      argument_(std::move(argument)),
+      detail_(std::move(detail)) {}
+
+std::string_view arg_kind_schema_name(Arg::Kind k) {
+  switch (k) {
+    case Arg::Kind::None: return "None";
+    case Arg::Kind::Tensor: return "Tensor";
+    case Arg::Kind::TensorList: return "Tensor[]";
+    case Arg::Kind::Bool: return "bool";
+    case Arg::Kind::Int: return "int";
+    case Arg::Kind::IntList: return "int[]";
+    case Arg::Kind::Float: return "float";
+    case Arg::Kind::Str: return "str";
+    case Arg::Kind::DType: return "ScalarType";
+  }
+  return "?";
+}
+
+const Arg& BoundArgs::get(std::string_view name) const {
+  int i = schema ? schema->arg_index(name) : -1;
+  if (i < 0) {
+    throw std::out_of_range("BoundArgs::get: no argument '" + std::string(name) + "' in " +
+                            (schema ? schema->qualified_name : std::string("(unbound)")));
+  }
+  return values[static_cast<size_t>(i)];
+}
+
+namespace {
+
+/// Checks one value against its argument's type and returns it normalised (see op_schema.h), or nullopt when the
+/// type does not fit.
+std::optional<Arg> coerce(const ArgSchema& a, const Arg& v) {
+  using K = Arg::Kind;
+  if (v.is_none()) return a.optional ? std::optional<Arg>(v) : std::nullopt;
+  switch (a.type) {
+    case ArgType::Tensor:
+      if (v.kind() == K::Tensor || v.kind() == K::Bool || v.kind() == K::Int || v.kind() == K::Float) return v;
+      return std::nullopt;
+    case ArgType::TensorList:
+    case ArgType::OptionalTensorList:
+      if (v.kind() == K::IntList && v.ints().empty()) return Arg{std::vector<std::optional<ValueRef>>{}};
+      if (v.kind() != K::TensorList) return std::nullopt;
+      if (a.type == ArgType::TensorList) {
+        for (const auto& t : v.tensors()) {
+          if (!t) return std::nullopt;
+        }
+      }
+      return v;
+    case ArgType::Scalar:
+      if (v.kind() == K::Bool || v.kind() == K::Int || v.kind() == K::Float) return v;
+      return std::nullopt;
+    case ArgType::Int:
+      if (v.kind() == K::Int) return v;
+      return std::nullopt;
+    case ArgType::IntList:
+      if (v.kind() == K::IntList) return v;
+      if (v.kind() == K::Int && a.list_size > 0) return Arg::of(std::vector<Index>(a.list_size, v.integer()));
+      return std::nullopt;
+    case ArgType::Bool:
+      if (v.kind() == K::Bool) return v;
+      return std::nullopt;
+    case ArgType::Float:
+      if (v.kind() == K::Float) return v;
+      if (v.kind() == K::Int && v.integer().is_const()) return Arg::of(static_cast<double>(v.integer().value()));
+      return std::nullopt;
+    case ArgType::ScalarType:
+      if (v.kind() == K::DType) return v;
+      return std::nullopt;
+    case ArgType::Str:
+    case ArgType::Opaque:
+      if (v.kind() == K::Str) return v;
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string join_names(const std::vector<ArgSchema>& args, bool keyword) {
+  std::string s;
+  for (const ArgSchema& a : args) {
+    if (!keyword && a.kwarg_only) continue;
+    if (!s.empty()) s += ", ";
+    s += a.name;
+  }
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+BoundArgs bind_args(const Node& node) {
+  const OpSchema* schema = find_op_schema(node.target);
+  if (!schema) throw SchemaError(node.name, "", "op", "", "unknown op '" + node.target + "'");
+  const std::string& op = schema->qualified_name;
+
+  size_t positional_limit = 0;
+  for (const ArgSchema& a : schema->args) positional_limit += a.kwarg_only ? 0 : 1;
+  if (node.args.size() > positional_limit) {
+    throw SchemaError(node.name, op, "args", "",
+                      std::to_string(node.args.size()) + " positional arguments given, at most " +
+                          std::to_string(positional_limit) + " accepted (" + join_names(schema->args, false) + ")");
+  }
+
+  std::vector<std::optional<Arg>> values(schema->args.size());
+  auto take = [&](size_t i, const Arg& v, const std::string& field) {
+    const ArgSchema& a = schema->args[i];
+    std::optional<Arg> c = coerce(a, v);
+    if (!c) {
+      std::string got(arg_kind_schema_name(v.kind()));
+      if (v.kind() == Arg::Kind::TensorList && a.type == ArgType::TensorList) got = "a tensor list holding None";
+      if (v.kind() == Arg::Kind::Int && a.type == ArgType::Float) got = "symbolic int " + v.integer().str();
+      SchemaError e(node.name, op, field, a.name, "expected " + a.type_text + ", got " + got);
+      e.expected = &a;
+      e.got = v.kind();
+      throw e;
+    }
+    values[i] = std::move(c);
+  };
+  for (size_t i = 0; i < node.args.size(); ++i) take(i, node.args[i], "args[" + std::to_string(i) + "]");
+  for (const auto& [key, value] : node.kwargs) {
+    int i = schema->arg_index(key);
+    std::string field = "kwargs." + key;
+    if (i < 0) {
+      throw SchemaError(node.name, op, field, "",
+                        "unknown keyword argument '" + key + "' (accepted: " + join_names(schema->args, true) + ")");
+    }
+    if (values[static_cast<size_t>(i)]) {
+      throw SchemaError(node.name, op, field, key,
+                        static_cast<size_t>(i) < node.args.size() ? "given both positionally and by keyword"
+                                                                  : "given twice");
+    }
+    take(static_cast<size_t>(i), value, field);
+  }
+
+  BoundArgs bound;
+  bound.schema = schema;
+  bound.values.reserve(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const ArgSchema& a = schema->args[i];
+    if (!values[i] && !a.default_value) {
+      throw SchemaError(node.name, op, "args", a.name, "missing (required, " + a.type_text + ", no default)");
+    }
+    bound.values.push_back(values[i] ? std::move(*values[i]) : *a.default_value);
+  }
+  return bound;
+}
+
+}  // namespace hi
+
+// ---------------------------------------------------------------------------------------------------------------
+// Meta inference
+
+namespace hi {
+namespace {
+
+/// An operand of a pointwise op: a tensor, or a Python number treated as a 0-d tensor of its default dtype.
+struct Operand {
+  TensorMeta meta;
+  bool wrapped_number = false;
+};
+
+DType default_dtype_of(const Arg& number) {
+  switch (number.kind()) {
+    case Arg::Kind::Bool: return DType::Bool;
+    case Arg::Kind::Int: return DType::Int64;
+    default: return DType::Float32;  // torch.get_default_dtype()
+  }
+}
+
+std::string sizes_str(const std::vector<Index>& sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + sizes[i].str();
+  return s + "]";
+}
+
+/// torch.result_type's three priority classes: tensors with dims, 0-d tensors, Python numbers.
+class ResultType {
+ public:
+  void add(const Operand& o) {
+    std::optional<DType>& slot = o.wrapped_number ? wrapped_ : o.meta.rank() == 0 ? zero_dim_ : dimensioned_;
+    slot = slot ? promote_types(*slot, o.meta.dtype) : o.meta.dtype;
+  }
+  /// nullopt only when nothing was added.
+  std::optional<DType> result() const { return combine(dimensioned_, combine(zero_dim_, wrapped_)); }
+
+ private:
+  // c10's combine_categories: a lower-priority operand only matters when it is of a higher category.
+  static std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
+    if (!higher) return lower;
+    if (!lower || is_floating(*higher)) return higher;
+    if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+    return higher;
+  }
+  std::optional<DType> dimensioned_, zero_dim_, wrapped_;
+};
+
+class MetaInference {
+ public:
+  MetaInference(const Graph& g, const Node& node, const BoundArgs& args) : g_(g), node_(node), args_(args) {}
+
+  const Arg& arg(std::string_view name) const { return args_.get(name); }
+  bool given(std::string_view name) const { return !arg(name).is_none(); }
+
+  [[noreturn]] void fail(std::string_view argument, const std::string& detail) const {
+    throw SchemaError(node_.name, args_.schema->qualified_name, field_of(argument), std::string(argument), detail);
+  }
+
+  Operand operand(std::string_view name) const {
+    const Arg& a = arg(name);
+    if (a.is_tensor()) {
+      const ValueRef& r = a.tensor();
+      if (r.node < 0 || static_cast<size_t>(r.node) >= g_.nodes.size() ||
+          r.output < 0 || static_cast<size_t>(r.output) >= g_.nodes[static_cast<size_t>(r.node)].outputs.size()) {
+        fail(name, "reference to a value that is not in the graph");
+      }
+      return {g_.meta(r), false};
+    }
+    return {TensorMeta::contiguous(default_dtype_of(a), {}), true};
+  }
+  TensorMeta tensor(std::string_view name) const { return operand(name).meta; }
+  std::vector<TensorMeta> tensors(std::string_view name) const {
+    std::vector<TensorMeta> out;
+    for (const auto& r : arg(name).tensors()) {
+      if (!r || r->node < 0 || static_cast<size_t>(r->node) >= g_.nodes.size() || r->output < 0 ||
+          static_cast<size_t>(r->output) >= g_.nodes[static_cast<size_t>(r->node)].outputs.size()) {
+        fail(name, "reference to a value that is not in the graph");
+      }
+      out.push_back(g_.meta(*r));
+    }
+    return out;
+  }
+
+  int64_t constant(std::string_view name, const Index& v) const {
+    if (!v.is_const()) fail(name, "expected a constant, got symbolic " + v.str());
+    return v.value();
+  }
+  int64_t int_arg(std::string_view name) const { return constant(name, arg(name).integer()); }
+  /// Wraps a (possibly negative) dim of a rank-`rank` tensor; a 0-d tensor accepts -1 and 0, as PyTorch does.
+  int64_t wrap_dim(std::string_view name, int64_t dim, int64_t rank) const {
+    int64_t r = std::max<int64_t>(rank, 1);
+    if (dim < -r || dim >= r) {
+      fail(name, "dim " + std::to_string(dim) + " out of range for a tensor of rank " + std::to_string(rank) +
+                     " (expected [" + std::to_string(-r) + ", " + std::to_string(r - 1) + "])");
+    }
+    return dim < 0 ? dim + r : dim;
+  }
+
+  std::vector<Index> broadcast(const std::vector<std::string_view>& names) const {
+    std::vector<Index> out;
+    std::string first;
+    for (std::string_view name : names) {
+      if (arg(name).is_none()) continue;
+      const TensorMeta m = tensor(name);
+      std::vector<Index> merged(std::max(out.size(), m.sizes.size()));
+      for (size_t i = 0; i < merged.size(); ++i) {  // aligned from the right
+        const Index* a = i < out.size() ? &out[out.size() - 1 - i] : nullptr;
+        const Index* b = i < m.sizes.size() ? &m.sizes[m.sizes.size() - 1 - i] : nullptr;
+        Index& r = merged[merged.size() - 1 - i];
+        if (!b) {
+          r = *a;
+        } else if (!a || a->is_const(1)) {
+          r = *b;
+        } else if (b->is_const(1) || *a == *b) {
+          r = *a;
+        } else {
+          fail(name, "sizes " + sizes_str(m.sizes) + " do not broadcast with " + first + "'s " + sizes_str(out) +
+                         " (dim " + std::to_string(static_cast<int64_t>(merged.size() - 1 - i)) + ": " + b->str() +
+                         " vs " + a->str() + ")");
+        }
+      }
+      out = std::move(merged);
+      first = first.empty() ? std::string(name) : "the other operands";
+    }
+    return out;
+  }
+
+  DType result_type(const std::vector<std::string_view>& names) const {
+    ResultType rt;
+    for (std::string_view name : names) {
+      if (!arg(name).is_none()) rt.add(operand(name));
+    }
+    return rt.result().value_or(DType::Float32);
+  }
+
+  void require_floating(std::string_view name, DType t, std::string_view what) const {
+    if (!is_floating(t)) fail(name, std::string(what) + " needs a floating-point tensor, got " +
+                                        std::string(dtype_name(t)));
+  }
+
+  /// Reduced sizes; `dims` None or empty means every dim.
+  std::vector<Index> reduce_sizes(std::string_view dim_name, const TensorMeta& in, const Arg& dims,
+                                  bool keepdim) const {
+    std::vector<bool> reduced(static_cast<size_t>(in.rank()), dims.is_none() || dims.ints().empty());
+    if (!dims.is_none()) {
+      for (const Index& d : dims.ints()) {
+        int64_t w = wrap_dim(dim_name, constant(dim_name, d), in.rank());
+        if (in.rank() == 0) continue;
+        if (reduced[static_cast<size_t>(w)] && !dims.ints().empty() && dims.ints().size() > 1) {
+          bool dup = std::count_if(dims.ints().begin(), dims.ints().end(), [&](const Index& e) {
+                       return e.is_const() && (e.value() < 0 ? e.value() + in.rank() : e.value()) == w;
+                     }) > 1;
+          if (dup) fail(dim_name, "dim " + std::to_string(w) + " appears more than once in the list");
+        }
+        reduced[static_cast<size_t>(w)] = true;
+      }
+    }
+    std::vector<Index> out;
+    for (size_t i = 0; i < reduced.size(); ++i) {
+      if (!reduced[i]) {
+        out.push_back(in.sizes[i]);
+      } else if (keepdim) {
+        out.emplace_back(1);
+      }
+    }
+    return out;
+  }
+
+  /// Where `argument` came from in the node as given, for SchemaError::field.
+  std::string field_of(std::string_view argument) const {
+    int i = args_.schema->arg_index(argument);
+    if (i < 0) return "";
+    if (static_cast<size_t>(i) < node_.args.size()) return "args[" + std::to_string(i) + "]";
+    if (node_.kwarg(argument)) return "kwargs." + std::string(argument);
+    return "";
+  }
+
+ private:
+  const Graph& g_;
+  const Node& node_;
+  const BoundArgs& args_;
+};
+
+using Metas = std::vector<TensorMeta>;
+Metas one(DType t, std::vector<Index> sizes) { return {TensorMeta::contiguous(t, std::move(sizes))}; }
+DType to_float(DType t) { return is_floating(t) ? t : DType::Float32; }
+bool is_integral_or_bool(DType t) { return t == DType::Bool || is_integer(t); }
+
+// --- pointwise ---------------------------------------------------------------------------------------------------
+
+Metas binary(const MetaInference& m, std::string_view a, std::string_view b) {
+  return one(m.result_type({a, b}), m.broadcast({a, b}));
+}
+
+Metas add_sub(const MetaInference& m, bool is_sub) {
+  DType t = m.result_type({"self", "other"});
+  if (is_sub && m.tensor("self").dtype == DType::Bool && m.tensor("other").dtype == DType::Bool) {
+    m.fail("other", "subtraction of two bool tensors is not supported (use logical_xor)");
+  }
+  if (is_integral_or_bool(t) && m.arg("alpha").kind() == Arg::Kind::Float) {
+    m.fail("alpha", "must not be a floating-point number for integral inputs (result " +
+                        std::string(dtype_name(t)) + ")");
+  }
+  return one(t, m.broadcast({"self", "other"}));
+}
+
+Metas true_divide(const MetaInference& m) {
+  return one(to_float(m.result_type({"self", "other"})), m.broadcast({"self", "other"}));
+}
+
+Metas divide_mode(const MetaInference& m) {
+  const Arg& mode = m.arg("rounding_mode");
+  if (mode.is_none()) return true_divide(m);
+  if (mode.str() != "trunc" && mode.str() != "floor") {
+    m.fail("rounding_mode", "expected None, 'trunc' or 'floor', got '" + mode.str() + "'");
+  }
+  return binary(m, "self", "other");
+}
+
+Metas compare(const MetaInference& m) {
+  m.result_type({"self", "other"});
+  return one(DType::Bool, m.broadcast({"self", "other"}));
+}
+
+Metas logical_binary(const MetaInference& m) { return one(DType::Bool, m.broadcast({"self", "other"})); }
+
+Metas bitwise_binary(const MetaInference& m) {
+  DType t = m.result_type({"self", "other"});
+  if (!is_integral_or_bool(t)) m.fail("other", "bitwise ops need integer or bool operands, got " +
+                                                   std::string(dtype_name(t)));
+  return one(t, m.broadcast({"self", "other"}));
+}
+
+Metas unary_same(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  return one(in.dtype, in.sizes);
+}
+
+Metas unary_float(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  return one(to_float(in.dtype), in.sizes);
+}
+
+Metas unary_floating_only(const MetaInference& m, std::string_view what) {
+  TensorMeta in = m.tensor("self");
+  m.require_floating("self", in.dtype, what);
+  return one(in.dtype, in.sizes);
+}
+
+Metas unary_predicate(const MetaInference& m) { return one(DType::Bool, m.tensor("self").sizes); }
+
+Metas neg(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  if (in.dtype == DType::Bool) m.fail("self", "negation of a bool tensor is not supported (use logical_not)");
+  return one(in.dtype, in.sizes);
+}
+
+Metas bitwise_not(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  if (!is_integral_or_bool(in.dtype)) {
+    m.fail("self", "bitwise_not needs an integer or bool tensor, got " + std::string(dtype_name(in.dtype)));
+  }
+  return one(in.dtype, in.sizes);
+}
+
+Metas gelu(const MetaInference& m) {
+  const std::string& approximate = m.arg("approximate").str();
+  if (approximate != "none" && approximate != "tanh") {
+    m.fail("approximate", "expected 'none' or 'tanh', got '" + approximate + "'");
+  }
+  return unary_floating_only(m, "gelu");
+}
+
+Metas where(const MetaInference& m) {
+  if (m.tensor("condition").dtype != DType::Bool) {
+    m.fail("condition", "expected a bool tensor, got " + std::string(dtype_name(m.tensor("condition").dtype)));
+  }
+  return one(m.result_type({"self", "other"}), m.broadcast({"condition", "self", "other"}));
+}
+
+Metas clamp(const MetaInference& m) {
+  if (!m.given("min") && !m.given("max")) m.fail("min", "at least one of 'min' and 'max' must not be None");
+  return one(m.result_type({"self", "min", "max"}), m.broadcast({"self", "min", "max"}));
+}
+
+Metas to_dtype(const MetaInference& m, std::string_view dtype_arg, std::string_view input) {
+  TensorMeta in = m.tensor(input);
+  return one(m.given(dtype_arg) ? m.arg(dtype_arg).dtype() : in.dtype, in.sizes);
+}
+
+// --- reductions --------------------------------------------------------------------------------------------------
+
+/// sum/prod: integral inputs accumulate in int64 unless a dtype is given.
+DType sum_dtype(const MetaInference& m, DType in) {
+  if (m.given("dtype")) return m.arg("dtype").dtype();
+  return is_integral_or_bool(in) ? DType::Int64 : in;
+}
+
+Metas sum(const MetaInference& m, bool has_dim) {
+  TensorMeta in = m.tensor("self");
+  std::vector<Index> sizes = has_dim ? m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean())
+                                     : m.reduce_sizes("self", in, Arg::none(), false);
+  return one(sum_dtype(m, in.dtype), sizes);
+}
+
+Metas mean(const MetaInference& m, bool has_dim) {
+  TensorMeta in = m.tensor("self");
+  DType t = m.given("dtype") ? m.arg("dtype").dtype() : in.dtype;
+  if (!is_floating(t)) {
+    m.fail(m.given("dtype") ? "dtype" : "self",
+           "mean needs a floating-point result dtype, got " + std::string(dtype_name(t)) +
+               (m.given("dtype") ? "" : " (pass dtype= for integer input)"));
+  }
+  std::vector<Index> sizes = has_dim ? m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean())
+                                     : m.reduce_sizes("self", in, Arg::none(), false);
+  return one(t, sizes);
+}
+
+Metas amax_amin(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  return one(in.dtype, m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean()));
+}
+
+Metas var(const MetaInference& m, bool with_mean) {
+  TensorMeta in = m.tensor("self");
+  m.require_floating("self", in.dtype, "var");
+  std::vector<Index> sizes = m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean());
+  Metas out = one(in.dtype, sizes);
+  if (with_mean) out.push_back(out[0]);
+  return out;
+}
+
+Metas reduce_one_dim(const MetaInference& m, DType values, std::optional<DType> indices) {
+  TensorMeta in = m.tensor("self");
+  Metas out = one(values, m.reduce_sizes("dim", in, Arg::of(std::vector<Index>{m.arg("dim").integer()}),
+                                         m.arg("keepdim").boolean()));
+  if (indices) out.push_back(TensorMeta::contiguous(*indices, out[0].sizes));
+  return out;
+}
+
+Metas arg_reduce(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  const Arg& dim = m.arg("dim");
+  if (dim.is_none()) {
+    std::vector<Index> sizes(m.arg("keepdim").boolean() ? static_cast<size_t>(in.rank()) : 0, Index(1));
+    return one(DType::Int64, sizes);
+  }
+  return one(DType::Int64, m.reduce_sizes("dim", in, Arg::of(std::vector<Index>{dim.integer()}),
+                                          m.arg("keepdim").boolean()));
+}
+
+Metas softmax(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
+  m.require_floating("self", in.dtype, "softmax");
+  DType t = in.dtype;
+  if (m.arg("half_to_float").boolean()) {
+    if (t != DType::Float16 && t != DType::BFloat16) {
+      m.fail("half_to_float", "is only supported for float16/bfloat16 input, got " + std::string(dtype_name(t)));
+    }
+    t = DType::Float32;
+  }
+  return one(t, in.sizes);
+}
+
+Metas native_layer_norm(const MetaInference& m) {
+  TensorMeta in = m.tensor("input");
+  const std::vector<Index>& normalized = m.arg("normalized_shape").ints();
+  int64_t axis = in.rank() - static_cast<int64_t>(normalized.size());
+  bool fits = !normalized.empty() && axis >= 0;
+  for (size_t i = 0; fits && i < normalized.size(); ++i) fits = in.sizes[static_cast<size_t>(axis) + i] == normalized[i];
+  if (!fits) {
+    m.fail("normalized_shape", sizes_str(normalized) + " is not a non-empty suffix of the input's sizes " +
+                                   sizes_str(in.sizes));
+  }
+  m.require_floating("input", in.dtype, "native_layer_norm");
+  for (std::string_view affine : {"weight", "bias"}) {
+    if (m.given(affine) && m.tensor(affine).sizes != normalized) {
+      m.fail(affine, "sizes " + sizes_str(m.tensor(affine).sizes) + " differ from normalized_shape " +
+                         sizes_str(normalized));
+    }
+  }
+  std::vector<Index> stat_sizes(in.sizes.begin(), in.sizes.begin() + axis);
+  stat_sizes.resize(in.sizes.size(), Index(1));
+  // GPU (and meta-device) semantics: statistics of half/bfloat16 input are kept in float32.
+  DType stat_type = (in.dtype == DType::Float16 || in.dtype == DType::BFloat16) ? DType::Float32 : in.dtype;
+  return {TensorMeta::contiguous(in.dtype, in.sizes), TensorMeta::contiguous(stat_type, stat_sizes),
+          TensorMeta::contiguous(stat_type, stat_sizes)};
+}
+
+// --- views ---------------------------------------------------------------------------------------------------------
+
+/// `a < b` when both are constants; for symbolic sizes, "not equal" (sizes are >= 1, and a mismatch fails later).
+bool smaller(const Index& a, const Index& b) {
+  if (a.is_const() && b.is_const()) return a.value() < b.value();
+  return a != b;
+}
+
+/// PyTorch's computeStride: the strides a view of (sizes, strides) with `new_sizes` has, or nullopt when the
+/// memory layout cannot be viewed that way (reshape then copies).
+std::optional<std::vector<Index>> view_strides(const std::vector<Index>& sizes, const std::vector<Index>& strides,
+                                               const std::vector<Index>& new_sizes) {
+  std::vector<Index> out(new_sizes.size());
+  if (sizes.empty()) return std::vector<Index>(new_sizes.size(), Index(1));
+  if (product(sizes).is_const(0)) return TensorMeta::contiguous_strides(new_sizes);
+  int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
+  Index chunk_base_stride = strides.back();
+  Index tensor_numel = 1;
+  Index view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel = tensor_numel * sizes[static_cast<size_t>(d)];
+    if (d == 0 || (!sizes[static_cast<size_t>(d - 1)].is_const(1) &&
+                   strides[static_cast<size_t>(d - 1)] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 &&
+             (smaller(view_numel, tensor_numel) || new_sizes[static_cast<size_t>(view_d)].is_const(1))) {
+        out[static_cast<size_t>(view_d)] = view_numel * chunk_base_stride;
+        view_numel = view_numel * new_sizes[static_cast<size_t>(view_d)];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_base_stride = strides[static_cast<size_t>(d - 1)];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+/// `numerator / denominator` when it divides exactly: constants divide, symbolic factors cancel.
+std::optional<Index> exact_quotient(const Index& numerator, const Index& denominator) {
+  auto factors = [](const Index& e, int64_t& coefficient) {
+    std::vector<Index> symbolic;
+    std::vector<Index> all = e.op() == IndexOp::Mul ? e.args() : std::vector<Index>{e};
+    for (const Index& f : all) {
+      if (f.is_const()) {
+        coefficient *= f.value();
+      } else {
+        symbolic.push_back(f);
+      }
+    }
+    return symbolic;
+  };
+  int64_t num_c = 1, den_c = 1;
+  std::vector<Index> num = factors(numerator, num_c);
+  std::vector<Index> den = factors(denominator, den_c);
+  if (den_c == 0 || num_c % den_c != 0) return std::nullopt;
+  for (const Index& f : den) {
+    auto it = std::find(num.begin(), num.end(), f);
+    if (it == num.end()) return std::nullopt;
+    num.erase(it);
+  }
+  return product(num) * Index(num_c / den_c);
+}
+
+/// The size list of a view/reshape with at most one -1 inferred from the input's numel.
+std::vector<Index> infer_view_size(const MetaInference& m, std::string_view name, const TensorMeta& in) {
+  std::vector<Index> sizes = m.arg(name).ints();
+  int inferred = -1;
+  std::vector<Index> known;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i].is_const(-1)) {
+      if (inferred >= 0) m.fail(name, "only one dimension can be -1, got " + sizes_str(sizes));
+      inferred = static_cast<int>(i);
+    } else if (sizes[i].is_const() && sizes[i].value() < 0) {
+      m.fail(name, "invalid size " + sizes[i].str() + " in " + sizes_str(sizes));
+    } else {
+      known.push_back(sizes[i]);
+    }
+  }
+  Index numel = in.numel();
+  if (inferred >= 0) {
+    std::optional<Index> q = exact_quotient(numel, product(known));
+    if (!q) m.fail(name, "cannot infer the -1 in " + sizes_str(sizes) + " for an input of " + numel.str() +
+                             " elements");
+    sizes[static_cast<size_t>(inferred)] = *q;
+  } else if (product(sizes) != numel) {
+    m.fail(name, "shape " + sizes_str(sizes) + " (" + product(sizes).str() + " elements) does not match the input's " +
+                     sizes_str(in.sizes) + " (" + numel.str() + " elements)");
+  }
+  return sizes;
+}
+
+/// view (must not copy), reshape and _unsafe_view (copy into contiguous memory when a view is impossible).
+Metas view(const MetaInference& m, std::string_view size_arg, bool may_copy) {
+  TensorMeta in = m.tensor("self");
+  std::vector<Index> sizes = infer_view_size(m, size_arg, in);
+  std::optional<std::vector<Index>> strides = view_strides(in.sizes, in.strides, sizes);
+  if (strides) return {TensorMeta{in.dtype, sizes, *strides, in.offset}};
+  if (!may_copy) {
+    m.fail(size_arg, "view as " + sizes_str(sizes) + " is not compatible with the input's sizes " +
+                         sizes_str(in.sizes) + " and strides " + sizes_str(in.strides) + " (use reshape)");
+  }
+  return one(in.dtype, sizes);
+}
+
+Metas permute(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  const std::vector<Index>& dims = m.arg("dims").ints();
+  if (static_cast<int64_t>(dims.size()) != in.rank()) {
+    m.fail("dims", "has " + std::to_string(dims.size()) + " entries for a tensor of rank " +
+                       std::to_string(in.rank()));
+  }
+  TensorMeta out{in.dtype, {}, {}, in.offset};
+  std::vector<bool> seen(dims.size(), false);
+  for (const Index& d : dims) {
+    size_t w = static_cast<size_t>(m.wrap_dim("dims", m.constant("dims", d), in.rank()));
+    if (seen[w]) m.fail("dims", "dim " + std::to_string(w) + " appears more than once in " + sizes_str(dims));
+    seen[w] = true;
+    out.sizes.push_back(in.sizes[w]);
+    out.strides.push_back(in.strides[w]);
+  }
+  return {out};
+}
+
+Metas transpose(const MetaInference& m, int64_t dim0, int64_t dim1) {
+  TensorMeta out = m.tensor("self");
+  if (out.rank() == 0) return {out};
+  std::swap(out.sizes[static_cast<size_t>(dim0)], out.sizes[static_cast<size_t>(dim1)]);
+  std::swap(out.strides[static_cast<size_t>(dim0)], out.strides[static_cast<size_t>(dim1)]);
+  return {out};
+}
+
+Metas transpose_int(const MetaInference& m) {
+  int64_t rank = m.tensor("self").rank();
+  return transpose(m, m.wrap_dim("dim0", m.int_arg("dim0"), rank), m.wrap_dim("dim1", m.int_arg("dim1"), rank));
+}
+
+Metas t(const MetaInference& m) {
+  int64_t rank = m.tensor("self").rank();
+  if (rank > 2) m.fail("self", "t() expects a tensor of rank <= 2, got rank " + std::to_string(rank));
+  return rank < 2 ? Metas{m.tensor("self")} : transpose(m, 0, 1);
+}
+
+Metas expand(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  const std::vector<Index>& target = m.arg("size").ints();
+  if (target.size() < in.sizes.size()) {
+    m.fail("size", sizes_str(target) + " has fewer dims than the input's " + sizes_str(in.sizes));
+  }
+  size_t lead = target.size() - in.sizes.size();
+  TensorMeta out{in.dtype, {}, {}, in.offset};
+  for (size_t i = 0; i < target.size(); ++i) {
+    const Index& want = target[i];
+    if (i < lead) {
+      if (want.is_const() && want.value() < 0) m.fail("size", "new leading dim " + std::to_string(i) + " cannot be " +
+                                                               want.str() + " in " + sizes_str(target));
+      out.sizes.push_back(want);
+      out.strides.emplace_back(0);
+      continue;
+    }
+    const Index& have = in.sizes[i - lead];
+    if (want.is_const(-1) || want == have) {
+      out.sizes.push_back(have);
+      out.strides.push_back(in.strides[i - lead]);
+    } else if (have.is_const(1)) {
+      out.sizes.push_back(want);
+      out.strides.emplace_back(0);
+    } else {
+      m.fail("size", "cannot expand dim " + std::to_string(i) + " of size " + have.str() + " to " + want.str() +
+                         " (input sizes " + sizes_str(in.sizes) + ", target " + sizes_str(target) + ")");
+    }
+  }
+  return {out};
+}
+
+Metas unsqueeze(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  size_t d = static_cast<size_t>(m.wrap_dim("dim", m.int_arg("dim"), in.rank() + 1));
+  Index stride = d < in.sizes.size() ? in.sizes[d] * in.strides[d] : Index(1);
+  in.sizes.insert(in.sizes.begin() + static_cast<int64_t>(d), Index(1));
+  in.strides.insert(in.strides.begin() + static_cast<int64_t>(d), stride);
+  return {in};
+}
+
+/// squeeze.default (`dims_arg` empty: every size-1 dim), squeeze.dim and squeeze.dims. Symbolic sizes are never
+/// squeezed: a symbol is not known to be 1.
+Metas squeeze(const MetaInference& m, std::string_view dims_arg) {
+  TensorMeta in = m.tensor("self");
+  std::vector<bool> drop(static_cast<size_t>(in.rank()), dims_arg.empty());
+  if (!dims_arg.empty()) {
+    const Arg& a = m.arg(dims_arg);
+    std::vector<Index> dims = a.kind() == Arg::Kind::Int ? std::vector<Index>{a.integer()} : a.ints();
+    for (const Index& d : dims) {
+      int64_t w = m.wrap_dim(dims_arg, m.constant(dims_arg, d), in.rank());
+      if (in.rank() > 0) drop[static_cast<size_t>(w)] = true;
+    }
+  }
+  TensorMeta out{in.dtype, {}, {}, in.offset};
+  for (size_t i = 0; i < drop.size(); ++i) {
+    if (drop[i] && in.sizes[i].is_const(1)) continue;
+    out.sizes.push_back(in.sizes[i]);
+    out.strides.push_back(in.strides[i]);
+  }
+  return {out};
+}
+
+Metas alias(const MetaInference& m) { return {m.tensor("self")}; }
+
+Metas slice(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  if (in.rank() == 0) m.fail("self", "cannot slice a 0-d tensor");
+  size_t d = static_cast<size_t>(m.wrap_dim("dim", m.int_arg("dim"), in.rank()));
+  const Index& size = in.sizes[d];
+  int64_t step = m.int_arg("step");
+  if (step <= 0) m.fail("step", "must be positive, got " + std::to_string(step));
+  // Constant bounds are wrapped and clamped as Python slicing does; symbolic ones are taken as in range.
+  auto bound = [&](std::string_view name, const Index& fallback) -> Index {
+    const Arg& a = m.arg(name);
+    if (a.is_none()) return fallback;
+    const Index& v = a.integer();
+    if (!v.is_const()) return v;
+    int64_t c = v.value();
+    if (size.is_const()) {
+      int64_t n = size.value();
+      if (c < 0) c += n;
+      return Index(std::clamp<int64_t>(c, 0, n));
+    }
+    if (c < 0) return size + Index(c);
+    if (c >= std::numeric_limits<int64_t>::max() / 2) return size;  // FX spells "to the end" as INT64_MAX
+    return Index(c);
+  };
+  Index start = bound("start", Index(0));
+  Index end = bound("end", size);
+  Index length = end - start;
+  if (length.is_const() && length.value() < 0) length = Index(0);
+  TensorMeta out = in;
+  out.sizes[d] = step == 1 ? length : floordiv(length + Index(step - 1), Index(step));
+  out.strides[d] = in.strides[d] * Index(step);
+  out.offset = in.offset + start * in.strides[d];
+  return {out};
+}
+
+Metas select(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  if (in.rank() == 0) m.fail("self", "cannot select from a 0-d tensor");
+  size_t d = static_cast<size_t>(m.wrap_dim("dim", m.int_arg("dim"), in.rank()));
+  Index index = m.arg("index").integer();
+  if (index.is_const() && in.sizes[d].is_const()) {
+    int64_t n = in.sizes[d].value();
+    if (index.value() < -n || index.value() >= n) {
+      m.fail("index", "index " + index.str() + " out of range for dim " + std::to_string(d) + " of size " +
+                          std::to_string(n));
+    }
+    if (index.value() < 0) index = Index(index.value() + n);
+  } else if (index.is_const() && index.value() < 0) {
+    index = in.sizes[d] + index;
+  }
+  TensorMeta out{in.dtype, {}, {}, in.offset + index * in.strides[d]};
+  for (size_t i = 0; i < in.sizes.size(); ++i) {
+    if (i == d) continue;
+    out.sizes.push_back(in.sizes[i]);
+    out.strides.push_back(in.strides[i]);
+  }
+  return {out};
+}
+
+Metas cat(const MetaInference& m) {
+  std::vector<TensorMeta> parts = m.tensors("tensors");
+  // PyTorch still skips legacy empty 1-d tensors ([0]) in cat.
+  std::erase_if(parts, [](const TensorMeta& p) { return p.rank() == 1 && p.sizes[0].is_const(0); });
+  if (parts.empty()) m.fail("tensors", "expected a non-empty list of tensors");
+  const TensorMeta& first = parts[0];
+  if (first.rank() == 0) m.fail("tensors", "cannot concatenate 0-d tensors");
+  size_t d = static_cast<size_t>(m.wrap_dim("dim", m.int_arg("dim"), first.rank()));
+  std::vector<Index> sizes = first.sizes;
+  DType t = first.dtype;
+  for (size_t k = 1; k < parts.size(); ++k) {
+    const TensorMeta& p = parts[k];
+    bool fits = p.rank() == first.rank();
+    for (size_t i = 0; fits && i < sizes.size(); ++i) fits = i == d || p.sizes[i] == sizes[i];
+    if (!fits) {
+      m.fail("tensors", "tensor " + std::to_string(k) + " has sizes " + sizes_str(p.sizes) +
+                            ", which do not match " + sizes_str(first.sizes) + " outside dim " + std::to_string(d));
+    }
+    sizes[d] = sizes[d] + p.sizes[d];
+    t = promote_types(t, p.dtype);
+  }
+  return one(t, sizes);
+}
+
+// --- matrix products -----------------------------------------------------------------------------------------------
+
+Metas matmul(const MetaInference& m, std::string_view a_name, std::string_view b_name, int64_t rank) {
+  TensorMeta a = m.tensor(a_name), b = m.tensor(b_name);
+  if (a.rank() != rank) m.fail(a_name, "expected rank " + std::to_string(rank) + ", got " + sizes_str(a.sizes));
+  if (b.rank() != rank) m.fail(b_name, "expected rank " + std::to_string(rank) + ", got " + sizes_str(b.sizes));
+  if (a.dtype != b.dtype) {
+    m.fail(b_name, "dtype " + std::string(dtype_name(b.dtype)) + " differs from " + std::string(a_name) + "'s " +
+                       std::string(dtype_name(a.dtype)));
+  }
+  size_t k = static_cast<size_t>(rank - 1);
+  if (a.sizes[k] != b.sizes[k - 1] || (rank == 3 && a.sizes[0] != b.sizes[0])) {
+    m.fail(b_name, "sizes " + sizes_str(b.sizes) + " cannot multiply " + std::string(a_name) + "'s " +
+                       sizes_str(a.sizes));
+  }
+  std::vector<Index> sizes(a.sizes.begin(), a.sizes.end() - 1);
+  sizes.push_back(b.sizes[k]);
+  return one(a.dtype, sizes);
+}
+
+Metas addmm(const MetaInference& m) {
+  Metas out = matmul(m, "mat1", "mat2", 2);
+  TensorMeta self = m.tensor("self");
+  if (self.dtype != out[0].dtype) {
+    m.fail("self", "dtype " + std::string(dtype_name(self.dtype)) + " differs from mat1's " +
+                       std::string(dtype_name(out[0].dtype)));
+  }
+  std::vector<Index> target = out[0].sizes;
+  for (size_t i = 0; i < self.sizes.size() && i < 2; ++i) {
+    const Index& s = self.sizes[self.sizes.size() - 1 - i];
+    const Index& want = target[1 - i];
+    if (!(s == want || s.is_const(1))) {
+      m.fail("self", "sizes " + sizes_str(self.sizes) + " do not broadcast to the product's " + sizes_str(target));
+    }
+  }
+  if (self.rank() > 2) m.fail("self", "expected rank <= 2, got " + sizes_str(self.sizes));
+  return out;
+}
+
+// --- factories -----------------------------------------------------------------------------------------------------
+
+std::vector<Index> size_list(const MetaInference& m, std::string_view name) {
+  std::vector<Index> sizes = m.arg(name).ints();
+  for (const Index& s : sizes) {
+    if (s.is_const() && s.value() < 0) m.fail(name, "negative size in " + sizes_str(sizes));
+  }
+  return sizes;
+}
+
+Metas full(const MetaInference& m) {
+  DType t = m.given("dtype") ? m.arg("dtype").dtype() : default_dtype_of(m.arg("fill_value"));
+  return one(t, size_list(m, "size"));
+}
+
+Metas factory(const MetaInference& m) {
+  return one(m.given("dtype") ? m.arg("dtype").dtype() : DType::Float32, size_list(m, "size"));
+}
+
+Metas scalar_tensor(const MetaInference& m) {
+  return one(m.given("dtype") ? m.arg("dtype").dtype() : DType::Float32, {});
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The table: every overload hipinductor understands, its schema exactly as `torch.ops.<ns>.<op>.<overload>._schema`
+// prints it (torch 2.6), and its meta function.
+
+using MetaRule = Metas (*)(const MetaInference&);
+struct OpDef {
+  const char* schema;
+  MetaRule rule;
+};
+
+#define RULE(expr) [](const MetaInference& m) -> Metas { return expr; }
+
+const OpDef kOps[] = {
+    // Arithmetic.
+    {"aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", RULE(add_sub(m, false))},
+    {"aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", RULE(add_sub(m, false))},
+    {"aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", RULE(add_sub(m, true))},
+    {"aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", RULE(add_sub(m, true))},
+    {"aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", RULE(add_sub(m, true))},
+    {"aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", RULE(add_sub(m, true))},
+    {"aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", RULE(binary(m, "self", "other"))},
+    {"aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", RULE(binary(m, "self", "other"))},
+    {"aten::div.Tensor(Tensor self, Tensor other) -> Tensor", RULE(true_divide(m))},
+    {"aten::div.Scalar(Tensor self, Scalar other) -> Tensor", RULE(true_divide(m))},
+    {"aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", RULE(divide_mode(m))},
+    {"aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor", RULE(divide_mode(m))},
+    {"aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor", RULE(binary(m, "self", "other"))},
+    {"aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor", RULE(binary(m, "self", "other"))},
+    {"aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor", RULE(binary(m, "self", "other"))},
+    {"aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor", RULE(binary(m, "self", "other"))},
+    {"aten::maximum(Tensor self, Tensor other) -> Tensor", RULE(binary(m, "self", "other"))},
+    {"aten::minimum(Tensor self, Tensor other) -> Tensor", RULE(binary(m, "self", "other"))},
+    {"aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", RULE(binary(m, "self", "exponent"))},
+    {"aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", RULE(binary(m, "self", "exponent"))},
+    {"aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", RULE(binary(m, "self", "exponent"))},
+    {"aten::neg(Tensor self) -> Tensor", RULE(neg(m))},
+    {"aten::abs(Tensor self) -> Tensor", RULE(unary_same(m))},
+    {"aten::sign(Tensor self) -> Tensor", RULE(unary_same(m))},
+    {"aten::floor(Tensor self) -> Tensor", RULE(unary_same(m))},
+    {"aten::ceil(Tensor self) -> Tensor", RULE(unary_same(m))},
+    {"aten::trunc(Tensor self) -> Tensor", RULE(unary_same(m))},
+    {"aten::round(Tensor self) -> Tensor", RULE(unary_same(m))},
+    {"aten::relu(Tensor self) -> Tensor", RULE(unary_same(m))},
+    {"aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", RULE(unary_same(m))},
+    // Transcendental: integer and bool inputs compute in the default float type.
+    {"aten::exp(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::exp2(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::expm1(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::log(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::log2(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::log1p(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::sqrt(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::rsqrt(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::reciprocal(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::tanh(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::sigmoid(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::erf(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::sin(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::cos(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::tan(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::atan(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", RULE(gelu(m))},
+    {"aten::silu(Tensor self) -> Tensor", RULE(unary_floating_only(m, "silu"))},
+    // Selection and clamping.
+    {"aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", RULE(where(m))},
+    {"aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor", RULE(where(m))},
+    {"aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor", RULE(where(m))},
+    {"aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", RULE(clamp(m))},
+    {"aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", RULE(clamp(m))},
+    {"aten::clamp_min(Tensor self, Scalar min) -> Tensor", RULE(binary(m, "self", "min"))},
+    {"aten::clamp_max(Tensor self, Scalar max) -> Tensor", RULE(binary(m, "self", "max"))},
+    // Comparisons and logic.
+    {"aten::eq.Tensor(Tensor self, Tensor other) -> Tensor", RULE(compare(m))},
+    {"aten::eq.Scalar(Tensor self, Scalar other) -> Tensor", RULE(compare(m))},
+    {"aten::ne.Tensor(Tensor self, Tensor other) -> Tensor", RULE(compare(m))},
+    {"aten::ne.Scalar(Tensor self, Scalar other) -> Tensor", RULE(compare(m))},
+    {"aten::lt.Tensor(Tensor self, Tensor other) -> Tensor", RULE(compare(m))},
+    {"aten::lt.Scalar(Tensor self, Scalar other) -> Tensor", RULE(compare(m))},
+    {"aten::le.Tensor(Tensor self, Tensor other) -> Tensor", RULE(compare(m))},
+    {"aten::le.Scalar(Tensor self, Scalar other) -> Tensor", RULE(compare(m))},
+    {"aten::gt.Tensor(Tensor self, Tensor other) -> Tensor", RULE(compare(m))},
+    {"aten::gt.Scalar(Tensor self, Scalar other) -> Tensor", RULE(compare(m))},
+    {"aten::ge.Tensor(Tensor self, Tensor other) -> Tensor", RULE(compare(m))},
+    {"aten::ge.Scalar(Tensor self, Scalar other) -> Tensor", RULE(compare(m))},
+    {"aten::isnan(Tensor self) -> Tensor", RULE(unary_predicate(m))},
+    {"aten::isinf(Tensor self) -> Tensor", RULE(unary_predicate(m))},
+    {"aten::logical_not(Tensor self) -> Tensor", RULE(unary_predicate(m))},
+    {"aten::logical_and(Tensor self, Tensor other) -> Tensor", RULE(logical_binary(m))},
+    {"aten::logical_or(Tensor self, Tensor other) -> Tensor", RULE(logical_binary(m))},
+    {"aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", RULE(bitwise_binary(m))},
+    {"aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor", RULE(bitwise_binary(m))},
+    {"aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", RULE(bitwise_binary(m))},
+    {"aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor", RULE(bitwise_binary(m))},
+    {"aten::bitwise_not(Tensor self) -> Tensor", RULE(bitwise_not(m))},
+    // Conversions.
+    {"aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+     "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
+     RULE(to_dtype(m, "dtype", "self"))},
+    {"prims::convert_element_type(Tensor a, ScalarType dtype) -> Tensor", RULE(to_dtype(m, "dtype", "a"))},
+    // Views.
+    {"aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", RULE(view(m, "size", false))},
+    {"aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", RULE(view(m, "shape", true))},
+    {"aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor", RULE(view(m, "size", true))},
+    {"aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", RULE(permute(m))},
+    {"aten::t(Tensor(a) self) -> Tensor(a)", RULE(t(m))},
+    {"aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", RULE(transpose_int(m))},
+    {"aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", RULE(expand(m))},
+    {"aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", RULE(unsqueeze(m))},
+    {"aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", RULE(squeeze(m, "dim"))},
+    {"aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", RULE(squeeze(m, "dim"))},
+    {"aten::squeeze(Tensor(a) self) -> Tensor(a)", RULE(squeeze(m, ""))},
+    {"aten::alias(Tensor(a) self) -> Tensor(a)", RULE(alias(m))},
+    {"aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> "
+     "Tensor(a)",
+     RULE(slice(m))},
+    {"aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", RULE(select(m))},
+    {"aten::cat(Tensor[] tensors, int dim=0) -> Tensor", RULE(cat(m))},
+    // Reductions.
+    {"aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+     RULE(sum(m, true))},
+    {"aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", RULE(sum(m, false))},
+    {"aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+     RULE(mean(m, true))},
+    {"aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", RULE(mean(m, false))},
+    {"aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+     RULE(reduce_one_dim(m, sum_dtype(m, m.tensor("self").dtype), std::nullopt))},
+    {"aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", RULE(amax_amin(m))},
+    {"aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", RULE(amax_amin(m))},
+    {"aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+     RULE(reduce_one_dim(m, m.tensor("self").dtype, DType::Int64))},
+    {"aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+     RULE(reduce_one_dim(m, m.tensor("self").dtype, DType::Int64))},
+    {"aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", RULE(arg_reduce(m))},
+    {"aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", RULE(arg_reduce(m))},
+    {"aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+     RULE(reduce_one_dim(m, m.tensor("self").dtype == DType::UInt8 ? DType::UInt8 : DType::Bool, std::nullopt))},
+    {"aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+     RULE(reduce_one_dim(m, m.tensor("self").dtype == DType::UInt8 ? DType::UInt8 : DType::Bool, std::nullopt))},
+    {"aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
+     "Tensor",
+     RULE(var(m, false))},
+    {"aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
+     "(Tensor, Tensor)",
+     RULE(var(m, true))},
+    // Normalisation.
+    {"aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", RULE(softmax(m))},
+    {"aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", RULE(softmax(m))},
+    {"aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
+     "(Tensor, Tensor, Tensor)",
+     RULE(native_layer_norm(m))},
+    // Matrix products (extern calls for the compiler, but their metas belong here).
+    {"aten::mm(Tensor self, Tensor mat2) -> Tensor", RULE(matmul(m, "self", "mat2", 2))},
+    {"aten::bmm(Tensor self, Tensor mat2) -> Tensor", RULE(matmul(m, "self", "mat2", 3))},
+    {"aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+     RULE(addmm(m))},
+    // Factories.
+    {"aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None) -> Tensor",
+     RULE(full(m))},
+    {"aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+     "bool? pin_memory=None) -> Tensor",
+     RULE(factory(m))},
+    {"aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+     "bool? pin_memory=None) -> Tensor",
+     RULE(factory(m))},
+    {"aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+     RULE(factory(m))},
+    {"aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+     "bool? pin_memory=None) -> Tensor",
+     RULE(scalar_tensor(m))},
+};
+
+#undef RULE
+
+struct Table {
+  std::vector<OpSchema> schemas;
+  std::vector<MetaRule> rules;
+  std::map<std::string, size_t, std::less<>> by_name;
+};
+
+const Table& table() {
+  static const Table t = [] {
+    Table t;
+    for (const OpDef& def : kOps) {
+      OpSchema s = parse_op_schema(def.schema);
+      t.by_name.emplace(s.qualified_name, t.schemas.size());
+      t.schemas.push_back(std::move(s));
+      t.rules.push_back(def.rule);
+    }
+    return t;
+  }();
+  return t;
+}
+
+}  // namespace
+
+const OpSchema* find_op_schema(std::string_view qualified_name) {
+  const Table& t = table();
+  auto it = t.by_name.find(qualified_name);
+  return it == t.by_name.end() ? nullptr : &t.schemas[it->second];
+}
+
+const std::vector<OpSchema>& all_op_schemas() { return table().schemas; }
+
+std::vector<TensorMeta> infer_meta(const Graph& g, const Node& node, const BoundArgs& args) {
+  const Table& t = table();
+  auto it = args.schema ? t.by_name.find(args.schema->qualified_name) : t.by_name.end();
+  if (it == t.by_name.end()) throw SchemaError(node.name, node.target, "op", "", "arguments are not bound");
+  MetaInference m(g, node, args);
+  return t.rules[it->second](m);
+}
+
+std::vector<TensorMeta> infer_meta(const Graph& g, const Node& node) { return infer_meta(g, node, bind_args(node)); }
+
+}  // namespace hi
