@@ -522,8 +522,10 @@ class GraphWriter {
       throw std::invalid_argument("write_graph_json: " + user + " reference node index " + std::to_string(r.node) +
                                   ", which is out of range");
     }
-    Json j = {{"ref", g_.nodes[static_cast<size_t>(r.node)].name}};
-    if (r.output != 0) j["output"] = r.output;
+    const Node& target = g_.nodes[static_cast<size_t>(r.node)];
+    Json j = {{"ref", target.name}};
+    // Spelled out for multi-output nodes even when 0, so a reader sees which output is meant.
+    if (r.output != 0 || target.outputs.size() > 1) j["output"] = r.output;
     return j;
   }
 

@@ -5,6 +5,7 @@ Each example is traced to an ATen-level FX graph (with the decompositions AOTAut
 wants the decomposed form), then written in hipinductor's graph format (docs/graph-format.md).
 
     ./devenv python3 tools/export_examples.py [OUT_DIR]     # default OUT_DIR: examples/
+    ./devenv python3 tools/export_examples.py --dynamic-fixture > tests/frontend/data/dynamic_softmax.json
 """
 import json
 import math
@@ -55,6 +56,8 @@ class Exporter:
         return {"ref": node.name}
 
     def arg(self, value):
+        if isinstance(value, torch.fx.Node) and isinstance(value.meta.get("val"), torch.SymInt):
+            return encode_int(value.meta["val"])  # sym_size / SymInt arithmetic: inline the expression
         if isinstance(value, torch.fx.Node):
             return self.ref(value)
         if value is None or isinstance(value, (bool, str)):
@@ -76,6 +79,8 @@ class Exporter:
         for node in self.gm.graph.nodes:
             if node.op == "placeholder":
                 nodes.append({"name": node.name, "op": "placeholder", "meta": encode_meta(node.meta["val"])})
+            elif node.op == "call_function" and isinstance(node.meta.get("val"), torch.SymInt):
+                continue  # inlined into its users by arg()
             elif node.op == "call_function" and node.target is operator.getitem:
                 self.getitems[node] = (node.args[0], node.args[1])
             elif node.op == "call_function":
@@ -102,8 +107,8 @@ def dumps(graph):
     return "\n".join(lines) + "\n"
 
 
-def trace(fn, inputs, decompositions=()):
-    gm = make_fx(fn, decomposition_table=get_decompositions(list(decompositions)), tracing_mode="fake")(*inputs)
+def trace(fn, inputs, decompositions=(), tracing_mode="fake"):
+    gm = make_fx(fn, decomposition_table=get_decompositions(list(decompositions)), tracing_mode=tracing_mode)(*inputs)
     return Exporter(gm).export()
 
 
@@ -142,6 +147,13 @@ def layernorm_decomposed():
     return graph
 
 
+def dynamic_softmax_flatten():
+    """Symbolic sizes (tests/frontend/data/): softmax over the last dim, then a flattening view."""
+    def fn(x):
+        return (torch.softmax(x, dim=-1).reshape(-1) * 2.0,)
+    return trace(fn, [torch.randn(8, 16)], [aten._softmax], tracing_mode="symbolic")
+
+
 EXAMPLES = {
     "layernorm_gelu_residual": layernorm_gelu_residual,
     "softmax": softmax,
@@ -151,8 +163,12 @@ EXAMPLES = {
 
 
 def main():
-    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "examples")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out_dir = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "examples")
     os.makedirs(out_dir, exist_ok=True)
+    if "--dynamic-fixture" in sys.argv:
+        sys.stdout.write(dumps(dynamic_softmax_flatten()))
+        return
     for name, build in EXAMPLES.items():
         path = os.path.join(out_dir, name + ".json")
         with open(path, "w") as f:

@@ -103,6 +103,15 @@ TEST(GraphJson, ExamplesLoadAndRoundTrip) {
   }
 }
 
+// The writer and tools/export_examples.py lay files out the same way, so a bundled example is its own golden file.
+TEST(GraphJson, WriterReproducesExampleFilesExactly) {
+  for (const std::string& path : example_files()) {
+    EXPECT_EQ(write_graph_json(load_graph_file(path)), slurp(path)) << path;
+  }
+  std::string traced = kData + "/dynamic_softmax.json";  // make_fx(tracing_mode="symbolic")
+  EXPECT_EQ(write_graph_json(load_graph_file(traced)), slurp(traced));
+}
+
 TEST(GraphJson, LayerNormGeluResidualExample) {
   Graph g = load_graph_file(kExamples + "/layernorm_gelu_residual.json");
   int ln = g.find("native_layer_norm");
