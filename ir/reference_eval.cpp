@@ -1,0 +1,1024 @@
+#include "ir/reference_eval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+namespace hi {
+namespace {
+
+// ---- element conversions -----------------------------------------------------------------------------------------
+
+/// `v` rounded to a binary float format with `mant_bits` fraction bits and minimum normal exponent `emin`
+/// (round-to-nearest-even, subnormals kept, overflow to inf). Done straight from double so there is one rounding.
+double round_float_format(double v, int mant_bits, int emin, double max_finite) {
+  if (!std::isfinite(v) || v == 0) return v;
+  double a = std::fabs(v);
+  int e = 0;
+  std::frexp(a, &e);  // a = f * 2^e with f in [0.5, 1): the unbiased exponent is e - 1
+  int quantum = std::max(e - 1, emin) - mant_bits;
+  double r = std::ldexp(std::nearbyint(std::ldexp(a, -quantum)), quantum);  // nearbyint: ties to even by default
+  if (r > max_finite) r = std::numeric_limits<double>::infinity();
+  return std::copysign(r, v);
+}
+
+/// Truncation toward zero to int64 the way x86 does it: out-of-range and NaN give INT64_MIN (C++ leaves it undefined).
+int64_t to_int64(double v) {
+  double t = std::trunc(v);
+  if (std::isnan(t) || t >= 9223372036854775808.0 || t < -9223372036854775808.0)
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(t);
+}
+
+uint16_t half_bits(double v) {
+  v = round_to_dtype(DType::Float16, v);
+  uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  if (std::isnan(v)) return sign | 0x7E00;
+  double a = std::fabs(v);
+  if (std::isinf(a)) return sign | 0x7C00;
+  if (a == 0) return sign;
+  int e = 0;
+  std::frexp(a, &e);
+  int ex = e - 1;
+  if (ex < -14) return sign | static_cast<uint16_t>(std::ldexp(a, 24));
+  auto mant = static_cast<uint16_t>(std::ldexp(a, 10 - ex) - 1024);
+  return sign | static_cast<uint16_t>((ex + 15) << 10) | mant;
+}
+
+double half_value(uint16_t h) {
+  double sign = (h & 0x8000) ? -1.0 : 1.0;
+  int ex = (h >> 10) & 0x1F;
+  int mant = h & 0x3FF;
+  if (ex == 0) return sign * std::ldexp(mant, -24);
+  if (ex == 31) return mant ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
+  return sign * std::ldexp(1024 + mant, ex - 25);
+}
+
+uint16_t bfloat16_bits(double v) {
+  // A bfloat16 value is exactly a float32 whose low 16 bits are zero.
+  auto f = static_cast<float>(round_to_dtype(DType::BFloat16, v));
+  uint32_t bits = 0;
+  std::memcpy(&bits, &f, 4);
+  if (std::isnan(f)) return static_cast<uint16_t>((bits >> 16) | 0x7FC0);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+double bfloat16_value(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f = 0;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// Eager's "opmath" type: half types compute (and hold Python-number operands) in float32.
+DType opmath_type(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }
+
+// ---- shapes --------------------------------------------------------------------------------------------------------
+
+int64_t numel_of(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+/// Calls fn(idx, flat) for every coordinate of `sizes` in row-major order.
+template <class F>
+void for_each_index(const std::vector<int64_t>& sizes, F fn) {
+  int64_t n = numel_of(sizes);
+  std::vector<int64_t> idx(sizes.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    fn(idx, i);
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+std::string shape_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string value_str(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+
+// ---- operands and promotion ----------------------------------------------------------------------------------------
+
+/// An operand of a pointwise op: a tensor, or a Python number (a "wrapped number" in PyTorch's promotion).
+struct Operand {
+  const HostTensor* tensor = nullptr;
+  double number = 0;
+  DType number_type = DType::Int64;  ///< Bool, Int64 or Float64 for Python bool / int / float
+};
+
+/// torch.result_type's category combination: a lower-priority dtype only matters when its category is higher.
+std::optional<DType> combine_categories(std::optional<DType> higher, std::optional<DType> lower) {
+  if (!higher) return lower;
+  if (!lower) return higher;
+  if (is_floating(*higher)) return higher;
+  if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+  return higher;
+}
+
+DType result_type(const std::vector<const Operand*>& operands) {
+  std::optional<DType> dims, zero_dim, wrapped;
+  auto add = [](std::optional<DType>& state, DType t) { state = state ? promote_types(*state, t) : t; };
+  for (const Operand* o : operands) {
+    if (!o->tensor) add(wrapped, o->number_type == DType::Float64 ? DType::Float32 : o->number_type);
+    else if (o->tensor->rank() > 0) add(dims, o->tensor->dtype);
+    else add(zero_dim, o->tensor->dtype);
+  }
+  return combine_categories(dims, combine_categories(zero_dim, wrapped)).value_or(DType::Float32);
+}
+
+double nan_max(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  return std::max(a, b);
+}
+double nan_min(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  return std::min(a, b);
+}
+
+int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
+
+enum class Binary { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr };
+
+bool is_comparison(Binary op) { return op >= Binary::Eq; }
+
+enum class Unary {
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Erf, Sin, Cos, Reciprocal, Log1p, Expm1, Floor, Ceil,
+  LogicalNot, Silu, Exp2, Log2, Trunc, Sign, IsNan, GeluErf, GeluTanh
+};
+
+double apply_unary(Unary op, double v) {
+  constexpr double kSqrt2OverPi = 0.79788456080286535588;
+  switch (op) {
+    case Unary::Neg: return -v;
+    case Unary::Abs: return std::fabs(v);
+    case Unary::Exp: return std::exp(v);
+    case Unary::Log: return std::log(v);
+    case Unary::Sqrt: return std::sqrt(v);
+    case Unary::Rsqrt: return 1.0 / std::sqrt(v);
+    case Unary::Tanh: return std::tanh(v);
+    case Unary::Sigmoid: return 1.0 / (1.0 + std::exp(-v));
+    case Unary::Relu: return std::isnan(v) ? v : (v > 0 ? v : 0.0);
+    case Unary::Erf: return std::erf(v);
+    case Unary::Sin: return std::sin(v);
+    case Unary::Cos: return std::cos(v);
+    case Unary::Reciprocal: return 1.0 / v;
+    case Unary::Log1p: return std::log1p(v);
+    case Unary::Expm1: return std::expm1(v);
+    case Unary::Floor: return std::floor(v);
+    case Unary::Ceil: return std::ceil(v);
+    case Unary::LogicalNot: return v == 0 ? 1.0 : 0.0;
+    case Unary::Silu: return v / (1.0 + std::exp(-v));
+    case Unary::Exp2: return std::exp2(v);
+    case Unary::Log2: return std::log2(v);
+    case Unary::Trunc: return std::trunc(v);
+    case Unary::Sign: return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0);  // eager gives 0 for NaN
+    case Unary::IsNan: return std::isnan(v) ? 1.0 : 0.0;
+    case Unary::GeluErf: return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    case Unary::GeluTanh: return 0.5 * v * (1.0 + std::tanh(kSqrt2OverPi * (v + 0.044715 * v * v * v)));
+  }
+  return v;
+}
+
+// ---- the evaluator -------------------------------------------------------------------------------------------------
+
+/// Argument position of keyword-only arguments: never positional, found by name (as in lower_graph.cpp).
+constexpr size_t kKwargOnly = static_cast<size_t>(-1);
+
+/// Elements of a reduction grouped by output element: group[i] is the output (row-major over kept dims) that input
+/// element i (row-major) contributes to.
+struct Groups {
+  std::vector<int64_t> group;
+  int64_t count = 1;  ///< number of outputs
+  int64_t size = 1;   ///< elements per output
+};
+
+Groups group_elements(const std::vector<int64_t>& sizes, const std::vector<bool>& reduced) {
+  Groups g;
+  std::vector<int64_t> kept_strides(sizes.size(), 0);
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (reduced[d]) {
+      g.size *= sizes[d];
+      continue;
+    }
+    kept_strides[d] = g.count;
+    g.count *= sizes[d];
+  }
+  g.group.resize(static_cast<size_t>(numel_of(sizes)));
+  for_each_index(sizes, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    int64_t k = 0;
+    for (size_t d = 0; d < idx.size(); ++d) k += idx[d] * kept_strides[d];
+    g.group[flat] = k;
+  });
+  return g;
+}
+
+class GraphEvaluator {
+ public:
+  GraphEvaluator(const Graph& g, const std::vector<HostTensor>& inputs) : g_(g), inputs_(inputs) {}
+
+  std::vector<HostTensor> run();
+
+ private:
+  using OpFn = std::function<std::vector<HostTensor>(GraphEvaluator&)>;
+  static const std::map<std::string, OpFn>& ops();
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error("reference_eval: node '" + node_->name + "' (" + node_->target + "): " + what);
+  }
+
+  // ---- arguments ----
+  const Arg* arg(size_t pos, const char* name) const {
+    if (pos < node_->args.size()) return &node_->args[pos];
+    return node_->kwarg(name);
+  }
+  const Arg& required(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a) fail("missing argument '" + std::string(name) + "'");
+    return *a;
+  }
+  const HostTensor& tensor(size_t pos, const char* name) const {
+    const Arg& a = required(pos, name);
+    if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor");
+    return value(a.tensor());
+  }
+  const HostTensor& value(const ValueRef& r) const { return values_.at(r.node).at(r.output); }
+  std::optional<const HostTensor*> optional_tensor(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    if (!a->is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor or None");
+    return &value(a->tensor());
+  }
+  int64_t constant(const Index& i, const char* name) const {
+    auto c = i.as_const();
+    if (!c) fail("argument '" + std::string(name) + "' is symbolic (" + i.str() + "); only constants are supported");
+    return *c;
+  }
+  /// A tensor or a Python number; nullopt when absent or None.
+  std::optional<Operand> operand(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    switch (a->kind()) {
+      case Arg::Kind::Tensor: return Operand{&value(a->tensor())};
+      case Arg::Kind::Float: return Operand{nullptr, a->number(), DType::Float64};
+      case Arg::Kind::Int: return Operand{nullptr, static_cast<double>(constant(a->integer(), name)), DType::Int64};
+      case Arg::Kind::Bool: return Operand{nullptr, a->boolean() ? 1.0 : 0.0, DType::Bool};
+      default: fail("argument '" + std::string(name) + "' must be a tensor or a number");
+    }
+  }
+  Operand required_operand(size_t pos, const char* name) const {
+    auto o = operand(pos, name);
+    if (!o) fail("missing argument '" + std::string(name) + "'");
+    return *o;
+  }
+  int64_t int_arg(size_t pos, const char* name) const {
+    const Arg& a = required(pos, name);
+    if (a.kind() == Arg::Kind::Int) return constant(a.integer(), name);
+    if (a.kind() == Arg::Kind::Bool) return a.boolean();
+    fail("argument '" + std::string(name) + "' must be an int");
+  }
+  bool bool_arg(size_t pos, const char* name, bool dflt) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return dflt;
+    if (a->kind() == Arg::Kind::Bool) return a->boolean();
+    if (a->kind() == Arg::Kind::Int) return constant(a->integer(), name) != 0;
+    fail("argument '" + std::string(name) + "' must be a bool");
+  }
+  double float_arg(size_t pos, const char* name, double dflt) const {
+    auto o = operand(pos, name);
+    if (!o) return dflt;
+    if (o->tensor) fail("argument '" + std::string(name) + "' must be a number");
+    return o->number;
+  }
+  std::optional<std::vector<int64_t>> ints_arg(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    std::vector<int64_t> out;
+    if (a->kind() == Arg::Kind::Int) {
+      out.push_back(constant(a->integer(), name));
+      return out;
+    }
+    if (a->kind() != Arg::Kind::IntList) fail("argument '" + std::string(name) + "' must be a list of ints");
+    for (const Index& i : a->ints()) out.push_back(constant(i, name));
+    return out;
+  }
+  std::string str_arg(size_t pos, const char* name, const std::string& dflt) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return dflt;
+    if (a->kind() != Arg::Kind::Str) fail("argument '" + std::string(name) + "' must be a string");
+    return a->str();
+  }
+  int64_t wrap_dim(int64_t dim, int64_t rank) const {
+    int64_t r = std::max<int64_t>(rank, 1);
+    if (dim < -r || dim >= r)
+      fail("dimension " + std::to_string(dim) + " out of range for rank " + std::to_string(rank));
+    return dim < 0 ? dim + r : dim;
+  }
+
+  // ---- outputs ----
+  const TensorMeta& out_meta(size_t i = 0) const {
+    if (i >= node_->outputs.size()) fail("has no meta for output " + std::to_string(i));
+    return node_->outputs[i];
+  }
+  std::vector<int64_t> concrete(const std::vector<Index>& sizes, const char* what) const {
+    std::vector<int64_t> out;
+    for (const Index& s : sizes) {
+      auto c = s.as_const();
+      if (!c) fail(std::string(what) + " has a symbolic size (" + s.str() + "); only concrete sizes are supported");
+      out.push_back(*c);
+    }
+    return out;
+  }
+  /// A zero-filled row-major tensor with output `i`'s dtype and sizes.
+  HostTensor output(size_t i = 0) const {
+    return HostTensor::contiguous(out_meta(i).dtype, concrete(out_meta(i).sizes, "output meta"));
+  }
+  HostTensor output_from_values(size_t i, const std::vector<double>& values) const {
+    HostTensor out = output(i);
+    if (static_cast<int64_t>(values.size()) != out.numel())
+      fail("output " + std::to_string(i) + " meta has " + std::to_string(out.numel()) + " elements, the op produced " +
+           std::to_string(values.size()));
+    for (size_t k = 0; k < values.size(); ++k) out.storage[k] = round_to_dtype(out.dtype, values[k]);
+    return out;
+  }
+
+  /// Values of `o` read at every coordinate of `out_sizes` (broadcasting), converted to `tensor_type` (tensors) or
+  /// `number_type` (Python numbers).
+  std::vector<double> broadcast(const Operand& o, const std::vector<int64_t>& out_sizes, DType tensor_type,
+                                DType number_type) const {
+    std::vector<double> out(static_cast<size_t>(numel_of(out_sizes)));
+    if (!o.tensor) {
+      std::fill(out.begin(), out.end(), round_to_dtype(number_type, o.number));
+      return out;
+    }
+    const HostTensor& t = *o.tensor;
+    if (t.rank() > static_cast<int64_t>(out_sizes.size()))
+      fail("operand of shape " + shape_str(t.sizes) + " does not broadcast to " + shape_str(out_sizes));
+    size_t lead = out_sizes.size() - t.sizes.size();
+    for (size_t d = 0; d < t.sizes.size(); ++d)
+      if (t.sizes[d] != 1 && t.sizes[d] != out_sizes[lead + d])
+        fail("operand of shape " + shape_str(t.sizes) + " does not broadcast to " + shape_str(out_sizes));
+    std::vector<int64_t> idx(t.sizes.size());
+    for_each_index(out_sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
+      for (size_t d = 0; d < idx.size(); ++d) idx[d] = t.sizes[d] == 1 ? 0 : c[lead + d];
+      out[flat] = round_to_dtype(tensor_type, t.at(idx));
+    });
+    return out;
+  }
+
+  /// Output values gathered from `t`: the element of output coordinates `c` is t at `in_coords(c)`.
+  std::vector<double> gather(const HostTensor& t, const std::vector<int64_t>& out_sizes,
+                             const std::function<void(const std::vector<int64_t>&, std::vector<int64_t>&)>& in_coords)
+      const {
+    std::vector<double> out(static_cast<size_t>(numel_of(out_sizes)));
+    std::vector<int64_t> idx(t.sizes.size());
+    for_each_index(out_sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
+      in_coords(c, idx);
+      out[flat] = t.at(idx);
+    });
+    return out;
+  }
+
+  /// Reduced dims: the list given, or all dims when it is absent, None or empty.
+  std::vector<bool> reduced_dims(const std::optional<std::vector<int64_t>>& dims, int64_t rank) const {
+    std::vector<bool> reduced(static_cast<size_t>(rank), !dims || dims->empty());
+    if (dims)
+      for (int64_t d : *dims) {
+        int64_t w = wrap_dim(d, rank);
+        if (rank > 0) reduced[w] = true;
+      }
+    return reduced;
+  }
+
+  // ---- op families ----
+  std::vector<HostTensor> binary(Binary op, bool has_alpha);
+  std::vector<HostTensor> unary(Unary op);
+  std::vector<HostTensor> clamp(int which /*0 both, 1 min, 2 max*/);
+  std::vector<HostTensor> where();
+  std::vector<HostTensor> convert();
+  std::vector<HostTensor> reshape();
+  std::vector<HostTensor> permute(std::vector<int64_t> dims);
+  std::vector<HostTensor> expand();
+  std::vector<HostTensor> sum(bool all_dims, bool mean);
+  std::vector<HostTensor> minmax(bool max);
+  std::vector<HostTensor> var(bool with_mean);
+  std::vector<HostTensor> softmax(bool log);
+  std::vector<HostTensor> layer_norm();
+
+  const Graph& g_;
+  const std::vector<HostTensor>& inputs_;
+  std::vector<std::vector<HostTensor>> values_;
+  const Node* node_ = nullptr;
+};
+
+std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha) {
+  Operand a = required_operand(0, "self");
+  Operand b = required_operand(1, "other");
+  HostTensor out = output();
+  // Arithmetic computes in the result dtype (the meta's); comparisons in the operands' promoted dtype.
+  DType compute = is_comparison(op) ? result_type({&a, &b}) : out.dtype;
+  if (op == Binary::Div && !is_floating(compute)) compute = DType::Float32;
+  // CPU eager converts a Python-number operand to the computation dtype (0.1 becomes half 0.1 for a half tensor);
+  // CUDA eager and Inductor keep it in float32, which can differ by one ulp of the result.
+  DType number_type = compute;
+  bool integral = !is_floating(compute);
+  std::vector<double> x = broadcast(a, out.sizes, compute, number_type);
+  std::vector<double> y = broadcast(b, out.sizes, compute, number_type);
+  double alpha = 1;
+  if (has_alpha)
+    if (auto al = operand(2, "alpha")) {
+      if (al->tensor) fail("argument 'alpha' must be a number");
+      alpha = round_to_dtype(opmath_type(compute), al->number);  // eager keeps alpha in opmath precision
+    }
+  for (size_t i = 0; i < x.size(); ++i) {
+    double u = x[i], v = y[i], r = 0;
+    if (integral && (op == Binary::Add || op == Binary::Sub || op == Binary::Mul)) {
+      // Integer arithmetic wraps; do it in int64 so products beyond 2^53 still wrap like eager.
+      auto p = static_cast<uint64_t>(to_int64(u)), q = static_cast<uint64_t>(to_int64(v));
+      auto k = static_cast<uint64_t>(to_int64(alpha));
+      if (op == Binary::Add) r = static_cast<double>(wrapping(p + k * q));
+      if (op == Binary::Sub) r = static_cast<double>(wrapping(p - k * q));
+      if (op == Binary::Mul) r = static_cast<double>(wrapping(p * q));
+      out.storage[i] = round_to_dtype(out.dtype, r);
+      continue;
+    }
+    switch (op) {
+      case Binary::Add: r = u + alpha * v; break;
+      case Binary::Sub: r = u - alpha * v; break;
+      case Binary::Mul: r = u * v; break;
+      case Binary::Div: r = u / v; break;
+      case Binary::Pow:
+        if (integral && v < 0) fail("integers to negative integer powers are not allowed");
+        r = std::pow(u, v);
+        break;
+      case Binary::Maximum: r = nan_max(u, v); break;
+      case Binary::Minimum: r = nan_min(u, v); break;
+      case Binary::Eq: r = u == v; break;
+      case Binary::Ne: r = u != v; break;
+      case Binary::Lt: r = u < v; break;
+      case Binary::Le: r = u <= v; break;
+      case Binary::Gt: r = u > v; break;
+      case Binary::Ge: r = u >= v; break;
+      case Binary::LogicalAnd: r = (u != 0) && (v != 0); break;
+      case Binary::LogicalOr: r = (u != 0) || (v != 0); break;
+    }
+    out.storage[i] = round_to_dtype(out.dtype, r);
+  }
+  return {out};
+}
+
+std::vector<HostTensor> GraphEvaluator::unary(Unary op) {
+  const HostTensor& self = tensor(0, "self");
+  HostTensor out = output();
+  // Integer input to a floating op (exp of an int tensor) is converted to the float result type first.
+  DType compute = is_floating(out.dtype) ? out.dtype : self.dtype;
+  if (op == Unary::IsNan || op == Unary::LogicalNot) compute = self.dtype;
+  std::vector<double> v = self.values();
+  if (static_cast<int64_t>(v.size()) != out.numel()) fail("output meta size differs from the input's");
+  for (size_t i = 0; i < v.size(); ++i)
+    out.storage[i] = round_to_dtype(out.dtype, apply_unary(op, round_to_dtype(compute, v[i])));
+  return {out};
+}
+
+std::vector<HostTensor> GraphEvaluator::clamp(int which) {
+  Operand self = required_operand(0, "self");
+  std::optional<Operand> lo = which != 2 ? operand(1, "min") : std::nullopt;
+  std::optional<Operand> hi = which == 1 ? std::nullopt : operand(which == 2 ? 1 : 2, "max");
+  HostTensor out = output();
+  std::vector<double> v = broadcast(self, out.sizes, out.dtype, out.dtype);
+  if (lo) {
+    std::vector<double> l = broadcast(*lo, out.sizes, out.dtype, out.dtype);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = nan_max(v[i], l[i]);
+  }
+  if (hi) {
+    std::vector<double> h = broadcast(*hi, out.sizes, out.dtype, out.dtype);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = nan_min(v[i], h[i]);
+  }
+  return {output_from_values(0, v)};
+}
+
+std::vector<HostTensor> GraphEvaluator::where() {
+  Operand cond = required_operand(0, "condition");
+  Operand self = required_operand(1, "self");
+  Operand other = required_operand(2, "other");
+  HostTensor out = output();
+  std::vector<double> k = broadcast(cond, out.sizes, DType::Bool, DType::Bool);
+  std::vector<double> x = broadcast(self, out.sizes, out.dtype, out.dtype);
+  std::vector<double> y = broadcast(other, out.sizes, out.dtype, out.dtype);
+  for (size_t i = 0; i < k.size(); ++i) out.storage[i] = k[i] != 0 ? x[i] : y[i];
+  return {out};
+}
+
+std::vector<HostTensor> GraphEvaluator::convert() {
+  const HostTensor& self = tensor(0, "self");
+  HostTensor out = output();
+  if (out.sizes != self.sizes) fail("output meta shape " + shape_str(out.sizes) + " differs from the input's " +
+                                    shape_str(self.sizes));
+  return {output_from_values(0, self.values())};
+}
+
+// view, reshape, _unsafe_view, squeeze, unsqueeze: the row-major element order is unchanged.
+std::vector<HostTensor> GraphEvaluator::reshape() { return {output_from_values(0, tensor(0, "self").values())}; }
+
+std::vector<HostTensor> GraphEvaluator::permute(std::vector<int64_t> dims) {
+  const HostTensor& self = tensor(0, "self");
+  if (static_cast<int64_t>(dims.size()) != self.rank()) fail("permutation length differs from the input's rank");
+  for (auto& d : dims) d = wrap_dim(d, self.rank());
+  std::vector<int64_t> sizes(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) sizes[i] = self.sizes[dims[i]];
+  std::vector<double> v = gather(self, sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+    for (size_t i = 0; i < dims.size(); ++i) in[dims[i]] = c[i];
+  });
+  HostTensor out = output_from_values(0, v);
+  if (out.sizes != sizes) fail("output meta shape " + shape_str(out.sizes) + ", expected " + shape_str(sizes));
+  return {out};
+}
+
+std::vector<HostTensor> GraphEvaluator::expand() {
+  const HostTensor& self = tensor(0, "self");
+  HostTensor out = output();
+  return {output_from_values(0, broadcast(Operand{&self}, out.sizes, out.dtype, out.dtype))};
+}
+
+std::vector<HostTensor> GraphEvaluator::sum(bool all_dims, bool mean) {
+  const HostTensor& self = tensor(0, "self");
+  std::optional<std::vector<int64_t>> dims = all_dims ? std::nullopt : ints_arg(1, "dim");
+  Groups g = group_elements(self.sizes, reduced_dims(dims, self.rank()));
+  DType out_type = out_meta().dtype;
+  std::vector<double> v = self.values();
+  std::vector<double> acc(static_cast<size_t>(g.count), 0.0);
+  if (!is_floating(out_type) && !mean) {
+    std::vector<uint64_t> iacc(acc.size(), 0);  // wrapping integer sum
+    for (size_t i = 0; i < v.size(); ++i) iacc[g.group[i]] += static_cast<uint64_t>(to_int64(v[i]));
+    for (size_t k = 0; k < acc.size(); ++k) acc[k] = static_cast<double>(wrapping(iacc[k]));
+  } else {
+    for (size_t i = 0; i < v.size(); ++i) acc[g.group[i]] += v[i];
+  }
+  if (mean)
+    for (double& a : acc) a /= static_cast<double>(g.size);
+  return {output_from_values(0, acc)};
+}
+
+std::vector<HostTensor> GraphEvaluator::minmax(bool max) {
+  const HostTensor& self = tensor(0, "self");
+  Groups g = group_elements(self.sizes, reduced_dims(ints_arg(1, "dim"), self.rank()));
+  if (g.size == 0 && g.count > 0) fail("reduction over an empty dimension has no identity");
+  std::vector<double> v = self.values();
+  std::vector<double> acc(static_cast<size_t>(g.count), max ? -INFINITY : INFINITY);
+  for (size_t i = 0; i < v.size(); ++i) {
+    double& a = acc[g.group[i]];
+    a = max ? nan_max(a, v[i]) : nan_min(a, v[i]);
+  }
+  return {output_from_values(0, acc)};
+}
+
+/// Two-pass mean and variance per group; variance divides by max(0, N - correction) as eager does.
+void moments(const std::vector<double>& v, const Groups& g, double correction, std::vector<double>& mean,
+             std::vector<double>& variance) {
+  mean.assign(static_cast<size_t>(g.count), 0.0);
+  variance.assign(static_cast<size_t>(g.count), 0.0);
+  for (size_t i = 0; i < v.size(); ++i) mean[g.group[i]] += v[i];
+  for (double& m : mean) m /= static_cast<double>(g.size);
+  for (size_t i = 0; i < v.size(); ++i) {
+    double d = v[i] - mean[g.group[i]];
+    variance[g.group[i]] += d * d;
+  }
+  double denom = std::max(0.0, static_cast<double>(g.size) - correction);
+  for (double& s : variance) s /= denom;
+}
+
+std::vector<HostTensor> GraphEvaluator::var(bool with_mean) {
+  const HostTensor& self = tensor(0, "self");
+  Groups g = group_elements(self.sizes, reduced_dims(ints_arg(1, "dim"), self.rank()));
+  double correction = float_arg(kKwargOnly, "correction", 1.0);
+  std::vector<double> mean, variance;
+  moments(self.values(), g, correction, mean, variance);
+  std::vector<HostTensor> out{output_from_values(0, variance)};
+  if (with_mean) out.push_back(output_from_values(1, mean));
+  return out;
+}
+
+std::vector<HostTensor> GraphEvaluator::softmax(bool log) {
+  const HostTensor& self = tensor(0, "self");
+  std::vector<bool> reduced(static_cast<size_t>(self.rank()), false);
+  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
+  if (self.rank() > 0) reduced[dim] = true;
+  Groups g = group_elements(self.sizes, reduced);
+  std::vector<double> v = self.values();
+  std::vector<double> peak(static_cast<size_t>(g.count), -INFINITY), total(static_cast<size_t>(g.count), 0.0);
+  for (size_t i = 0; i < v.size(); ++i) peak[g.group[i]] = nan_max(peak[g.group[i]], v[i]);
+  for (size_t i = 0; i < v.size(); ++i) total[g.group[i]] += std::exp(v[i] - peak[g.group[i]]);
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    double shifted = v[i] - peak[g.group[i]];
+    r[i] = log ? shifted - std::log(total[g.group[i]]) : std::exp(shifted) / total[g.group[i]];
+  }
+  return {output_from_values(0, r)};
+}
+
+std::vector<HostTensor> GraphEvaluator::layer_norm() {
+  const HostTensor& x = tensor(0, "input");
+  auto shape = ints_arg(1, "normalized_shape");
+  if (!shape) fail("missing argument 'normalized_shape'");
+  auto k = static_cast<int64_t>(shape->size());
+  if (k > x.rank()) fail("normalized_shape is longer than the input's rank");
+  for (int64_t i = 0; i < k; ++i)
+    if ((*shape)[i] != x.sizes[x.rank() - k + i])
+      fail("normalized_shape " + shape_str(*shape) + " does not match the input's trailing sizes " +
+           shape_str(x.sizes));
+  std::optional<const HostTensor*> w = optional_tensor(2, "weight");
+  std::optional<const HostTensor*> b = optional_tensor(3, "bias");
+  double eps = float_arg(4, "eps", 1e-5);
+  std::vector<bool> reduced(static_cast<size_t>(x.rank()), false);
+  for (int64_t i = x.rank() - k; i < x.rank(); ++i) reduced[i] = true;
+  Groups g = group_elements(x.sizes, reduced);
+  std::vector<double> v = x.values();
+  std::vector<double> mean, variance;
+  moments(v, g, 0.0, mean, variance);
+  std::vector<double> rstd(variance.size());
+  for (size_t i = 0; i < rstd.size(); ++i) rstd[i] = 1.0 / std::sqrt(variance[i] + eps);
+  std::vector<double> wv, bv;
+  if (w) wv = broadcast(Operand{*w}, x.sizes, DType::Float64, DType::Float64);
+  if (b) bv = broadcast(Operand{*b}, x.sizes, DType::Float64, DType::Float64);
+  std::vector<double> y(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    y[i] = (v[i] - mean[g.group[i]]) * rstd[g.group[i]];
+    if (w) y[i] *= wv[i];
+    if (b) y[i] += bv[i];
+  }
+  return {output_from_values(0, y), output_from_values(1, mean), output_from_values(2, rstd)};
+}
+
+const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
+  static const std::map<std::string, OpFn> table = [] {
+    std::map<std::string, OpFn> t;
+    auto binary = [&](const std::string& name, Binary op, bool alpha = false) {
+      t["aten." + name + ".Tensor"] = [op, alpha](GraphEvaluator& E) { return E.binary(op, alpha); };
+      t["aten." + name + ".Scalar"] = [op, alpha](GraphEvaluator& E) { return E.binary(op, alpha); };
+    };
+    binary("add", Binary::Add, true);
+    binary("sub", Binary::Sub, true);
+    binary("mul", Binary::Mul);
+    binary("div", Binary::Div);
+    binary("eq", Binary::Eq);
+    binary("ne", Binary::Ne);
+    binary("lt", Binary::Lt);
+    binary("le", Binary::Le);
+    binary("gt", Binary::Gt);
+    binary("ge", Binary::Ge);
+    t["aten.maximum.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Maximum, false); };
+    t["aten.minimum.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Minimum, false); };
+    t["aten.logical_and.default"] = [](GraphEvaluator& E) { return E.binary(Binary::LogicalAnd, false); };
+    t["aten.logical_or.default"] = [](GraphEvaluator& E) { return E.binary(Binary::LogicalOr, false); };
+    // pow's operands are called self and exponent; binary() reads positions 0 and 1, which both overloads fill.
+    t["aten.pow.Tensor_Scalar"] = [](GraphEvaluator& E) { return E.binary(Binary::Pow, false); };
+    t["aten.pow.Tensor_Tensor"] = [](GraphEvaluator& E) { return E.binary(Binary::Pow, false); };
+    const std::pair<const char*, Unary> unary[] = {
+        {"neg", Unary::Neg}, {"abs", Unary::Abs}, {"exp", Unary::Exp}, {"log", Unary::Log},
+        {"sqrt", Unary::Sqrt}, {"rsqrt", Unary::Rsqrt}, {"tanh", Unary::Tanh}, {"sigmoid", Unary::Sigmoid},
+        {"relu", Unary::Relu}, {"erf", Unary::Erf}, {"sin", Unary::Sin}, {"cos", Unary::Cos},
+        {"reciprocal", Unary::Reciprocal}, {"log1p", Unary::Log1p}, {"expm1", Unary::Expm1},
+        {"floor", Unary::Floor}, {"ceil", Unary::Ceil}, {"logical_not", Unary::LogicalNot},
+        {"silu", Unary::Silu}, {"exp2", Unary::Exp2}, {"log2", Unary::Log2}, {"trunc", Unary::Trunc},
+        {"sign", Unary::Sign}, {"isnan", Unary::IsNan}};
+    for (const auto& [name, op] : unary) {
+      Unary o = op;
+      t[std::string("aten.") + name + ".default"] = [o](GraphEvaluator& E) { return E.unary(o); };
+    }
+    t["aten.gelu.default"] = [](GraphEvaluator& E) {
+      std::string approx = E.str_arg(1, "approximate", "none");
+      if (approx != "none" && approx != "tanh") E.fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
+      return E.unary(approx == "tanh" ? Unary::GeluTanh : Unary::GeluErf);
+    };
+    t["aten.where.self"] = [](GraphEvaluator& E) { return E.where(); };
+    t["aten.clamp.default"] = [](GraphEvaluator& E) { return E.clamp(0); };
+    t["aten.clamp.Tensor"] = [](GraphEvaluator& E) { return E.clamp(0); };
+    t["aten.clamp_min.default"] = [](GraphEvaluator& E) { return E.clamp(1); };
+    t["aten.clamp_max.default"] = [](GraphEvaluator& E) { return E.clamp(2); };
+    for (const char* name : {"aten._to_copy.default", "prims.convert_element_type.default", "aten.clone.default",
+                             "aten.alias.default"})
+      t[name] = [](GraphEvaluator& E) { return E.convert(); };
+    for (const char* name : {"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
+                             "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
+                             "aten.squeeze.default"})
+      t[name] = [](GraphEvaluator& E) { return E.reshape(); };
+    t["aten.permute.default"] = [](GraphEvaluator& E) {
+      auto dims = E.ints_arg(1, "dims");
+      if (!dims) E.fail("missing argument 'dims'");
+      return E.permute(*dims);
+    };
+    t["aten.t.default"] = [](GraphEvaluator& E) {
+      int64_t rank = E.tensor(0, "self").rank();
+      if (rank > 2) E.fail("t() expects a tensor of at most 2 dims");
+      return rank < 2 ? E.convert() : E.permute({1, 0});
+    };
+    t["aten.transpose.int"] = [](GraphEvaluator& E) {
+      int64_t rank = E.tensor(0, "self").rank();
+      if (rank == 0) return E.convert();
+      int64_t a = E.wrap_dim(E.int_arg(1, "dim0"), rank), b = E.wrap_dim(E.int_arg(2, "dim1"), rank);
+      std::vector<int64_t> dims;
+      for (int64_t d = 0; d < rank; ++d) dims.push_back(d == a ? b : d == b ? a : d);
+      return E.permute(dims);
+    };
+    t["aten.expand.default"] = [](GraphEvaluator& E) { return E.expand(); };
+    t["aten.sum.dim_IntList"] = [](GraphEvaluator& E) { return E.sum(false, false); };
+    t["aten.sum.default"] = [](GraphEvaluator& E) { return E.sum(true, false); };
+    t["aten.mean.dim"] = [](GraphEvaluator& E) { return E.sum(false, true); };
+    t["aten.mean.default"] = [](GraphEvaluator& E) { return E.sum(true, true); };
+    t["aten.amax.default"] = [](GraphEvaluator& E) { return E.minmax(true); };
+    t["aten.amin.default"] = [](GraphEvaluator& E) { return E.minmax(false); };
+    t["aten.var.correction"] = [](GraphEvaluator& E) { return E.var(false); };
+    t["aten.var_mean.correction"] = [](GraphEvaluator& E) { return E.var(true); };
+    t["aten._softmax.default"] = [](GraphEvaluator& E) { return E.softmax(false); };
+    t["aten._log_softmax.default"] = [](GraphEvaluator& E) { return E.softmax(true); };
+    t["aten.native_layer_norm.default"] = [](GraphEvaluator& E) { return E.layer_norm(); };
+    return t;
+  }();
+  return table;
+}
+
+std::vector<HostTensor> GraphEvaluator::run() {
+  std::vector<std::string> problems = verify_graph(g_);
+  if (!problems.empty()) throw std::runtime_error("reference_eval: invalid graph: " + problems.front());
+  std::vector<int> placeholders = g_.placeholders();
+  if (placeholders.size() != inputs_.size())
+    throw std::runtime_error("reference_eval: the graph has " + std::to_string(placeholders.size()) +
+                             " placeholders, got " + std::to_string(inputs_.size()) + " inputs");
+  values_.resize(g_.nodes.size());
+  size_t next_input = 0;
+  for (const Node& n : g_.nodes) {
+    node_ = &n;
+    auto& slot = values_[&n - g_.nodes.data()];
+    if (n.kind == NodeKind::Placeholder) {
+      const HostTensor& in = inputs_[next_input++];
+      const TensorMeta& m = out_meta();
+      if (in.dtype != m.dtype)
+        fail("input has dtype " + std::string(dtype_name(in.dtype)) + ", the placeholder expects " +
+             std::string(dtype_name(m.dtype)));
+      if (in.sizes != concrete(m.sizes, "placeholder"))
+        fail("input has shape " + shape_str(in.sizes) + ", the placeholder expects " +
+             shape_str(concrete(m.sizes, "placeholder")));
+      if (in.strides.size() != in.sizes.size() ||
+          HostTensor::storage_size(in.sizes, in.strides, in.offset) > static_cast<int64_t>(in.storage.size()))
+        fail("input's strides/offset reach past its storage");
+      slot.push_back(HostTensor::from_values(in.dtype, in.sizes, in.values()));
+      continue;
+    }
+    auto it = ops().find(n.target);
+    if (it == ops().end()) fail("the reference interpreter does not know this op");
+    slot = it->second(*this);
+  }
+  node_ = nullptr;
+  std::vector<HostTensor> outputs;
+  for (const ValueRef& r : g_.outputs) outputs.push_back(value(r));
+  return outputs;
+}
+
+}  // namespace
+
+// ---- HostTensor ------------------------------------------------------------------------------------------------------
+
+int64_t HostTensor::numel() const { return numel_of(sizes); }
+
+int64_t HostTensor::storage_index(const std::vector<int64_t>& idx) const {
+  int64_t k = offset;
+  for (size_t d = 0; d < sizes.size(); ++d) k += idx[d] * strides[d];
+  return k;
+}
+
+std::vector<double> HostTensor::values() const {
+  std::vector<double> out(static_cast<size_t>(numel()));
+  for_each_index(sizes, [&](const std::vector<int64_t>& idx, int64_t flat) { out[flat] = at(idx); });
+  return out;
+}
+
+int64_t HostTensor::storage_size(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                                 int64_t offset) {
+  if (numel_of(sizes) == 0) return offset;
+  int64_t last = offset;
+  for (size_t d = 0; d < sizes.size(); ++d) last += (sizes[d] - 1) * strides.at(d);
+  return last + 1;
+}
+
+HostTensor HostTensor::contiguous(DType dtype, std::vector<int64_t> sizes) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.strides = row_major_strides(sizes);
+  t.storage.assign(static_cast<size_t>(numel_of(sizes)), 0.0);
+  t.sizes = std::move(sizes);
+  return t;
+}
+
+HostTensor HostTensor::from_values(DType dtype, std::vector<int64_t> sizes, const std::vector<double>& values) {
+  HostTensor t = contiguous(dtype, std::move(sizes));
+  if (values.size() != t.storage.size())
+    throw std::invalid_argument("HostTensor::from_values: " + std::to_string(values.size()) +
+                                " values for shape " + shape_str(t.sizes));
+  for (size_t i = 0; i < values.size(); ++i) t.storage[i] = round_to_dtype(dtype, values[i]);
+  return t;
+}
+
+double round_to_dtype(DType dtype, double v) {
+  switch (dtype) {
+    case DType::Float64: return v;
+    case DType::Float32: return static_cast<double>(static_cast<float>(v));
+    case DType::Float16: return round_float_format(v, 10, -14, 65504.0);
+    case DType::BFloat16: return round_float_format(v, 7, -126, std::ldexp(255.0, 120));
+    case DType::Bool: return v != 0 ? 1.0 : 0.0;  // NaN != 0: true, as bool(nan) in PyTorch
+    case DType::Int64: return static_cast<double>(to_int64(v));
+    case DType::Int32: return static_cast<int32_t>(to_int64(v));
+    case DType::Int16: return static_cast<int16_t>(to_int64(v));
+    case DType::Int8: return static_cast<int8_t>(to_int64(v));
+    case DType::UInt8: return static_cast<uint8_t>(to_int64(v));
+  }
+  return v;
+}
+
+std::vector<HostTensor> evaluate_graph(const Graph& g, const std::vector<HostTensor>& inputs) {
+  return GraphEvaluator(g, inputs).run();
+}
+
+// ---- raw bytes -------------------------------------------------------------------------------------------------------
+
+namespace {
+
+template <class T>
+void put(char* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+template <class T>
+T get(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+}  // namespace
+
+std::vector<char> to_bytes(const HostTensor& t) {
+  const int w = dtype_bytes(t.dtype);
+  std::vector<char> out(t.storage.size() * w);
+  for (size_t i = 0; i < t.storage.size(); ++i) {
+    char* p = out.data() + i * w;
+    double v = round_to_dtype(t.dtype, t.storage[i]);
+    switch (t.dtype) {
+      case DType::Float64: put<double>(p, v); break;
+      case DType::Float32: put<float>(p, static_cast<float>(v)); break;
+      case DType::Float16: put<uint16_t>(p, half_bits(v)); break;
+      case DType::BFloat16: put<uint16_t>(p, bfloat16_bits(v)); break;
+      case DType::Int64: put<int64_t>(p, to_int64(v)); break;
+      case DType::Int32: put<int32_t>(p, static_cast<int32_t>(v)); break;
+      case DType::Int16: put<int16_t>(p, static_cast<int16_t>(v)); break;
+      case DType::Int8: put<int8_t>(p, static_cast<int8_t>(v)); break;
+      case DType::UInt8: put<uint8_t>(p, static_cast<uint8_t>(v)); break;
+      case DType::Bool: put<uint8_t>(p, v != 0 ? 1 : 0); break;
+    }
+  }
+  return out;
+}
+
+HostTensor from_bytes(DType dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset,
+                      const void* data, size_t storage_elements) {
+  if (strides.size() != sizes.size())
+    throw std::invalid_argument("from_bytes: " + std::to_string(strides.size()) + " strides for shape " +
+                                shape_str(sizes));
+  if (HostTensor::storage_size(sizes, strides, offset) > static_cast<int64_t>(storage_elements))
+    throw std::invalid_argument("from_bytes: layout " + shape_str(sizes) + " strides " + shape_str(strides) +
+                                " offset " + std::to_string(offset) + " reaches past " +
+                                std::to_string(storage_elements) + " storage elements");
+  HostTensor t;
+  t.dtype = dtype;
+  t.sizes = std::move(sizes);
+  t.strides = std::move(strides);
+  t.offset = offset;
+  t.storage.resize(storage_elements);
+  const int w = dtype_bytes(dtype);
+  const char* base = static_cast<const char*>(data);
+  for (size_t i = 0; i < storage_elements; ++i) {
+    const char* p = base + i * w;
+    double& v = t.storage[i];
+    switch (dtype) {
+      case DType::Float64: v = get<double>(p); break;
+      case DType::Float32: v = get<float>(p); break;
+      case DType::Float16: v = half_value(get<uint16_t>(p)); break;
+      case DType::BFloat16: v = bfloat16_value(get<uint16_t>(p)); break;
+      case DType::Int64: v = static_cast<double>(get<int64_t>(p)); break;
+      case DType::Int32: v = get<int32_t>(p); break;
+      case DType::Int16: v = get<int16_t>(p); break;
+      case DType::Int8: v = get<int8_t>(p); break;
+      case DType::UInt8: v = get<uint8_t>(p); break;
+      case DType::Bool: v = get<uint8_t>(p) != 0 ? 1.0 : 0.0; break;
+    }
+  }
+  return t;
+}
+
+// ---- random inputs ---------------------------------------------------------------------------------------------------
+
+HostTensor random_tensor(DType dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset,
+                         uint64_t seed) {
+  if (strides.size() != sizes.size())
+    throw std::invalid_argument("random_tensor: " + std::to_string(strides.size()) + " strides for shape " +
+                                shape_str(sizes));
+  HostTensor t;
+  t.dtype = dtype;
+  t.storage.resize(static_cast<size_t>(HostTensor::storage_size(sizes, strides, offset)));
+  t.sizes = std::move(sizes);
+  t.strides = std::move(strides);
+  t.offset = offset;
+  uint64_t state = seed;
+  auto next = [&state] {  // splitmix64
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  for (double& v : t.storage) {
+    uint64_t r = next();
+    if (is_floating(dtype)) v = round_to_dtype(dtype, -2.0 + 4.0 * std::ldexp(static_cast<double>(r >> 11), -53));
+    else if (dtype == DType::Bool) v = static_cast<double>(r & 1);
+    else if (dtype == DType::UInt8) v = static_cast<double>(r % 17);
+    else v = static_cast<double>(r % 17) - 8.0;
+  }
+  return t;
+}
+
+HostTensor random_tensor(DType dtype, std::vector<int64_t> sizes, uint64_t seed) {
+  std::vector<int64_t> strides = row_major_strides(sizes);
+  return random_tensor(dtype, std::move(sizes), std::move(strides), 0, seed);
+}
+
+// ---- comparisons -----------------------------------------------------------------------------------------------------
+
+namespace {
+
+/// |a - b| with NaN == NaN and equal infinities at 0, other non-finite differences at infinity.
+double element_error(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0.0 : INFINITY;
+  if (std::isinf(a) || std::isinf(b)) return a == b ? 0.0 : INFINITY;
+  return std::fabs(a - b);
+}
+
+}  // namespace
+
+double max_abs_error(const HostTensor& a, const HostTensor& b) {
+  if (a.sizes != b.sizes)
+    throw std::invalid_argument("max_abs_error: shapes " + shape_str(a.sizes) + " and " + shape_str(b.sizes) +
+                                " differ");
+  double worst = 0;
+  for_each_index(a.sizes, [&](const std::vector<int64_t>& idx, int64_t) {
+    worst = std::max(worst, element_error(a.at(idx), b.at(idx)));
+  });
+  return worst;
+}
+
+bool all_close(const HostTensor& actual, const HostTensor& expected, double rtol, double atol, std::string* why) {
+  if (actual.sizes != expected.sizes) {
+    if (why) *why = "shape " + shape_str(actual.sizes) + ", expected " + shape_str(expected.sizes);
+    return false;
+  }
+  int64_t bad = 0;
+  double worst = 0;
+  std::string first;
+  for_each_index(actual.sizes, [&](const std::vector<int64_t>& idx, int64_t) {
+    double a = actual.at(idx), e = expected.at(idx);
+    double err = element_error(a, e);
+    worst = std::max(worst, err);
+    bool ok = std::isfinite(err) && (err == 0 || err <= atol + rtol * std::fabs(e));
+    if (ok) return;
+    if (bad++ == 0) first = "at " + shape_str(idx) + ": actual " + value_str(a) + ", expected " + value_str(e);
+  });
+  if (bad == 0) return true;
+  if (why)
+    *why = first + " (" + std::to_string(bad) + " of " + std::to_string(actual.numel()) +
+           " elements differ, max abs error " + value_str(worst) + ")";
+  return false;
+}
+
+}  // namespace hi
