@@ -508,11 +508,8 @@ class MetaInference {
       for (const Index& d : dims.ints()) {
         int64_t w = wrap_dim(dim_name, constant(dim_name, d), in.rank());
         if (in.rank() == 0) continue;
-        if (reduced[static_cast<size_t>(w)] && !dims.ints().empty() && dims.ints().size() > 1) {
-          bool dup = std::count_if(dims.ints().begin(), dims.ints().end(), [&](const Index& e) {
-                       return e.is_const() && (e.value() < 0 ? e.value() + in.rank() : e.value()) == w;
-                     }) > 1;
-          if (dup) fail(dim_name, "dim " + std::to_string(w) + " appears more than once in the list");
+        if (reduced[static_cast<size_t>(w)]) {
+          fail(dim_name, "dim " + std::to_string(w) + " appears more than once in the list");
         }
         reduced[static_cast<size_t>(w)] = true;
       }
