@@ -1,0 +1,554 @@
+#include "codegen/emit_hip.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+
+namespace hi {
+namespace {
+
+constexpr int kMaxBlock = 256;
+
+/// C type of a value of `t` in registers: 16-bit floats compute in float.
+std::string value_type(DType t) {
+  switch (t) {
+    case DType::Float32: case DType::Float16: case DType::BFloat16: return "float";
+    case DType::Float64: return "double";
+    case DType::Int64: return "hi_i64";
+    case DType::Int32: return "int";
+    case DType::Int16: return "hi_i16";
+    case DType::Int8: return "hi_i8";
+    case DType::UInt8: return "hi_u8";
+    case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+/// C type of an element of `t` in memory.
+std::string storage_type(DType t) {
+  if (t == DType::BFloat16) return "hi_bfloat16";
+  if (t == DType::Float16) return "hi_half";
+  return value_type(t);
+}
+
+/// Accumulator type of a reduction (bool reduces as int so it can be shuffled and summed).
+std::string accumulator_type(DType t) { return t == DType::Bool ? "int" : value_type(t); }
+
+std::string reduce_functor(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "hi_sum_op";
+    case ReduceOp::Prod: return "hi_prod_op";
+    case ReduceOp::Max: return "hi_max_op";
+    case ReduceOp::Min: return "hi_min_op";
+    case ReduceOp::Any: return "hi_any_op";
+    case ReduceOp::All: return "hi_all_op";
+  }
+  return "?";
+}
+
+std::string literal(double v, DType t) {
+  if (t == DType::Bool) return v != 0 ? "true" : "false";
+  if (!is_floating(t)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%lldLL", static_cast<long long>(v));
+    std::string s = buf;
+    return t == DType::Int64 ? "(hi_i64)" + s : "(" + value_type(t) + ")" + s;
+  }
+  bool f64 = t == DType::Float64;
+  if (std::isnan(v)) return f64 ? "hi_nan_d()" : "hi_nan_f()";
+  if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (f64 ? "hi_inf_d()" : "hi_inf_f()");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f64 ? "%.17g" : "%.9g", v);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return f64 ? s : s + "f";
+}
+
+/// Name of a C math function for a float or double operand: "sinf" / "sin".
+std::string libm(const char* name, DType t) { return std::string(name) + (t == DType::Float64 ? "" : "f"); }
+
+std::string convert(const std::string& x, DType from, DType to) {
+  if (from == to) return x;
+  switch (to) {
+    case DType::BFloat16: return "hi_round_bf16((float)(" + x + "))";
+    case DType::Float16: return "hi_round_half((float)(" + x + "))";
+    case DType::Bool: return "((" + x + ") != 0)";
+    default: return "(" + value_type(to) + ")(" + x + ")";
+  }
+}
+
+std::string store_value(const std::string& x, DType t) {
+  if (t == DType::BFloat16) return "hi_make_bf16(" + x + ")";
+  if (t == DType::Float16) return "hi_make_half(" + x + ")";
+  return x;
+}
+
+class KernelPrinter {
+ public:
+  KernelPrinter(const LoopProgram& p, const Kernel& k, const Target& target)
+      : p_(p), k_(k), target_(target), ranges_(kernel_var_ranges(p, k)) {}
+
+  EmittedKernel emit(std::string& text);
+
+ private:
+  // ---- lines and scopes ----
+  void line(const std::string& s) { body_ << std::string(indent_ * 2, ' ') << s << "\n"; }
+  void open(const std::string& s) {
+    line(s + " {");
+    ++indent_;
+    cse_.emplace_back();
+  }
+  void close() {
+    --indent_;
+    cse_.pop_back();
+    line("}");
+  }
+  std::string temp() { return "t" + std::to_string(next_temp_++); }
+
+  std::string index(const Index& i) { return simplify(i, ranges_).str(); }
+  const std::string& param_name(int buffer) { return param_of_buffer_.at(buffer); }
+  std::string expr(const Expr& e);
+  std::string compute(const Expr& e);
+
+  void collect_params();
+  void emit_pointwise();
+  void emit_row_reduction();
+  void emit_column_reduction();
+  /// Stores computation `c` (body already substituted) into its buffer, or keeps it in a register if local.
+  void store(const Computation& c, const std::string& value, DType value_dtype, const Index& where);
+  Expr kernel_body(const Computation& c) {
+    return substitute_vars(c.body, kernel_var_map(c, k_), ranges_);
+  }
+  Index kernel_store_index(const Computation& c) {
+    return simplify(substitute(Computation::store_index(p_.buffers[c.buffer]),
+                               kernel_var_map(c, k_)),
+                    ranges_);
+  }
+  bool is_local(int buffer) const {
+    return std::find(k_.local_buffers.begin(), k_.local_buffers.end(), buffer) != k_.local_buffers.end();
+  }
+
+  const LoopProgram& p_;
+  const Kernel& k_;
+  const Target& target_;
+  VarRanges ranges_;
+  std::ostringstream body_;
+  int indent_ = 1;
+  int next_temp_ = 0;
+  std::vector<std::unordered_map<size_t, std::vector<std::pair<Expr, std::string>>>> cse_{1};
+  std::map<int, std::string> local_value_;  // buffer -> C variable holding this thread's value
+  std::map<int, std::string> param_of_buffer_;
+  std::vector<KernelParam> params_;
+  std::string index_type_ = "hi_i64";
+  int block_ = kMaxBlock;
+};
+
+std::string KernelPrinter::expr(const Expr& e) {
+  if (e->op == ExprOp::Constant) return literal(e->value, e->dtype);
+  for (auto it = cse_.rbegin(); it != cse_.rend(); ++it) {
+    auto found = it->find(e.hash());
+    if (found == it->end()) continue;
+    for (const auto& [known, name] : found->second)
+      if (known == e) return name;
+  }
+  if (e->op == ExprOp::Load) {
+    auto local = local_value_.find(e->buffer);
+    if (local != local_value_.end()) return local->second;
+  }
+  std::string value = compute(e);
+  std::string name = temp();
+  line("const " + value_type(e->dtype) + " " + name + " = " + value + ";");
+  cse_.back()[e.hash()].emplace_back(e, name);
+  return name;
+}
+
+std::string KernelPrinter::compute(const Expr& e) {
+  const ExprNode& n = *e;
+  auto arg = [&](int i) { return expr(n.args[i]); };
+  DType t = n.dtype;
+  switch (n.op) {
+    case ExprOp::Load: {
+      const Buffer& b = p_.buffers[n.buffer];
+      std::string ref = param_name(n.buffer) + "[" + index(n.index) + "]";
+      return is_floating(b.dtype) && dtype_bytes(b.dtype) == 2 ? "hi_to_float(" + ref + ")" : ref;
+    }
+    case ExprOp::Constant: return literal(n.value, t);
+    case ExprOp::IndexValue: return "(" + value_type(t) + ")(" + index(n.index) + ")";
+    case ExprOp::Cast: return convert(arg(0), n.args[0]->dtype, t);
+    case ExprOp::Where: return arg(0) + " ? " + arg(1) + " : " + arg(2);
+    case ExprOp::Reduce: throw std::logic_error("Reduce printed as a value");
+    case ExprOp::Unary: {
+      std::string x = arg(0);
+      DType xt = n.args[0]->dtype;
+      bool integral = !is_floating(xt);
+      switch (n.unary_op()) {
+        case UnaryOp::Neg: return "-" + x;
+        case UnaryOp::Abs: return "hi_abs(" + x + ")";
+        case UnaryOp::Exp: return "hi_exp(" + x + ")";
+        case UnaryOp::Exp2: return "hi_exp2(" + x + ")";
+        case UnaryOp::Expm1: return "hi_expm1(" + x + ")";
+        case UnaryOp::Log: return "hi_log(" + x + ")";
+        case UnaryOp::Log2: return "hi_log2(" + x + ")";
+        case UnaryOp::Log10: return "hi_log10(" + x + ")";
+        case UnaryOp::Log1p: return "hi_log1p(" + x + ")";
+        case UnaryOp::Sqrt: return "hi_sqrt(" + x + ")";
+        case UnaryOp::Rsqrt: return "hi_rsqrt(" + x + ")";
+        case UnaryOp::Reciprocal: return literal(1, t) + " / " + x;
+        case UnaryOp::Sin: return "hi_sin(" + x + ")";
+        case UnaryOp::Cos: return "hi_cos(" + x + ")";
+        case UnaryOp::Tan: return "hi_tan(" + x + ")";
+        case UnaryOp::Asin: return libm("asin", t) + "(" + x + ")";
+        case UnaryOp::Acos: return libm("acos", t) + "(" + x + ")";
+        case UnaryOp::Atan: return libm("atan", t) + "(" + x + ")";
+        case UnaryOp::Sinh: return libm("sinh", t) + "(" + x + ")";
+        case UnaryOp::Cosh: return libm("cosh", t) + "(" + x + ")";
+        case UnaryOp::Tanh: return "hi_tanh(" + x + ")";
+        case UnaryOp::Asinh: return libm("asinh", t) + "(" + x + ")";
+        case UnaryOp::Acosh: return libm("acosh", t) + "(" + x + ")";
+        case UnaryOp::Atanh: return libm("atanh", t) + "(" + x + ")";
+        case UnaryOp::Sigmoid: return "hi_sigmoid(" + x + ")";
+        case UnaryOp::Relu: return "hi_relu(" + x + ")";
+        case UnaryOp::Erf: return "hi_erf(" + x + ")";
+        case UnaryOp::Erfc: return libm("erfc", t) + "(" + x + ")";
+        case UnaryOp::GeluErf: return "hi_gelu(" + x + ")";
+        case UnaryOp::GeluTanh: return "hi_gelu_tanh(" + x + ")";
+        case UnaryOp::Silu: return "hi_silu(" + x + ")";
+        case UnaryOp::Floor: return integral ? x : "hi_floor(" + x + ")";
+        case UnaryOp::Ceil: return integral ? x : "hi_ceil(" + x + ")";
+        case UnaryOp::Round: return integral ? x : "hi_round(" + x + ")";
+        case UnaryOp::Trunc: return integral ? x : "hi_trunc(" + x + ")";
+        case UnaryOp::Sign: return "hi_sign(" + x + ")";
+        case UnaryOp::LogicalNot: return "!" + x;
+        case UnaryOp::BitwiseNot: return xt == DType::Bool ? "!" + x : "~" + x;
+        case UnaryOp::IsNan: return "hi_isnan(" + x + ")";
+        case UnaryOp::IsInf: return "hi_isinf(" + x + ")";
+        case UnaryOp::Square: return x + " * " + x;
+      }
+      break;
+    }
+    case ExprOp::Binary: {
+      std::string a = arg(0), b = arg(1);
+      DType at = n.args[0]->dtype;
+      bool fp = is_floating(at);
+      auto infix = [&](const char* op) { return a + " " + op + " " + b; };
+      switch (n.binary_op()) {
+        case BinaryOp::Add: return infix("+");
+        case BinaryOp::Sub: return infix("-");
+        case BinaryOp::Mul: return infix("*");
+        case BinaryOp::Div: return infix("/");
+        case BinaryOp::FloorDiv: return "hi_floordiv(" + a + ", " + b + ")";
+        case BinaryOp::TruncDiv: return fp ? "hi_trunc(" + a + " / " + b + ")" : infix("/");
+        case BinaryOp::Remainder: return "hi_remainder(" + a + ", " + b + ")";
+        case BinaryOp::Fmod: return fp ? "hi_fmod(" + a + ", " + b + ")" : infix("%");
+        case BinaryOp::Pow:
+          return fp ? "hi_pow(" + a + ", " + b + ")"
+                    : "(" + value_type(t) + ")hi_pow((double)" + a + ", (double)" + b + ")";
+        case BinaryOp::Maximum: return "hi_maximum(" + a + ", " + b + ")";
+        case BinaryOp::Minimum: return "hi_minimum(" + a + ", " + b + ")";
+        case BinaryOp::Atan2: return libm("atan2", at) + "(" + a + ", " + b + ")";
+        case BinaryOp::Hypot: return libm("hypot", at) + "(" + a + ", " + b + ")";
+        case BinaryOp::Eq: return infix("==");
+        case BinaryOp::Ne: return infix("!=");
+        case BinaryOp::Lt: return infix("<");
+        case BinaryOp::Le: return infix("<=");
+        case BinaryOp::Gt: return infix(">");
+        case BinaryOp::Ge: return infix(">=");
+        case BinaryOp::LogicalAnd: return "(" + a + " != 0) && (" + b + " != 0)";
+        case BinaryOp::LogicalOr: return "(" + a + " != 0) || (" + b + " != 0)";
+        case BinaryOp::LogicalXor: return "(" + a + " != 0) != (" + b + " != 0)";
+        case BinaryOp::BitwiseAnd: return infix("&");
+        case BinaryOp::BitwiseOr: return infix("|");
+        case BinaryOp::BitwiseXor: return infix("^");
+        case BinaryOp::ShiftLeft: return infix("<<");
+        case BinaryOp::ShiftRight: return infix(">>");
+      }
+      break;
+    }
+  }
+  throw std::logic_error("unprintable expression " + e.str());
+}
+
+void KernelPrinter::collect_params() {
+  std::set<int> read, written;
+  std::set<std::string> symbols;
+  auto note_index = [&](const Index& i) {
+    for (const std::string& v : free_vars(i))
+      if (p_.size_ranges.count(v)) symbols.insert(v);
+  };
+  for (int c : k_.computations) {
+    const Computation& comp = p_.computations[c];
+    visit(comp.body, [&](const Expr& e) {
+      if (e->index.defined()) note_index(e->index);
+      if (e->op == ExprOp::Load && !is_local(e->buffer)) read.insert(e->buffer);
+    });
+    if (!is_local(comp.buffer)) written.insert(comp.buffer);
+    for (const Index& s : comp.sizes) note_index(s);
+    for (const Index& s : comp.reduce_sizes) note_index(s);
+  }
+  std::set<int> all = read;
+  all.insert(written.begin(), written.end());
+  for (int b : all) {
+    KernelParam kp;
+    kp.kind = KernelParam::Kind::Buffer;
+    kp.buffer = b;
+    kp.read_only = !written.count(b);
+    const Buffer& buf = p_.buffers[b];
+    const char* prefix = buf.kind == BufferKind::Input ? "in_ptr" : buf.kind == BufferKind::Output ? "out_ptr" : "buf_ptr";
+    kp.name = prefix + std::to_string(b);
+    param_of_buffer_[b] = kp.name;
+    params_.push_back(kp);
+  }
+  for (const std::string& s : symbols) {
+    KernelParam kp;
+    kp.kind = KernelParam::Kind::Size;
+    kp.symbol = s;
+    kp.name = s;
+    params_.push_back(kp);
+  }
+  // 32-bit index arithmetic when every extent this kernel touches is known to fit.
+  int64_t largest = 0;
+  bool known = symbols.empty();
+  for (int b : all) {
+    auto n = simplify(p_.buffers[b].storage_elements(), p_.size_ranges).as_const();
+    if (!n) known = false;
+    else largest = std::max(largest, *n);
+  }
+  auto total = simplify(k_.numel * k_.row_length, p_.size_ranges).as_const();
+  if (!total) known = false;
+  else largest = std::max(largest, *total);
+  if (known && largest < (int64_t{1} << 31) - 4096) index_type_ = "int";
+}
+
+void KernelPrinter::store(const Computation& c, const std::string& value, DType value_dtype, const Index& where) {
+  const Buffer& b = p_.buffers[c.buffer];
+  std::string v = convert(value, value_dtype, b.dtype);
+  if (is_local(c.buffer)) {
+    std::string name = "v_" + b.name;
+    line("const " + value_type(b.dtype) + " " + name + " = " + v + ";");
+    local_value_[c.buffer] = name;
+    return;
+  }
+  line(param_name(c.buffer) + "[" + index(where) + "] = " + store_value(v, b.dtype) + ";");
+}
+
+void KernelPrinter::emit_pointwise() {
+  std::string numel = index(k_.numel);
+  open("for (" + index_type_ + " i = (" + index_type_ + ")blockIdx.x * " + std::to_string(block_) +
+       " + threadIdx.x; i < " + numel + "; i += (" + index_type_ + ")gridDim.x * " + std::to_string(block_) + ")");
+  for (int ci : k_.computations) {
+    const Computation& c = p_.computations[ci];
+    Expr body = kernel_body(c);
+    store(c, expr(body), body->dtype, kernel_store_index(c));
+  }
+  close();
+}
+
+void KernelPrinter::emit_row_reduction() {
+  // One block per row (grid-stride over rows); threads stride over the row's columns.
+  std::string rows = index(k_.numel), len = index(k_.row_length), blk = std::to_string(block_);
+  open("for (" + index_type_ + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
+  for (int ci : k_.computations) {
+    const Computation& c = p_.computations[ci];
+    Expr body = kernel_body(c);
+    const Buffer& b = p_.buffers[c.buffer];
+    if (is_row_epilogue(c, k_)) {
+      // One value per row: every thread computes it (it may feed later phases), thread 0 stores it.
+      line("// " + c.name + ": row epilogue");
+      std::string v = expr(body);
+      if (is_local(c.buffer)) {
+        store(c, v, body->dtype, Index(0));
+      } else {
+        line("if (threadIdx.x == 0) " + param_name(c.buffer) + "[" + index(kernel_store_index(c)) +
+             "] = " + store_value(convert(v, body->dtype, b.dtype), b.dtype) + ";");
+      }
+      continue;
+    }
+    if (!c.is_reduction()) {
+      line("// " + c.name + ": epilogue");
+      open("for (" + index_type_ + " col = threadIdx.x; col < " + len + "; col += " + blk + ")");
+      store(c, expr(body), body->dtype, kernel_store_index(c));
+      close();
+      continue;
+    }
+    const ReduceOp op = body->reduce_op();
+    const Expr& value = body->args[0];
+    std::string acc_t = accumulator_type(value->dtype);
+    std::string functor = reduce_functor(op);
+    std::string acc = "acc_" + b.name;
+    line("// " + c.name + ": " + std::string(reduce_op_name(op)) + " over the row");
+    line(acc_t + " " + acc + " = " + functor + "::identity<" + acc_t + ">();");
+    open("for (" + index_type_ + " col = threadIdx.x; col < " + len + "; col += " + blk + ")");
+    line(acc + " = " + functor + "::combine(" + acc + ", (" + acc_t + ")(" + expr(value) + "));");
+    close();
+    line("__shared__ " + acc_t + " smem_" + b.name + "[" + std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
+    line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
+    std::string v = convert(acc, value->dtype == DType::Bool ? DType::Int32 : value->dtype, b.dtype);
+    if (is_local(c.buffer)) {
+      std::string name = "v_" + b.name;
+      line("const " + value_type(b.dtype) + " " + name + " = " + v + ";");
+      local_value_[c.buffer] = name;
+    } else {
+      line("if (threadIdx.x == 0) " + param_name(c.buffer) + "[" + index(kernel_store_index(c)) +
+           "] = " + store_value(v, b.dtype) + ";");
+    }
+  }
+  close();
+}
+
+void KernelPrinter::emit_column_reduction() {
+  std::string numel = index(k_.numel), len = index(k_.row_length), blk = std::to_string(block_);
+  open("for (" + index_type_ + " i = (" + index_type_ + ")blockIdx.x * " + blk + " + threadIdx.x; i < " + numel +
+       "; i += (" + index_type_ + ")gridDim.x * " + blk + ")");
+  for (int ci : k_.computations) {
+    const Computation& c = p_.computations[ci];
+    Expr body = kernel_body(c);
+    const ReduceOp op = body->reduce_op();
+    const Expr& value = body->args[0];
+    std::string acc_t = accumulator_type(value->dtype);
+    std::string functor = reduce_functor(op);
+    std::string acc = "acc_" + p_.buffers[c.buffer].name;
+    line(acc_t + " " + acc + " = " + functor + "::identity<" + acc_t + ">();");
+    open("for (" + index_type_ + " r = 0; r < " + len + "; ++r)");
+    line(acc + " = " + functor + "::combine(" + acc + ", (" + acc_t + ")(" + expr(value) + "));");
+    close();
+    store(c, acc, value->dtype == DType::Bool ? DType::Int32 : value->dtype, kernel_store_index(c));
+  }
+  close();
+}
+
+EmittedKernel KernelPrinter::emit(std::string& text) {
+  EmittedKernel ek;
+  ek.name = k_.name;
+  ek.kind = k_.kind;
+  collect_params();
+  switch (k_.kind) {
+    case KernelKind::Pointwise:
+      block_ = kMaxBlock;
+      emit_pointwise();
+      ek.grid = floordiv(k_.numel + (block_ - 1), Index(block_));
+      break;
+    case KernelKind::RowReduction: {
+      // Enough threads for the row, in whole warps, at most kMaxBlock.
+      auto len = simplify(k_.row_length, p_.size_ranges).as_const();
+      int want = len ? static_cast<int>(std::min<int64_t>(*len, kMaxBlock)) : kMaxBlock;
+      block_ = std::max(target_.warp_size, (want + target_.warp_size - 1) / target_.warp_size * target_.warp_size);
+      emit_row_reduction();
+      ek.grid = k_.numel;
+      ek.needs_sync = true;
+      break;
+    }
+    case KernelKind::ColumnReduction:
+      block_ = kMaxBlock;
+      emit_column_reduction();
+      ek.grid = floordiv(k_.numel + (block_ - 1), Index(block_));
+      break;
+  }
+  ek.grid = simplify(ek.grid, p_.size_ranges);
+  ek.block = block_;
+  ek.params = params_;
+
+  std::ostringstream os;
+  os << "// " << k_.name << ": " << kernel_kind_name(k_.kind) << ", computes";
+  for (int ci : k_.computations) os << " " << p_.computations[ci].name;
+  os << "\n// from graph nodes:";
+  std::vector<std::string> seen;
+  for (int ci : k_.computations)
+    for (const auto& o : p_.computations[ci].origins)
+      if (std::find(seen.begin(), seen.end(), o) == seen.end()) {
+        seen.push_back(o);
+        os << " " << o;
+      }
+  os << "\nextern \"C\" __global__ void __launch_bounds__(" << block_ << ") " << k_.name << "(";
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const KernelParam& kp = params_[i];
+    if (i) os << ", ";
+    if (kp.kind == KernelParam::Kind::Size) {
+      os << "hi_i64 " << kp.name;
+      continue;
+    }
+    os << (kp.read_only ? "const " : "") << storage_type(p_.buffers[kp.buffer].dtype) << "* __restrict__ " << kp.name;
+  }
+  os << ") {\n" << body_.str() << "}\n";
+  text = os.str();
+  return ek;
+}
+
+std::string cpu_trampoline(const EmittedKernel& k, const LoopProgram& p) {
+  std::ostringstream os;
+  os << "extern \"C\" void " << k.name << "__hi_cpu(void** args) { " << k.name << "(";
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const KernelParam& kp = k.params[i];
+    std::string type = kp.kind == KernelParam::Kind::Size
+                           ? "hi_i64"
+                           : std::string(kp.read_only ? "const " : "") + storage_type(p.buffers[kp.buffer].dtype) + "*";
+    os << (i ? ", " : "") << "*(" << type << "*)args[" << i << "]";
+  }
+  os << "); }\n";
+  return os.str();
+}
+
+std::string target_macro(const Target& t) {
+  switch (t.kind) {
+    case TargetKind::Amd: return "HI_TARGET_AMD";
+    case TargetKind::Nvidia: return "HI_TARGET_NVIDIA";
+    case TargetKind::Cpu: return "HI_TARGET_CPU";
+  }
+  return "?";
+}
+
+std::string target_prelude_name(const Target& t) {
+  switch (t.kind) {
+    case TargetKind::Amd: return "amd.h";
+    case TargetKind::Nvidia: return "nvidia.h";
+    case TargetKind::Cpu: return "cpu.h";
+  }
+  return "?";
+}
+
+constexpr std::string_view kKernelsBegin = "// ---- kernels ----\n";
+
+}  // namespace
+
+std::string_view codegen_version() { return "hipinductor-codegen-1"; }
+
+EmittedModule emit_hip(const LoopProgram& program, const Target& target, const std::string& graph_name) {
+  if (program.kernels.empty() && !program.computations.empty())
+    throw std::invalid_argument("emit_hip: program has no kernels (run fuse_kernels first)");
+  EmittedModule m;
+  m.target = target;
+  std::ostringstream src;
+  src << "// Generated by hipinductor (" << codegen_version() << ") for " << target.id() << ": graph '" << graph_name
+      << "', " << program.kernels.size() << " kernel(s).\n";
+  src << "#define HI_WARP_SIZE " << target.warp_size << "\n#define " << target_macro(target) << " 1\n";
+  std::string_view tp = embedded_prelude(target_prelude_name(target));
+  std::string_view common = embedded_prelude("common.h");
+  if (tp.empty() || common.empty()) throw std::logic_error("emit_hip: preludes were not embedded at build time");
+  src << tp << "\n" << common << "\n" << kKernelsBegin;
+  std::string trampolines;
+  for (const Kernel& k : program.kernels) {
+    std::string text;
+    m.kernels.push_back(KernelPrinter(program, k, target).emit(text));
+    src << "\n" << text;
+    if (target.kind == TargetKind::Cpu) trampolines += cpu_trampoline(m.kernels.back(), program);
+  }
+  if (!trampolines.empty()) src << "\n// cpu device entry points: args[i] points at the i-th argument\n" << trampolines;
+  m.source = src.str();
+  return m;
+}
+
+std::string kernels_text(const EmittedModule& m) {
+  size_t pos = m.source.find(kKernelsBegin);
+  std::string text = pos == std::string::npos ? m.source : m.source.substr(pos + kKernelsBegin.size());
+  size_t tramp = text.find("\n// cpu device entry points");
+  if (tramp != std::string::npos) text.resize(tramp + 1);
+  return text;
+}
+
+}  // namespace hi

@@ -1,0 +1,54 @@
+// emit_hip: scheduled loop IR -> one HIP translation unit holding every kernel of a graph.
+//
+// The source is the same for every target except for a small preamble (HI_WARP_SIZE, HI_TARGET_*) and the target
+// prelude (codegen/preludes/{amd,nvidia,cpu}.h) placed before the common prelude; for the cpu device each kernel also
+// gets a trampoline `extern "C" void K__hi_cpu(void** args)` that the cpu runtime calls. Kernel parameters follow
+// HIP's kernelParams convention: args[i] points at the i-th argument's value.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/target.h"
+#include "ir/loop.h"
+
+namespace hi {
+
+/// One kernel parameter: a buffer pointer or a size symbol (hi_i64).
+struct KernelParam {
+  enum class Kind { Buffer, Size };
+  Kind kind = Kind::Buffer;
+  int buffer = -1;     ///< Buffer: LoopProgram buffer id
+  std::string symbol;  ///< Size: symbol name
+  std::string name;    ///< name in the source: in_ptr0 / out_ptr1 / buf_ptr2 / s0
+  bool read_only = false;
+};
+
+struct EmittedKernel {
+  std::string name;
+  KernelKind kind = KernelKind::Pointwise;
+  std::vector<KernelParam> params;
+  Index grid;              ///< blocks (x); may contain size symbols
+  int block = 256;         ///< threads per block (x)
+  bool needs_sync = false; ///< uses __syncthreads or warp shuffles (the cpu device then runs threads as fibers)
+};
+
+struct EmittedModule {
+  Target target;
+  std::string source;  ///< complete translation unit, preludes included
+  std::vector<EmittedKernel> kernels;
+};
+
+/// Version of the code generator's output format and preludes; part of every cache key.
+std::string_view codegen_version();
+/// Prelude text by file name ("common.h", "amd.h", ...); defined from codegen/preludes/ at build time.
+std::string_view embedded_prelude(std::string_view name);
+
+/// Emits `program` (which must have kernels, see fuse_kernels) for `target`. `graph_name` goes into the header comment.
+EmittedModule emit_hip(const LoopProgram& program, const Target& target, const std::string& graph_name = "graph");
+
+/// Only the kernels' text (no preamble/preludes), for golden tests and reading.
+std::string kernels_text(const EmittedModule& m);
+
+}  // namespace hi

@@ -1,0 +1,195 @@
+// hipinductor common prelude: included after the target prelude (amd.h, nvidia.h or cpu.h) in every module.
+// Provides fixed-width types, fp16/bf16 storage types with float math, the math the code generator calls
+// (hi_* functions, overloaded for float and double), reduction operators and warp/block reductions.
+// The code generator defines HI_WARP_SIZE and one of HI_TARGET_AMD / HI_TARGET_NVIDIA / HI_TARGET_CPU before it.
+#ifndef HI_COMMON_PRELUDE
+#define HI_COMMON_PRELUDE
+
+typedef long long hi_i64;
+typedef unsigned long long hi_u64;
+typedef int hi_i32;
+typedef short hi_i16;
+typedef signed char hi_i8;
+typedef unsigned char hi_u8;
+
+#define HI_FN __device__ __forceinline__
+
+#if defined(HI_TARGET_CPU)
+HI_FN float hi_bits_to_float(unsigned u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
+HI_FN unsigned hi_float_to_bits(float f) { unsigned u; __builtin_memcpy(&u, &f, 4); return u; }
+HI_FN float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+HI_FN double rsqrt(double x) { return 1.0 / sqrt(x); }
+#else
+HI_FN float hi_bits_to_float(unsigned u) { return __uint_as_float(u); }
+HI_FN unsigned hi_float_to_bits(float f) { return __float_as_uint(f); }
+#endif
+
+HI_FN float hi_inf_f() { return hi_bits_to_float(0x7f800000u); }
+HI_FN float hi_nan_f() { return hi_bits_to_float(0x7fc00000u); }
+HI_FN double hi_inf_d() { return (double)hi_inf_f(); }
+HI_FN double hi_nan_d() { return (double)hi_nan_f(); }
+
+// ---- 16-bit floating-point storage: values live in float registers, memory holds the 16-bit pattern. ----
+struct hi_bfloat16 { unsigned short bits; };
+struct hi_half { unsigned short bits; };
+
+HI_FN float hi_to_float(hi_bfloat16 v) { return hi_bits_to_float((unsigned)v.bits << 16); }
+HI_FN unsigned short hi_bf16_bits(float f) {
+  unsigned u = hi_float_to_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // NaN stays quiet NaN
+  u += 0x7fffu + ((u >> 16) & 1u);                                                  // round to nearest even
+  return (unsigned short)(u >> 16);
+}
+HI_FN hi_bfloat16 hi_make_bf16(float f) { hi_bfloat16 r; r.bits = hi_bf16_bits(f); return r; }
+/// f rounded to bfloat16 precision, kept as float.
+HI_FN float hi_round_bf16(float f) { return hi_bits_to_float((unsigned)hi_bf16_bits(f) << 16); }
+
+#if defined(HI_TARGET_NVIDIA)
+HI_FN float hi_half_bits_to_float(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+HI_FN unsigned short hi_half_bits(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+#else
+HI_FN float hi_half_bits_to_float(unsigned short h) { return (float)__builtin_bit_cast(_Float16, h); }
+HI_FN unsigned short hi_half_bits(float f) { return __builtin_bit_cast(unsigned short, (_Float16)f); }
+#endif
+HI_FN float hi_to_float(hi_half v) { return hi_half_bits_to_float(v.bits); }
+HI_FN hi_half hi_make_half(float f) { hi_half r; r.bits = hi_half_bits(f); return r; }
+HI_FN float hi_round_half(float f) { return hi_half_bits_to_float(hi_half_bits(f)); }
+
+// ---- math, overloaded for float and double (integers where PyTorch defines the op for them) ----
+HI_FN float hi_exp(float x) { return expf(x); }
+HI_FN double hi_exp(double x) { return exp(x); }
+HI_FN float hi_exp2(float x) { return exp2f(x); }
+HI_FN double hi_exp2(double x) { return exp2(x); }
+HI_FN float hi_expm1(float x) { return expm1f(x); }
+HI_FN double hi_expm1(double x) { return expm1(x); }
+HI_FN float hi_log(float x) { return logf(x); }
+HI_FN double hi_log(double x) { return log(x); }
+HI_FN float hi_log2(float x) { return log2f(x); }
+HI_FN double hi_log2(double x) { return log2(x); }
+HI_FN float hi_log10(float x) { return log10f(x); }
+HI_FN double hi_log10(double x) { return log10(x); }
+HI_FN float hi_log1p(float x) { return log1pf(x); }
+HI_FN double hi_log1p(double x) { return log1p(x); }
+HI_FN float hi_sqrt(float x) { return sqrtf(x); }
+HI_FN double hi_sqrt(double x) { return sqrt(x); }
+HI_FN float hi_rsqrt(float x) { return rsqrtf(x); }
+HI_FN double hi_rsqrt(double x) { return rsqrt(x); }
+HI_FN float hi_sin(float x) { return sinf(x); }
+HI_FN double hi_sin(double x) { return sin(x); }
+HI_FN float hi_cos(float x) { return cosf(x); }
+HI_FN double hi_cos(double x) { return cos(x); }
+HI_FN float hi_tan(float x) { return tanf(x); }
+HI_FN double hi_tan(double x) { return tan(x); }
+HI_FN float hi_tanh(float x) { return tanhf(x); }
+HI_FN double hi_tanh(double x) { return tanh(x); }
+HI_FN float hi_erf(float x) { return erff(x); }
+HI_FN double hi_erf(double x) { return erf(x); }
+HI_FN float hi_floor(float x) { return floorf(x); }
+HI_FN double hi_floor(double x) { return floor(x); }
+HI_FN float hi_ceil(float x) { return ceilf(x); }
+HI_FN double hi_ceil(double x) { return ceil(x); }
+HI_FN float hi_trunc(float x) { return truncf(x); }
+HI_FN double hi_trunc(double x) { return trunc(x); }
+HI_FN float hi_round(float x) { return rintf(x); }  // half to even, like torch.round
+HI_FN double hi_round(double x) { return rint(x); }
+HI_FN float hi_pow(float a, float b) { return powf(a, b); }
+HI_FN double hi_pow(double a, double b) { return pow(a, b); }
+HI_FN float hi_fmod(float a, float b) { return fmodf(a, b); }
+HI_FN double hi_fmod(double a, double b) { return fmod(a, b); }
+HI_FN float hi_abs(float x) { return fabsf(x); }
+HI_FN double hi_abs(double x) { return fabs(x); }
+template <class T> HI_FN T hi_abs(T x) { return x < 0 ? -x : x; }
+HI_FN float hi_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+HI_FN double hi_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+HI_FN float hi_silu(float x) { return x / (1.0f + expf(-x)); }
+HI_FN double hi_silu(double x) { return x / (1.0 + exp(-x)); }
+HI_FN float hi_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+HI_FN double hi_gelu(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752)); }
+HI_FN float hi_gelu_tanh(float x) {
+  const float k = 0.79788456080286536f;  // sqrt(2/pi)
+  return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+}
+HI_FN double hi_gelu_tanh(double x) {
+  const double k = 0.79788456080286536;
+  return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
+}
+template <class T> HI_FN T hi_relu(T x) { return x != x ? x : (x > T(0) ? x : T(0)); }
+template <class T> HI_FN T hi_sign(T x) { return x != x ? x : T((T(0) < x) - (x < T(0))); }
+template <class T> HI_FN bool hi_isnan(T x) { return x != x; }
+template <class T> HI_FN bool hi_isinf(T x) { return x == T(hi_inf_d()) || x == T(-hi_inf_d()); }
+/// maximum/minimum propagate NaN, as torch.maximum and amax do.
+template <class T> HI_FN T hi_maximum(T a, T b) { return (a != a || a > b) ? a : b; }
+template <class T> HI_FN T hi_minimum(T a, T b) { return (a != a || a < b) ? a : b; }
+/// Python-style floor division and remainder (sign of the divisor).
+template <class T> HI_FN T hi_floordiv(T a, T b) {
+  T q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+HI_FN float hi_floordiv(float a, float b) { return floorf(a / b); }
+HI_FN double hi_floordiv(double a, double b) { return floor(a / b); }
+template <class T> HI_FN T hi_remainder(T a, T b) {
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+HI_FN float hi_remainder(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+HI_FN double hi_remainder(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+
+// ---- reductions ----
+template <class T> HI_FN T hi_lowest();
+template <> HI_FN float hi_lowest<float>() { return -hi_inf_f(); }
+template <> HI_FN double hi_lowest<double>() { return -hi_inf_d(); }
+template <> HI_FN int hi_lowest<int>() { return -2147483647 - 1; }
+template <> HI_FN hi_i64 hi_lowest<hi_i64>() { return -9223372036854775807LL - 1; }
+template <class T> HI_FN T hi_highest();
+template <> HI_FN float hi_highest<float>() { return hi_inf_f(); }
+template <> HI_FN double hi_highest<double>() { return hi_inf_d(); }
+template <> HI_FN int hi_highest<int>() { return 2147483647; }
+template <> HI_FN hi_i64 hi_highest<hi_i64>() { return 9223372036854775807LL; }
+
+struct hi_sum_op {
+  template <class T> HI_FN static T identity() { return T(0); }
+  template <class T> HI_FN static T combine(T a, T b) { return a + b; }
+};
+struct hi_prod_op {
+  template <class T> HI_FN static T identity() { return T(1); }
+  template <class T> HI_FN static T combine(T a, T b) { return a * b; }
+};
+struct hi_max_op {
+  template <class T> HI_FN static T identity() { return hi_lowest<T>(); }
+  template <class T> HI_FN static T combine(T a, T b) { return hi_maximum(a, b); }
+};
+struct hi_min_op {
+  template <class T> HI_FN static T identity() { return hi_highest<T>(); }
+  template <class T> HI_FN static T combine(T a, T b) { return hi_minimum(a, b); }
+};
+struct hi_any_op {
+  template <class T> HI_FN static T identity() { return T(0); }
+  template <class T> HI_FN static T combine(T a, T b) { return (a || b) ? T(1) : T(0); }
+};
+struct hi_all_op {
+  template <class T> HI_FN static T identity() { return T(1); }
+  template <class T> HI_FN static T combine(T a, T b) { return (a && b) ? T(1) : T(0); }
+};
+
+/// Butterfly reduction across the warp; every lane ends with the result.
+template <class Op, class T> HI_FN T hi_warp_reduce(T v) {
+  for (int offset = HI_WARP_SIZE / 2; offset > 0; offset >>= 1) v = Op::combine(v, hi_shfl_xor(v, offset));
+  return v;
+}
+
+/// Reduction across the block (blockDim.x a multiple of HI_WARP_SIZE, at most HI_WARP_SIZE warps); every thread
+/// ends with the result. `smem` holds one T per warp.
+template <class Op, class T> HI_FN T hi_block_reduce(T v, T* smem) {
+  v = hi_warp_reduce<Op>(v);
+  const int warps = (int)blockDim.x / HI_WARP_SIZE;
+  if (warps <= 1) return v;
+  const int lane = (int)threadIdx.x % HI_WARP_SIZE;
+  const int warp = (int)threadIdx.x / HI_WARP_SIZE;
+  __syncthreads();  // smem may still be read by a previous reduction
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  v = lane < warps ? smem[lane] : Op::template identity<T>();
+  return hi_warp_reduce<Op>(v);
+}
+
+#endif  // HI_COMMON_PRELUDE

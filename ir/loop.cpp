@@ -1,0 +1,424 @@
+#include "ir/loop.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace hi {
+namespace {
+
+size_t mix(size_t seed, size_t v) { return seed ^ (v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2)); }
+
+size_t double_bits(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+std::shared_ptr<ExprNode> make_node(ExprOp op, DType dtype) {
+  auto n = std::make_shared<ExprNode>();
+  n->op = op;
+  n->dtype = dtype;
+  return n;
+}
+
+size_t node_hash(const ExprNode& n) {
+  size_t h = mix(static_cast<size_t>(n.op), static_cast<size_t>(n.dtype));
+  h = mix(h, n.sub);
+  h = mix(h, static_cast<size_t>(n.buffer + 1));
+  if (n.index) h = mix(h, n.index.hash());
+  h = mix(h, double_bits(n.value));
+  for (const Expr& a : n.args) h = mix(h, a.hash());
+  return h;
+}
+
+std::string format_constant(double v, DType t) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str() + ":" + std::string(dtype_name(t));
+}
+
+}  // namespace
+
+std::string_view unary_op_name(UnaryOp op) {
+  static const char* names[] = {
+      "neg", "abs", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "sin",
+      "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "relu",
+      "erf", "erfc", "gelu", "gelu_tanh", "silu", "floor", "ceil", "round", "trunc", "sign", "logical_not",
+      "bitwise_not", "isnan", "isinf", "square"};
+  return names[static_cast<int>(op)];
+}
+
+std::string_view binary_op_name(BinaryOp op) {
+  static const char* names[] = {"add", "sub", "mul", "div", "floordiv", "truncdiv", "remainder", "fmod", "pow",
+                                "maximum", "minimum", "atan2", "hypot", "eq", "ne", "lt", "le", "gt", "ge",
+                                "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+                                "bitwise_xor", "shl", "shr"};
+  return names[static_cast<int>(op)];
+}
+
+std::string_view reduce_op_name(ReduceOp op) {
+  static const char* names[] = {"sum", "prod", "max", "min", "any", "all"};
+  return names[static_cast<int>(op)];
+}
+
+std::string_view kernel_kind_name(KernelKind k) {
+  switch (k) {
+    case KernelKind::Pointwise: return "pointwise";
+    case KernelKind::RowReduction: return "row_reduction";
+    case KernelKind::ColumnReduction: return "column_reduction";
+  }
+  return "?";
+}
+
+size_t Expr::hash() const { return node_ ? node_->hash : 0; }
+
+bool Expr::operator==(const Expr& other) const {
+  if (node_ == other.node_) return true;
+  if (!node_ || !other.node_) return false;
+  const ExprNode& a = *node_;
+  const ExprNode& b = *other.node_;
+  if (a.hash != b.hash || a.op != b.op || a.dtype != b.dtype || a.sub != b.sub || a.buffer != b.buffer ||
+      a.args.size() != b.args.size())
+    return false;
+  if (a.index.defined() != b.index.defined() || (a.index.defined() && a.index != b.index)) return false;
+  if (double_bits(a.value) != double_bits(b.value)) return false;
+  for (size_t i = 0; i < a.args.size(); ++i)
+    if (a.args[i] != b.args[i]) return false;
+  return true;
+}
+
+std::string Expr::str() const {
+  if (!node_) return "<null>";
+  const ExprNode& n = *node_;
+  switch (n.op) {
+    case ExprOp::Load: return "load(buf" + std::to_string(n.buffer) + ", " + n.index.str() + ")";
+    case ExprOp::Constant: return format_constant(n.value, n.dtype);
+    case ExprOp::IndexValue: return "index(" + n.index.str() + ")";
+    case ExprOp::Unary: return std::string(unary_op_name(n.unary_op())) + "(" + n.args[0].str() + ")";
+    case ExprOp::Binary:
+      return std::string(binary_op_name(n.binary_op())) + "(" + n.args[0].str() + ", " + n.args[1].str() + ")";
+    case ExprOp::Where: return "where(" + n.args[0].str() + ", " + n.args[1].str() + ", " + n.args[2].str() + ")";
+    case ExprOp::Cast: return "cast<" + std::string(dtype_name(n.dtype)) + ">(" + n.args[0].str() + ")";
+    case ExprOp::Reduce: return std::string(reduce_op_name(n.reduce_op())) + "_reduce(" + n.args[0].str() + ")";
+  }
+  return "?";
+}
+
+/// The only place that turns a filled node into a handle (fills the structural hash).
+struct ExprFactory {
+  static Expr finish(std::shared_ptr<ExprNode> n) {
+    n->hash = node_hash(*n);
+    return Expr(std::shared_ptr<const ExprNode>(std::move(n)));
+  }
+};
+#define HI_FINISH(n) ExprFactory::finish(std::move(n))
+
+Expr Expr::load(int buffer, Index index, DType dtype) {
+  auto n = make_node(ExprOp::Load, dtype);
+  n->buffer = buffer;
+  n->index = std::move(index);
+  return HI_FINISH(n);
+}
+
+Expr Expr::constant(double value, DType dtype) {
+  auto n = make_node(ExprOp::Constant, dtype);
+  if (dtype == DType::Bool) value = value != 0 ? 1 : 0;
+  n->value = value;
+  return HI_FINISH(n);
+}
+
+Expr Expr::index_value(Index index, DType dtype) {
+  auto n = make_node(ExprOp::IndexValue, dtype);
+  n->index = std::move(index);
+  return HI_FINISH(n);
+}
+
+Expr Expr::unary(UnaryOp op, Expr x) {
+  DType t = x->dtype;
+  if (op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::LogicalNot) t = DType::Bool;
+  auto n = make_node(ExprOp::Unary, t);
+  n->sub = static_cast<uint8_t>(op);
+  n->args = {std::move(x)};
+  return HI_FINISH(n);
+}
+
+Expr Expr::binary(BinaryOp op, Expr a, Expr b, DType dtype) {
+  auto n = make_node(ExprOp::Binary, dtype);
+  n->sub = static_cast<uint8_t>(op);
+  n->args = {std::move(a), std::move(b)};
+  return HI_FINISH(n);
+}
+
+Expr Expr::where(Expr cond, Expr a, Expr b) {
+  auto n = make_node(ExprOp::Where, a->dtype);
+  n->args = {std::move(cond), std::move(a), std::move(b)};
+  return HI_FINISH(n);
+}
+
+Expr Expr::cast(Expr x, DType dtype) {
+  if (x->dtype == dtype) return x;
+  auto n = make_node(ExprOp::Cast, dtype);
+  n->args = {std::move(x)};
+  return HI_FINISH(n);
+}
+
+Expr Expr::reduce(ReduceOp op, Expr x) {
+  DType t = x->dtype;
+  if (op == ReduceOp::Any || op == ReduceOp::All) t = DType::Bool;
+  auto n = make_node(ExprOp::Reduce, t);
+  n->sub = static_cast<uint8_t>(op);
+  n->args = {std::move(x)};
+  return HI_FINISH(n);
+}
+
+Expr rewrite(const Expr& e, const std::function<std::optional<Expr>(const Expr&)>& f) {
+  std::vector<Expr> args;
+  bool changed = false;
+  for (const Expr& a : e->args) {
+    args.push_back(rewrite(a, f));
+    changed |= args.back() != a;
+  }
+  Expr cur = e;
+  if (changed) {
+    auto n = std::make_shared<ExprNode>(*e);
+    n->args = std::move(args);
+    cur = HI_FINISH(n);
+  }
+  if (auto r = f(cur)) return *r;
+  return cur;
+}
+
+Expr map_indices(const Expr& e, const std::function<Index(const Index&)>& f) {
+  return rewrite(e, [&](const Expr& x) -> std::optional<Expr> {
+    if (x->op != ExprOp::Load && x->op != ExprOp::IndexValue) return std::nullopt;
+    Index mapped = f(x->index);
+    if (mapped == x->index) return std::nullopt;
+    auto n = std::make_shared<ExprNode>(*x);
+    n->index = std::move(mapped);
+    return HI_FINISH(n);
+  });
+}
+
+#undef HI_FINISH
+
+Expr substitute_vars(const Expr& e, const std::map<std::string, Index>& repl, const VarRanges& ranges) {
+  return map_indices(e, [&](const Index& i) { return simplify(substitute(i, repl), ranges); });
+}
+
+void visit(const Expr& e, const std::function<void(const Expr&)>& f) {
+  for (const Expr& a : e->args) visit(a, f);
+  f(e);
+}
+
+int op_count(const Expr& e) {
+  int count = 0;
+  visit(e, [&](const Expr& x) { count += x->args.empty() ? 0 : 1; });
+  return count;
+}
+
+Index Buffer::storage_elements() const {
+  std::vector<Index> terms{offset, Index(1)};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i].is_const(0)) return Index(0);
+    terms.push_back((sizes[i] - 1) * strides[i]);
+  }
+  return sum(terms);
+}
+
+std::string out_var(size_t i) { return "x" + std::to_string(i); }
+std::string reduce_var(size_t i) { return "r" + std::to_string(i); }
+
+Index Computation::store_index(const Buffer& b) {
+  std::vector<Index> terms{b.offset};
+  for (size_t i = 0; i < b.strides.size(); ++i) terms.push_back(Index::var(out_var(i)) * b.strides[i]);
+  return sum(terms);
+}
+
+Index Computation::numel() const { return product(sizes); }
+Index Computation::reduce_numel() const { return product(reduce_sizes); }
+
+int LoopProgram::producer(int buffer) const {
+  for (size_t i = 0; i < computations.size(); ++i)
+    if (computations[i].buffer == buffer) return static_cast<int>(i);
+  return -1;
+}
+
+namespace {
+
+std::string join_indices(const std::vector<Index>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
+  return s + "]";
+}
+
+std::string_view buffer_kind_name(BufferKind k) {
+  switch (k) {
+    case BufferKind::Input: return "input";
+    case BufferKind::Output: return "output";
+    case BufferKind::Intermediate: return "intermediate";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string LoopProgram::str() const {
+  std::ostringstream os;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const Buffer& b = buffers[i];
+    os << "buf" << i << " " << b.name << ": " << buffer_kind_name(b.kind) << " " << dtype_name(b.dtype)
+       << join_indices(b.sizes) << " strides " << join_indices(b.strides) << " offset " << b.offset.str() << "\n";
+  }
+  for (const Computation& c : computations) {
+    os << c.name << " = " << (c.is_reduction() ? "reduction" : "pointwise") << " over " << join_indices(c.sizes);
+    if (c.is_reduction()) os << " x " << join_indices(c.reduce_sizes);
+    os << " from";
+    for (const auto& o : c.origins) os << " " << o;
+    os << "\n    " << c.body.str() << "\n";
+  }
+  for (const Kernel& k : kernels) {
+    os << "kernel " << k.name << " (" << kernel_kind_name(k.kind) << ", numel " << k.numel.str();
+    if (k.kind != KernelKind::Pointwise) os << ", row " << k.row_length.str();
+    os << "):";
+    for (int c : k.computations) os << " " << computations[c].name;
+    if (!k.local_buffers.empty()) {
+      os << "; in registers:";
+      for (int b : k.local_buffers) os << " " << buffers[b].name;
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
+namespace {
+/// Coordinates of a row-major index `flat` over `sizes`: c_i = (flat floordiv stride_i) mod size_i.
+std::vector<Index> unflatten(const Index& flat, const std::vector<Index>& sizes) {
+  std::vector<Index> strides(sizes.size(), Index(1));
+  for (size_t i = sizes.size(); i-- > 1;) strides[i - 1] = strides[i] * sizes[i];
+  std::vector<Index> coords;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i].is_const(1)) {
+      coords.push_back(Index(0));
+      continue;
+    }
+    Index q = floordiv(flat, strides[i]);
+    coords.push_back(i == 0 ? q : mod(q, sizes[i]));
+  }
+  return coords;
+}
+
+void bind_coords(std::map<std::string, Index>& m, const std::vector<Index>& coords, std::string (*name)(size_t)) {
+  for (size_t i = 0; i < coords.size(); ++i) m[name(i)] = coords[i];
+}
+
+}  // namespace
+
+bool is_row_epilogue(const Computation& c, const Kernel& k) {
+  return k.kind == KernelKind::RowReduction && !c.is_reduction() && c.numel() == k.numel &&
+         !k.row_length.is_const(1);
+}
+
+std::map<std::string, Index> kernel_var_map(const Computation& c, const Kernel& k) {
+  std::map<std::string, Index> m;
+  const Index& row_length = k.row_length;
+  switch (k.kind) {
+    case KernelKind::Pointwise: bind_coords(m, unflatten(Index::var("i"), c.sizes), out_var); break;
+    case KernelKind::RowReduction:
+      if (c.is_reduction() || is_row_epilogue(c, k)) {
+        bind_coords(m, unflatten(Index::var("row"), c.sizes), out_var);
+        bind_coords(m, unflatten(Index::var("col"), c.reduce_sizes), reduce_var);
+      } else {
+        bind_coords(m, unflatten(Index::var("row") * row_length + Index::var("col"), c.sizes), out_var);
+      }
+      break;
+    case KernelKind::ColumnReduction:
+      bind_coords(m, unflatten(Index::var("i"), c.sizes), out_var);
+      bind_coords(m, unflatten(Index::var("r"), c.reduce_sizes), reduce_var);
+      break;
+  }
+  return m;
+}
+
+VarRanges kernel_var_ranges(const LoopProgram& p, const Kernel& k) {
+  VarRanges r = p.size_ranges;
+  auto loop = [&](const char* name, const Index& extent) {
+    auto c = simplify(extent, p.size_ranges).as_const();
+    r[name] = c ? Range::loop(std::max<int64_t>(*c, 1)) : Range{0, std::nullopt};
+  };
+  switch (k.kind) {
+    case KernelKind::Pointwise: loop("i", k.numel); break;
+    case KernelKind::RowReduction:
+      loop("row", k.numel);
+      loop("col", k.row_length);
+      break;
+    case KernelKind::ColumnReduction:
+      loop("i", k.numel);
+      loop("r", k.row_length);
+      break;
+  }
+  return r;
+}
+
+std::vector<std::string> verify_loop_program(const LoopProgram& p) {
+  std::vector<std::string> problems;
+  std::vector<int> fills(p.buffers.size(), 0);
+  for (const Computation& c : p.computations) {
+    const std::string where = "computation '" + c.name + "'";
+    if (c.buffer < 0 || c.buffer >= static_cast<int>(p.buffers.size())) {
+      problems.push_back(where + ": fills no existing buffer");
+      continue;
+    }
+    if (p.buffers[c.buffer].kind == BufferKind::Input) problems.push_back(where + ": writes input buffer");
+    ++fills[c.buffer];
+    if (!c.body.defined()) {
+      problems.push_back(where + ": has no body");
+      continue;
+    }
+    std::set<std::string> vars;
+    for (size_t i = 0; i < c.sizes.size(); ++i) vars.insert(out_var(i));
+    for (size_t i = 0; i < c.reduce_sizes.size(); ++i) vars.insert(reduce_var(i));
+    for (const auto& [name, range] : p.size_ranges) vars.insert(name);
+    if (c.is_reduction() != (c.body->op == ExprOp::Reduce))
+      problems.push_back(where + ": a reduction's body must have a Reduce at its root, and only a reduction's");
+    visit(c.body, [&](const Expr& e) {
+      if (e->op == ExprOp::Reduce && e != c.body) problems.push_back(where + ": Reduce below the root");
+      if (e->op == ExprOp::Load && (e->buffer < 0 || e->buffer >= static_cast<int>(p.buffers.size())))
+        problems.push_back(where + ": load of missing buffer " + std::to_string(e->buffer));
+      if (e->index.defined())
+        for (const std::string& v : free_vars(e->index))
+          if (!vars.count(v)) problems.push_back(where + ": index uses '" + v + "', not a variable of its domain");
+    });
+  }
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    if (p.buffers[b].kind != BufferKind::Input && fills[b] != 1)
+      problems.push_back("buffer '" + p.buffers[b].name + "' is filled " + std::to_string(fills[b]) + " times");
+  if (!p.kernels.empty()) {
+    std::vector<int> kernel_of(p.computations.size(), -1);
+    for (size_t k = 0; k < p.kernels.size(); ++k)
+      for (int c : p.kernels[k].computations) {
+        if (kernel_of.at(c) != -1) problems.push_back("computation '" + p.computations[c].name + "' in two kernels");
+        kernel_of[c] = static_cast<int>(k);
+      }
+    for (size_t c = 0; c < p.computations.size(); ++c) {
+      if (kernel_of[c] == -1) {
+        problems.push_back("computation '" + p.computations[c].name + "' in no kernel");
+        continue;
+      }
+      visit(p.computations[c].body, [&](const Expr& e) {
+        if (e->op != ExprOp::Load) return;
+        int prod = p.producer(e->buffer);
+        if (prod >= 0 && kernel_of[prod] > kernel_of[c])
+          problems.push_back("kernel of '" + p.computations[c].name + "' runs before the producer of what it reads");
+      });
+    }
+  }
+  return problems;
+}
+
+}  // namespace hi

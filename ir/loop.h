@@ -1,0 +1,197 @@
+// Loop IR: what Inductor calls Pointwise / Reduction / ComputedBuffer, as explicit trees.
+//
+// A LoopProgram holds buffers (graph inputs, graph outputs, intermediates), computations that each fill one buffer,
+// and — after scheduling — kernels that group computations. A Computation iterates over a domain: output sizes
+// (loop variables x0, x1, ...) and, for reductions, reduction sizes (r0, r1, ...). Its body is an expression tree of
+// loads, constants, ops, casts and `where`, with at most one `Reduce` at the root. Loads address buffers by an index
+// expression over the loop variables (in elements, storage offset included), so views never copy: permute, expand,
+// slice and view of a contiguous buffer are rewritten into the indices of the loads that read through them.
+//
+// Exprs are immutable handles with structural equality and hashing, like Index.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/index.h"
+
+namespace hi {
+
+enum class UnaryOp : uint8_t {
+  Neg, Abs, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tan, Asin, Acos, Atan,
+  Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Sigmoid, Relu, Erf, Erfc, GeluErf, GeluTanh, Silu, Floor, Ceil, Round, Trunc,
+  Sign, LogicalNot, BitwiseNot, IsNan, IsInf, Square,
+};
+enum class BinaryOp : uint8_t {
+  Add, Sub, Mul, Div, FloorDiv, TruncDiv, Remainder, Fmod, Pow, Maximum, Minimum, Atan2, Hypot, Eq, Ne, Lt, Le, Gt, Ge,
+  LogicalAnd, LogicalOr, LogicalXor, BitwiseAnd, BitwiseOr, BitwiseXor, ShiftLeft, ShiftRight,
+};
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Any, All };
+
+std::string_view unary_op_name(UnaryOp op);
+std::string_view binary_op_name(BinaryOp op);
+std::string_view reduce_op_name(ReduceOp op);
+
+enum class ExprOp : uint8_t {
+  Load,        ///< buffer[index]
+  Constant,    ///< a literal of `dtype`
+  IndexValue,  ///< an index expression used as a value (iota, argmax positions)
+  Unary,
+  Binary,
+  Where,       ///< args: condition (bool), if-true, if-false
+  Cast,        ///< args: value; converts to `dtype`
+  Reduce,      ///< args: value reduced over the computation's reduction domain; only at a body's root
+};
+
+struct ExprNode;
+
+/// Handle to an immutable expression node.
+class Expr {
+ public:
+  Expr() = default;
+  bool defined() const { return node_ != nullptr; }
+  const ExprNode& operator*() const { return *node_; }
+  const ExprNode* operator->() const { return node_.get(); }
+  size_t hash() const;
+  bool operator==(const Expr& other) const;
+  bool operator!=(const Expr& other) const { return !(*this == other); }
+  /// One-line text for dumps and tests: `exp(load(buf0, x0*64 + x1) - load(buf2, x0))`.
+  std::string str() const;
+
+  static Expr load(int buffer, Index index, DType dtype);
+  static Expr constant(double value, DType dtype);
+  static Expr index_value(Index index, DType dtype);
+  /// Result dtype: the operand's, except IsNan/IsInf/LogicalNot which give bool.
+  static Expr unary(UnaryOp op, Expr x);
+  /// `dtype` is the result type (comparisons and logical ops: Bool); operands must already share a compute type.
+  static Expr binary(BinaryOp op, Expr a, Expr b, DType dtype);
+  static Expr where(Expr cond, Expr a, Expr b);
+  /// Same handle when x already has `dtype`.
+  static Expr cast(Expr x, DType dtype);
+  static Expr reduce(ReduceOp op, Expr x);
+
+ private:
+  explicit Expr(std::shared_ptr<const ExprNode> n) : node_(std::move(n)) {}
+  std::shared_ptr<const ExprNode> node_;
+  friend struct ExprFactory;
+};
+
+struct ExprNode {
+  ExprOp op;
+  DType dtype;
+  uint8_t sub = 0;        ///< UnaryOp / BinaryOp / ReduceOp
+  int buffer = -1;        ///< Load
+  Index index;            ///< Load, IndexValue
+  double value = 0;       ///< Constant (integers up to 2^53 exact; ±inf and NaN allowed)
+  std::vector<Expr> args;
+  size_t hash = 0;
+
+  UnaryOp unary_op() const { return static_cast<UnaryOp>(sub); }
+  BinaryOp binary_op() const { return static_cast<BinaryOp>(sub); }
+  ReduceOp reduce_op() const { return static_cast<ReduceOp>(sub); }
+};
+
+/// Rewrites every Index in `e` (load addresses, index values) through `f`; same handle when nothing changed.
+Expr map_indices(const Expr& e, const std::function<Index(const Index&)>& f);
+/// Substitutes loop variables in every index of `e`, then simplifies each index with `ranges`.
+Expr substitute_vars(const Expr& e, const std::map<std::string, Index>& repl, const VarRanges& ranges = {});
+/// Bottom-up rewrite: `f` sees each node after its children were rewritten and returns a replacement or nullopt.
+Expr rewrite(const Expr& e, const std::function<std::optional<Expr>(const Expr&)>& f);
+/// Calls `f` on every node once per occurrence, children first.
+void visit(const Expr& e, const std::function<void(const Expr&)>& f);
+/// Number of non-leaf operations, the recomputation cost used by fusion decisions.
+int op_count(const Expr& e);
+
+enum class BufferKind : uint8_t { Input, Output, Intermediate };
+
+/// Memory a computation writes or a load reads. Sizes/strides describe the logical tensor stored there.
+struct Buffer {
+  std::string name;       ///< "in0", "out0", "buf3"
+  DType dtype = DType::Float32;
+  BufferKind kind = BufferKind::Intermediate;
+  std::vector<Index> sizes;
+  std::vector<Index> strides;
+  Index offset = Index(0);
+  int io_position = -1;   ///< position among graph inputs / outputs
+  /// Elements the storage must hold: offset + 1 + sum((size-1)*stride); 0 for empty tensors.
+  Index storage_elements() const;
+};
+
+/// Fills one buffer. Pointwise when reduce_sizes is empty; otherwise body's root is a Reduce.
+struct Computation {
+  std::string name;                  ///< equals the name of the buffer it fills
+  int buffer = -1;
+  std::vector<Index> sizes;          ///< output domain: variables x0..x{n-1}
+  std::vector<Index> reduce_sizes;   ///< reduction domain: variables r0..r{m-1}
+  Expr body;
+  std::vector<std::string> origins;  ///< graph nodes whose work this is (for comments and names)
+  std::vector<std::string> op_names; ///< short ATen op names, in graph order ("native_layer_norm", "gelu")
+
+  bool is_reduction() const { return !reduce_sizes.empty(); }
+  /// Address of output element (x0..) in `buffer`'s storage: sum(x_i * stride_i) + offset.
+  static Index store_index(const Buffer& b);
+  Index numel() const;
+  Index reduce_numel() const;
+};
+
+/// Name of the i-th output / reduction loop variable ("x0", "r0").
+std::string out_var(size_t i);
+std::string reduce_var(size_t i);
+
+enum class KernelKind : uint8_t {
+  Pointwise,       ///< flat loop over numel
+  RowReduction,    ///< one block per row of the (rows, row_length) view; reductions and epilogues per row
+  ColumnReduction, ///< one thread per output element, serial loop over the reduced dims (non-innermost reductions)
+};
+std::string_view kernel_kind_name(KernelKind k);
+
+/// A group of computations emitted as one kernel. Computations run in order; for RowReduction every computation's
+/// domain is viewed as (rows, row_length): reductions reduce a row, pointwise epilogues write a row.
+struct Kernel {
+  std::string name;                 ///< says what was fused: "fused_native_layer_norm_gelu_add_0"
+  KernelKind kind = KernelKind::Pointwise;
+  Index numel;                      ///< Pointwise: elements; reductions: rows (= output elements)
+  Index row_length = Index(1);      ///< reductions: reduced elements per row
+  std::vector<int> computations;
+  /// Buffers written by this kernel that no one else reads: kept in registers, never stored.
+  std::vector<int> local_buffers;
+};
+
+struct LoopProgram {
+  std::vector<Buffer> buffers;
+  std::vector<Computation> computations;
+  std::vector<Kernel> kernels;
+  std::vector<int> inputs;   ///< buffer per graph input, in placeholder order
+  std::vector<int> outputs;  ///< buffer per graph output
+  VarRanges size_ranges;     ///< ranges of size symbols (each >= 1)
+  /// Execution plan (see plan_memory): byte offset in the workspace per buffer, -1 for buffers not in it (inputs,
+  /// outputs, register-only values); and the workspace size in bytes.
+  std::vector<int64_t> workspace_offsets;
+  int64_t workspace_bytes = 0;
+
+  /// Index of the computation that fills `buffer`, or -1 (inputs).
+  int producer(int buffer) const;
+  /// Multi-line dump: buffers, computations with bodies, kernels.
+  std::string str() const;
+};
+
+/// The loop-variable substitution that views computation `c` inside kernel `k` with flat loop variables:
+/// `i` (Pointwise: element), `row`/`col` (RowReduction), `i`/`r` (ColumnReduction: output element, reduced element).
+/// In a row kernel, a pointwise computation of one element per row (see is_row_epilogue) uses `row` alone.
+std::map<std::string, Index> kernel_var_map(const Computation& c, const Kernel& k);
+/// Ranges of those flat variables for a kernel.
+VarRanges kernel_var_ranges(const LoopProgram& p, const Kernel& k);
+/// A pointwise computation in a row kernel that produces one value per row (mean and rstd outputs of a LayerNorm).
+bool is_row_epilogue(const Computation& c, const Kernel& k);
+
+/// Structural checks: loads reference existing buffers, computations fill non-input buffers exactly once, Reduce only
+/// at the root of reductions, loop variables in indices belong to the computation's domain, kernels cover every
+/// computation once and respect producer-before-consumer order. One message per problem; empty when sound.
+std::vector<std::string> verify_loop_program(const LoopProgram& p);
+
+}  // namespace hi

@@ -1,0 +1,143 @@
+#include "lowering/fuse_kernels.h"
+
+#include <algorithm>
+#include <set>
+
+namespace hi {
+namespace {
+
+bool is_row_major_inner_reduction(const LoopProgram& p, const Computation& c) {
+  // A row kernel reads a row with consecutive threads on consecutive columns; that pays when the innermost reduced
+  // variable walks memory with stride 1 in the loads that matter. Otherwise (reductions over outer dims), the output
+  // elements are the contiguous direction and a thread per output element reads coalesced.
+  std::string inner_r = reduce_var(c.reduce_sizes.size() - 1);
+  std::string inner_x = c.sizes.empty() ? "" : out_var(c.sizes.size() - 1);
+  int row_votes = 0, column_votes = 0;
+  visit(c.body, [&](const Expr& e) {
+    if (e->op != ExprOp::Load) return;
+    auto cr = affine_coefficient(e->index, inner_r);
+    if (cr && cr->is_const(1)) ++row_votes;
+    if (!inner_x.empty() && !c.sizes.back().is_const(1)) {
+      auto cx = affine_coefficient(e->index, inner_x);
+      if (cx && cx->is_const(1)) ++column_votes;
+    }
+  });
+  return row_votes >= column_votes;
+}
+
+class KernelFusion {
+ public:
+  explicit KernelFusion(LoopProgram& p) : p_(p) {}
+
+  void run() {
+    p_.kernels.clear();
+    kernel_of_.assign(p_.computations.size(), -1);
+    for (int c = 0; c < static_cast<int>(p_.computations.size()); ++c) place(c);
+    mark_local_buffers();
+    name_kernels();
+  }
+
+ private:
+  void place(int c) {
+    const Computation& comp = p_.computations[c];
+    if (!p_.kernels.empty() && can_join(p_.kernels.back(), c)) {
+      p_.kernels.back().computations.push_back(c);
+      kernel_of_[c] = static_cast<int>(p_.kernels.size()) - 1;
+      return;
+    }
+    Kernel k;
+    if (!comp.is_reduction()) {
+      k.kind = KernelKind::Pointwise;
+      k.numel = comp.numel();
+    } else {
+      k.kind = is_row_major_inner_reduction(p_, comp) ? KernelKind::RowReduction : KernelKind::ColumnReduction;
+      k.numel = comp.numel();
+      k.row_length = comp.reduce_numel();
+    }
+    k.computations.push_back(c);
+    p_.kernels.push_back(std::move(k));
+    kernel_of_[c] = static_cast<int>(p_.kernels.size()) - 1;
+  }
+
+  bool can_join(const Kernel& k, int c) const {
+    const Computation& comp = p_.computations[c];
+    switch (k.kind) {
+      case KernelKind::Pointwise:
+        if (comp.is_reduction() || comp.numel() != k.numel) return false;
+        break;
+      case KernelKind::RowReduction:
+        if (comp.is_reduction()) {
+          if (comp.numel() != k.numel || comp.reduce_numel() != k.row_length) return false;
+          if (!is_row_major_inner_reduction(p_, comp)) return false;
+        } else if (comp.numel() != simplify(k.numel * k.row_length, p_.size_ranges) && !is_row_epilogue(comp, k)) {
+          return false;
+        }
+        break;
+      case KernelKind::ColumnReduction: return false;
+    }
+    return reads_are_thread_local(k, comp);
+  }
+
+  /// Every load of a buffer produced inside `k` must address what the reading thread itself produced.
+  bool reads_are_thread_local(const Kernel& k, const Computation& comp) const {
+    VarRanges ranges = kernel_var_ranges(p_, k);
+    Expr body = substitute_vars(comp.body, kernel_var_map(comp, k), ranges);
+    bool ok = true;
+    visit(body, [&](const Expr& e) {
+      if (!ok || e->op != ExprOp::Load) return;
+      int prod = p_.producer(e->buffer);
+      if (prod < 0 || kernel_of_[prod] != static_cast<int>(p_.kernels.size()) - 1) return;
+      const Computation& pc = p_.computations[prod];
+      Index written = simplify(substitute(Computation::store_index(p_.buffers[pc.buffer]),
+                                          kernel_var_map(pc, k)),
+                               ranges);
+      if (written != e->index) ok = false;
+      // In a row kernel, a reduction result or row epilogue is one value per row: read it at the reader's row.
+      if ((pc.is_reduction() || is_row_epilogue(pc, k)) && k.kind == KernelKind::RowReduction)
+        for (const std::string& v : free_vars(e->index))
+          if (v == "col") ok = false;
+      // A pointwise value in a row kernel is per (row, col); a reduction reading it reduces over col, fine.
+    });
+    return ok;
+  }
+
+  void mark_local_buffers() {
+    std::vector<std::set<int>> readers(p_.buffers.size());
+    for (size_t c = 0; c < p_.computations.size(); ++c)
+      visit(p_.computations[c].body, [&](const Expr& e) {
+        if (e->op == ExprOp::Load) readers[e->buffer].insert(kernel_of_[c]);
+      });
+    for (size_t k = 0; k < p_.kernels.size(); ++k) {
+      Kernel& kernel = p_.kernels[k];
+      for (int c : kernel.computations) {
+        int b = p_.computations[c].buffer;
+        if (p_.buffers[b].kind != BufferKind::Intermediate) continue;
+        bool only_here = std::all_of(readers[b].begin(), readers[b].end(), [&](int r) { return r == int(k); });
+        if (only_here) kernel.local_buffers.push_back(b);
+      }
+    }
+  }
+
+  void name_kernels() {
+    for (size_t k = 0; k < p_.kernels.size(); ++k) {
+      std::vector<std::string> ops;
+      for (int c : p_.kernels[k].computations)
+        for (const auto& op : p_.computations[c].op_names)
+          if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+      std::string name = "fused";
+      const size_t max_ops = 6;
+      for (size_t i = 0; i < ops.size() && i < max_ops; ++i) name += "_" + ops[i];
+      if (ops.size() > max_ops) name += "_etc";
+      p_.kernels[k].name = name + "_" + std::to_string(k);
+    }
+  }
+
+  LoopProgram& p_;
+  std::vector<int> kernel_of_;
+};
+
+}  // namespace
+
+void fuse_kernels(LoopProgram& program) { KernelFusion(program).run(); }
+
+}  // namespace hi

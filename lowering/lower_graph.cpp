@@ -1,0 +1,930 @@
+#include "lowering/lower_graph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace hi {
+namespace {
+
+/// A tensor known as an expression over its own coordinates x0..x{rank-1}, not (yet) in memory.
+struct TensorValue {
+  DType dtype = DType::Float32;
+  std::vector<Index> sizes;
+  Expr body;
+  std::vector<std::string> origins;  ///< graph nodes inlined into body
+  std::vector<std::string> op_names;
+
+  int64_t rank() const { return static_cast<int64_t>(sizes.size()); }
+};
+
+std::vector<Index> coord_vars(size_t rank) {
+  std::vector<Index> v;
+  for (size_t i = 0; i < rank; ++i) v.push_back(Index::var(out_var(i)));
+  return v;
+}
+
+std::string short_op_name(const std::string& target) {
+  // "aten.native_layer_norm.default" -> "native_layer_norm"; "prims.convert_element_type.default" -> likewise.
+  size_t first = target.find('.');
+  size_t last = target.rfind('.');
+  if (first == std::string::npos || first == last) return target;
+  std::string name = target.substr(first + 1, last - first - 1);
+  while (!name.empty() && name[0] == '_') name.erase(0, 1);
+  return name;
+}
+
+void merge_names(std::vector<std::string>& into, const std::vector<std::string>& from) {
+  for (const auto& s : from)
+    if (std::find(into.begin(), into.end(), s) == into.end()) into.push_back(s);
+}
+
+DType compute_type(DType t) { return (t == DType::Float16 || t == DType::BFloat16) ? DType::Float32 : t; }
+
+/// Accumulation type of sum/prod/mean: float32 for half types, int64 for integers and bool.
+DType accumulate_type(DType t) {
+  if (t == DType::Float16 || t == DType::BFloat16) return DType::Float32;
+  if (t == DType::Bool || is_integer(t)) return DType::Int64;
+  return t;
+}
+
+/// Argument position of keyword-only arguments: never positional, found by name.
+constexpr size_t kKwargOnly = static_cast<size_t>(-1);
+
+/// Scalar operand of a pointwise op: its value and whether it is a floating-point Python number.
+struct Scalar {
+  double value = 0;
+  bool is_float = false;
+  bool is_bool = false;
+};
+
+/// Adds the ranges of loop variables over `sizes` for the lifetime of the scope (restoring what was there).
+class ScopedLoopRanges {
+ public:
+  ScopedLoopRanges(VarRanges& ranges, const std::vector<Index>& sizes, std::string (*name)(size_t))
+      : ranges_(ranges), saved_(ranges) {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      auto c = sizes[i].as_const();
+      ranges[name(i)] = c ? Range::loop(std::max<int64_t>(*c, 1)) : Range{0, std::nullopt};
+    }
+  }
+  ~ScopedLoopRanges() { ranges_ = saved_; }
+
+ private:
+  VarRanges& ranges_;
+  VarRanges saved_;
+};
+
+class GraphLowering {
+ public:
+  GraphLowering(const Graph& g, const LoweringOptions& options) : g_(g), options_(options) {}
+
+  LoopProgram run();
+
+  // ---- what op lowerings use -------------------------------------------------------------------------------------
+  const Node& node() const { return *node_; }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw LoweringError("node '" + node_->name + "' (" + node_->target + "): " + what);
+  }
+  /// Argument at position `pos`, or keyword `name`; nullptr when absent.
+  const Arg* arg(size_t pos, const char* name) const {
+    if (pos < node_->args.size()) return &node_->args[pos];
+    return node_->kwarg(name);
+  }
+  const Arg& required(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a) fail("missing argument '" + std::string(name) + "'");
+    return *a;
+  }
+  TensorValue tensor(size_t pos, const char* name) {
+    const Arg& a = required(pos, name);
+    if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor");
+    return value(a.tensor());
+  }
+  std::optional<TensorValue> optional_tensor(size_t pos, const char* name) {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    if (!a->is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor or None");
+    return value(a->tensor());
+  }
+  std::optional<Scalar> scalar(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    switch (a->kind()) {
+      case Arg::Kind::Float: return Scalar{a->number(), true, false};
+      case Arg::Kind::Bool: return Scalar{a->boolean() ? 1.0 : 0.0, false, true};
+      case Arg::Kind::Int:
+        if (auto c = a->integer().as_const()) return Scalar{static_cast<double>(*c), false, false};
+        fail("argument '" + std::string(name) + "' is a symbolic scalar; only constants are supported");
+      default: fail("argument '" + std::string(name) + "' must be a number");
+    }
+  }
+  int64_t int_arg(size_t pos, const char* name, std::optional<int64_t> dflt = std::nullopt) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) {
+      if (dflt) return *dflt;
+      fail("missing argument '" + std::string(name) + "'");
+    }
+    if (a->kind() == Arg::Kind::Int)
+      if (auto c = a->integer().as_const()) return *c;
+    if (a->kind() == Arg::Kind::Bool) return a->boolean();
+    fail("argument '" + std::string(name) + "' must be a constant int");
+  }
+  bool bool_arg(size_t pos, const char* name, bool dflt) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return dflt;
+    if (a->kind() == Arg::Kind::Bool) return a->boolean();
+    if (a->kind() == Arg::Kind::Int && a->integer().is_const()) return a->integer().value() != 0;
+    fail("argument '" + std::string(name) + "' must be a bool");
+  }
+  double float_arg(size_t pos, const char* name, double dflt) const {
+    auto s = scalar(pos, name);
+    return s ? s->value : dflt;
+  }
+  std::string str_arg(size_t pos, const char* name, const std::string& dflt) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return dflt;
+    if (a->kind() != Arg::Kind::Str) fail("argument '" + std::string(name) + "' must be a string");
+    return a->str();
+  }
+  /// Int list argument; nullopt when absent or None. A single int is accepted as a one-element list.
+  std::optional<std::vector<Index>> ints_arg(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    if (a->kind() == Arg::Kind::IntList) return a->ints();
+    if (a->kind() == Arg::Kind::Int) return std::vector<Index>{a->integer()};
+    fail("argument '" + std::string(name) + "' must be a list of ints");
+  }
+  std::optional<DType> dtype_arg(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    if (a->kind() != Arg::Kind::DType) fail("argument '" + std::string(name) + "' must be a dtype");
+    return a->dtype();
+  }
+  const TensorMeta& out_meta(size_t i = 0) const {
+    if (i >= node_->outputs.size()) fail("has no meta for output " + std::to_string(i));
+    return node_->outputs[i];
+  }
+  int64_t wrap_dim(int64_t dim, int64_t rank) const {
+    int64_t r = std::max<int64_t>(rank, 1);
+    if (dim < -r || dim >= r) fail("dimension " + std::to_string(dim) + " out of range for rank " + std::to_string(rank));
+    return dim < 0 ? dim + r : dim;
+  }
+
+  /// The value of `v` at coordinates `coords` (one per dim of v), indices simplified.
+  Expr at(const TensorValue& v, const std::vector<Index>& coords) const {
+    std::map<std::string, Index> repl;
+    for (size_t i = 0; i < coords.size(); ++i) repl[out_var(i)] = coords[i];
+    return substitute_vars(v.body, repl, ranges_);
+  }
+  /// Coordinates of `v` when it is broadcast to `out_sizes` and read at `out_coords`.
+  std::vector<Index> broadcast_coords(const TensorValue& v, const std::vector<Index>& out_sizes,
+                                      const std::vector<Index>& out_coords) const {
+    std::vector<Index> c;
+    size_t off = out_sizes.size() - v.sizes.size();
+    for (size_t j = 0; j < v.sizes.size(); ++j)
+      c.push_back(v.sizes[j].is_const(1) && !out_sizes[j + off].is_const(1) ? Index(0) : out_coords[j + off]);
+    return c;
+  }
+
+  /// A new value over `sizes` whose body is built by `fn` from the output coordinates; origins of `inputs` merged.
+  TensorValue make(DType dtype, std::vector<Index> sizes, const std::vector<const TensorValue*>& inputs,
+                   const std::function<Expr(const std::vector<Index>&)>& fn) {
+    TensorValue v;
+    v.dtype = dtype;
+    v.sizes = std::move(sizes);
+    for (const auto& s : v.sizes) note_size(s);
+    {
+      ScopedLoopRanges scope(ranges_, v.sizes, out_var);
+      v.body = fn(coord_vars(v.sizes.size()));
+    }
+    for (const TensorValue* in : inputs) {
+      merge_names(v.origins, in->origins);
+      merge_names(v.op_names, in->op_names);
+    }
+    merge_names(v.origins, {node_->name});
+    merge_names(v.op_names, {short_op_name(node_->target)});
+    return v;
+  }
+  /// A value whose coordinates map to the coordinates of `in` (views): in_coords = map(out_coords).
+  TensorValue remap(const TensorValue& in, std::vector<Index> sizes,
+                    const std::function<std::vector<Index>(const std::vector<Index>&)>& map) {
+    TensorValue v = make(in.dtype, std::move(sizes), {&in}, [&](const std::vector<Index>& c) { return at(in, map(c)); });
+    return v;
+  }
+
+  /// Writes `v` into a new intermediate buffer and returns a value that loads it.
+  TensorValue realize(const TensorValue& v);
+  /// Reduces `input` over `dims` with `op` in `acc` type; returns the reduction result (sizes as keepdim says).
+  TensorValue reduce(const TensorValue& input, std::vector<int64_t> dims, bool keepdim, ReduceOp op, DType acc,
+                     const std::function<Expr(const Expr&)>& prologue = nullptr);
+
+  void note_size(const Index& s) {
+    if (auto c = s.as_const()) return;
+    for (const auto& name : free_vars(s))
+      if (!ranges_.count(name)) ranges_[name] = Range{1, std::nullopt};
+  }
+
+ private:
+  TensorValue value(const ValueRef& ref) {
+    if (!ref.valid() || ref.node >= static_cast<int>(values_.size()) || ref.output < 0 ||
+        ref.output >= static_cast<int>(values_[ref.node].size()) || !values_[ref.node][ref.output])
+      fail("reads a value that was not computed (node " + std::to_string(ref.node) + ", output " +
+           std::to_string(ref.output) + ")");
+    return *values_[ref.node][ref.output];
+  }
+  void lower_node(int index);
+  void realize_output(size_t position, const ValueRef& ref);
+  int add_buffer(const std::string& name, DType dtype, const std::vector<Index>& sizes,
+                 const std::vector<Index>& strides, Index offset, BufferKind kind, int io_position);
+
+  const Graph& g_;
+  LoweringOptions options_;
+  const Node* node_ = nullptr;
+  LoopProgram p_;
+  VarRanges ranges_;
+  std::vector<std::vector<std::optional<TensorValue>>> values_;
+  std::vector<int> uses_;
+  int next_buffer_ = 0;
+};
+
+using LowerFn = std::function<std::vector<TensorValue>(GraphLowering&)>;
+const std::map<std::string, LowerFn>& lowerings();
+
+int GraphLowering::add_buffer(const std::string& name, DType dtype, const std::vector<Index>& sizes,
+                              const std::vector<Index>& strides, Index offset, BufferKind kind, int io_position) {
+  Buffer b;
+  b.name = name;
+  b.dtype = dtype;
+  b.kind = kind;
+  b.sizes = sizes;
+  b.strides = strides;
+  b.offset = std::move(offset);
+  b.io_position = io_position;
+  p_.buffers.push_back(std::move(b));
+  return static_cast<int>(p_.buffers.size()) - 1;
+}
+
+TensorValue GraphLowering::realize(const TensorValue& v) {
+  int b = add_buffer("buf" + std::to_string(next_buffer_++), v.dtype, v.sizes,
+                     TensorMeta::contiguous_strides(v.sizes), Index(0), BufferKind::Intermediate, -1);
+  Computation c;
+  c.name = p_.buffers[b].name;
+  c.buffer = b;
+  c.sizes = v.sizes;
+  c.body = v.body;
+  c.origins = v.origins;
+  c.op_names = v.op_names;
+  p_.computations.push_back(std::move(c));
+  TensorValue out;
+  out.dtype = v.dtype;
+  out.sizes = v.sizes;
+  out.body = Expr::load(b, Computation::store_index(p_.buffers[b]), v.dtype);
+  return out;
+}
+
+TensorValue GraphLowering::reduce(const TensorValue& input, std::vector<int64_t> dims, bool keepdim, ReduceOp op,
+                                  DType acc, const std::function<Expr(const Expr&)>& prologue) {
+  int64_t rank = input.rank();
+  if (dims.empty())
+    for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
+  for (auto& d : dims) d = wrap_dim(d, rank);
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  std::vector<bool> reduced(rank, false);
+  for (int64_t d : dims) reduced[d] = true;
+
+  std::vector<Index> out_sizes, reduce_sizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      reduce_sizes.push_back(input.sizes[d]);
+      if (keepdim) out_sizes.push_back(Index(1));
+    } else {
+      out_sizes.push_back(input.sizes[d]);
+    }
+  }
+  // Reading the input at (x.., r..): kept dims from the output coordinates, reduced dims from r0, r1, ...
+  std::vector<Index> in_coords;
+  size_t xi = 0, ri = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      in_coords.push_back(Index::var(reduce_var(ri++)));
+      if (keepdim) ++xi;
+    } else {
+      in_coords.push_back(Index::var(out_var(xi++)));
+    }
+  }
+  Expr value;
+  {
+    ScopedLoopRanges xs(ranges_, out_sizes, out_var);
+    ScopedLoopRanges rs(ranges_, reduce_sizes, reduce_var);
+    value = Expr::cast(at(input, in_coords), acc);
+  }
+  if (prologue) value = prologue(value);
+
+  DType result_type = (op == ReduceOp::Any || op == ReduceOp::All) ? DType::Bool : acc;
+  int b = add_buffer("buf" + std::to_string(next_buffer_++), result_type, out_sizes,
+                     TensorMeta::contiguous_strides(out_sizes), Index(0), BufferKind::Intermediate, -1);
+  Computation c;
+  c.name = p_.buffers[b].name;
+  c.buffer = b;
+  c.sizes = out_sizes;
+  c.reduce_sizes = reduce_sizes;
+  c.body = Expr::reduce(op, value);
+  c.origins = input.origins;
+  merge_names(c.origins, {node_->name});
+  c.op_names = input.op_names;
+  merge_names(c.op_names, {short_op_name(node_->target)});
+  p_.computations.push_back(std::move(c));
+
+  TensorValue out;
+  out.dtype = result_type;
+  out.sizes = out_sizes;
+  out.body = Expr::load(b, Computation::store_index(p_.buffers[b]), result_type);
+  return out;
+}
+
+void GraphLowering::lower_node(int index) {
+  const Node& n = g_.nodes[index];
+  node_ = &n;
+  values_[index].resize(n.outputs.size());
+  if (n.kind == NodeKind::Placeholder) {
+    const TensorMeta& m = out_meta();
+    for (const auto& s : m.sizes) note_size(s);
+    int pos = static_cast<int>(p_.inputs.size());
+    int b = add_buffer("in" + std::to_string(pos), m.dtype, m.sizes, m.strides, m.offset, BufferKind::Input, pos);
+    p_.inputs.push_back(b);
+    TensorValue v;
+    v.dtype = m.dtype;
+    v.sizes = m.sizes;
+    v.body = Expr::load(b, Computation::store_index(p_.buffers[b]), m.dtype);
+    values_[index][0] = std::move(v);
+    return;
+  }
+  auto it = lowerings().find(n.target);
+  if (it == lowerings().end()) fail("no lowering for this op");
+  std::vector<TensorValue> results = it->second(*this);
+  if (results.size() > n.outputs.size()) fail("lowering produced more outputs than the node's meta lists");
+  for (size_t i = 0; i < results.size(); ++i) {
+    TensorValue& v = results[i];
+    const TensorMeta& m = n.outputs[i];
+    if (v.sizes.size() != m.sizes.size()) fail("lowered output " + std::to_string(i) + " has the wrong rank");
+    for (size_t d = 0; d < m.sizes.size(); ++d)
+      if (v.sizes[d] != m.sizes[d])
+        fail("lowered output " + std::to_string(i) + " has size " + v.sizes[d].str() + " in dim " +
+             std::to_string(d) + ", meta says " + m.sizes[d].str());
+    if (v.dtype != m.dtype) {
+      v.body = Expr::cast(v.body, m.dtype);
+      v.dtype = m.dtype;
+    }
+    if (uses_[index] > 1 && op_count(v.body) > options_.max_inline_ops) v = realize(v);
+    values_[index][i] = std::move(v);
+  }
+}
+
+void GraphLowering::realize_output(size_t position, const ValueRef& ref) {
+  const TensorMeta& m = g_.meta(ref);
+  const TensorValue& v = *values_.at(ref.node).at(ref.output);
+  // A value that is exactly an intermediate buffer with the output's layout becomes that output: no copy.
+  if (v.body->op == ExprOp::Load) {
+    Buffer& b = p_.buffers[v.body->buffer];
+    if (b.kind == BufferKind::Intermediate && b.dtype == m.dtype && b.sizes == m.sizes &&
+        v.body->index == Computation::store_index(b) && m.is_contiguous()) {
+      b.kind = BufferKind::Output;
+      b.io_position = static_cast<int>(position);
+      b.name = "out" + std::to_string(position);
+      p_.computations[p_.producer(v.body->buffer)].name = b.name;
+      p_.outputs.push_back(v.body->buffer);
+      return;
+    }
+  }
+  int b = add_buffer("out" + std::to_string(position), m.dtype, m.sizes, m.strides, m.offset, BufferKind::Output,
+                     static_cast<int>(position));
+  Computation c;
+  c.name = p_.buffers[b].name;
+  c.buffer = b;
+  c.sizes = m.sizes;
+  c.body = Expr::cast(v.body, m.dtype);
+  c.origins = v.origins;
+  c.op_names = v.op_names;
+  if (c.origins.empty()) {
+    c.origins = {g_.nodes[ref.node].name};
+    c.op_names = {"copy"};
+  }
+  p_.computations.push_back(std::move(c));
+  p_.outputs.push_back(b);
+}
+
+LoopProgram GraphLowering::run() {
+  for (const std::string& problem : verify_graph(g_)) throw LoweringError("invalid graph: " + problem);
+  values_.resize(g_.nodes.size());
+  uses_.assign(g_.nodes.size(), 0);
+  auto count = [&](const Arg& a) {
+    if (a.kind() == Arg::Kind::Tensor) ++uses_[a.tensor().node];
+    if (a.kind() == Arg::Kind::TensorList)
+      for (const auto& r : a.tensors())
+        if (r) ++uses_[r->node];
+  };
+  for (const Node& n : g_.nodes) {
+    for (const Arg& a : n.args) count(a);
+    for (const auto& [k, a] : n.kwargs) count(a);
+  }
+  for (const ValueRef& r : g_.outputs) ++uses_[r.node];
+
+  for (int i = 0; i < static_cast<int>(g_.nodes.size()); ++i) lower_node(i);
+  node_ = nullptr;
+  for (size_t i = 0; i < g_.outputs.size(); ++i) realize_output(i, g_.outputs[i]);
+  p_.size_ranges = ranges_;
+  for (const auto& problem : verify_loop_program(p_)) throw LoweringError("internal: " + problem);
+  return std::move(p_);
+}
+
+// ---- op lowerings ------------------------------------------------------------------------------------------------
+
+/// dtype in which a pointwise op computes, from its operands and the op's result type (PyTorch's promotion already
+/// decided the result; comparisons compute in the promoted operand type).
+DType operand_type(const std::vector<const TensorValue*>& tensors, const std::vector<Scalar>& scalars) {
+  std::optional<DType> t;
+  for (const TensorValue* v : tensors) t = t ? promote_types(*t, v->dtype) : v->dtype;
+  if (!t) t = DType::Float32;
+  for (const Scalar& s : scalars) {
+    if (s.is_float && !is_floating(*t)) t = DType::Float32;
+    else if (!s.is_bool && *t == DType::Bool) t = DType::Int64;
+  }
+  return *t;
+}
+
+Expr scalar_expr(const Scalar& s, DType t) { return Expr::constant(s.value, t); }
+
+Expr binary_in(BinaryOp op, Expr a, Expr b, DType compute) {
+  DType result = compute;
+  switch (op) {
+    case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
+    case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr: case BinaryOp::LogicalXor:
+      result = DType::Bool;
+      break;
+    default: break;
+  }
+  return Expr::binary(op, Expr::cast(std::move(a), compute), Expr::cast(std::move(b), compute), result);
+}
+
+/// `self op other` with broadcasting where either may be a tensor or a scalar; `alpha` scales other (add/sub).
+std::vector<TensorValue> lower_binary(GraphLowering& L, BinaryOp op, bool scalar_other, bool has_alpha = false,
+                                      bool math_in_float = true) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  std::optional<TensorValue> other;
+  std::optional<Scalar> other_scalar;
+  if (scalar_other) {
+    other_scalar = L.scalar(1, "other");
+  } else {
+    const Arg& a = L.required(1, "other");
+    if (a.is_tensor()) other = L.tensor(1, "other");
+    else other_scalar = L.scalar(1, "other");
+  }
+  if (!other && !other_scalar) L.fail("missing argument 'other'");
+  std::optional<Scalar> alpha = has_alpha ? L.scalar(2, "alpha") : std::nullopt;
+  std::vector<const TensorValue*> ts{&self};
+  if (other) ts.push_back(&*other);
+  std::vector<Scalar> ss;
+  if (other_scalar) ss.push_back(*other_scalar);
+  DType operand = operand_type(ts, ss);
+  // Half types compute in float32 (like eager's CUDA kernels); the result is rounded back by the final cast.
+  DType compute = math_in_float ? compute_type(operand) : operand;
+  if (op == BinaryOp::Div && !is_floating(compute)) compute = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
+    Expr a = L.at(self, L.broadcast_coords(self, m.sizes, c));
+    Expr b = other ? L.at(*other, L.broadcast_coords(*other, m.sizes, c)) : scalar_expr(*other_scalar, compute);
+    if (alpha && alpha->value != 1)
+      b = Expr::binary(BinaryOp::Mul, Expr::cast(b, compute), scalar_expr(*alpha, compute), compute);
+    return Expr::cast(binary_in(op, a, b, compute), m.dtype);
+  })};
+}
+
+std::vector<TensorValue> lower_unary(GraphLowering& L, UnaryOp op) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  DType compute = compute_type(is_floating(m.dtype) ? m.dtype : self.dtype);
+  if (op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::LogicalNot) compute = self.dtype;
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    return Expr::cast(Expr::unary(op, Expr::cast(L.at(self, c), compute)), m.dtype);
+  })};
+}
+
+std::vector<TensorValue> lower_clamp(GraphLowering& L, bool tensor_bounds, int which /*0 both, 1 min, 2 max*/) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  std::optional<TensorValue> lo_t, hi_t;
+  std::optional<Scalar> lo_s, hi_s;
+  size_t lo_pos = 1, hi_pos = which == 2 ? 1 : 2;
+  const char* lo_name = which == 1 ? "min" : "min";
+  const char* hi_name = "max";
+  if (which != 2) {
+    if (tensor_bounds) lo_t = L.optional_tensor(lo_pos, lo_name);
+    else lo_s = L.scalar(lo_pos, lo_name);
+  }
+  if (which != 1) {
+    if (tensor_bounds) hi_t = L.optional_tensor(hi_pos, hi_name);
+    else hi_s = L.scalar(hi_pos, hi_name);
+  }
+  DType compute = compute_type(m.dtype);
+  std::vector<const TensorValue*> ts{&self};
+  if (lo_t) ts.push_back(&*lo_t);
+  if (hi_t) ts.push_back(&*hi_t);
+  return {L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
+    Expr v = Expr::cast(L.at(self, L.broadcast_coords(self, m.sizes, c)), compute);
+    auto bound = [&](const std::optional<TensorValue>& t, const std::optional<Scalar>& s) -> std::optional<Expr> {
+      if (t) return Expr::cast(L.at(*t, L.broadcast_coords(*t, m.sizes, c)), compute);
+      if (s) return scalar_expr(*s, compute);
+      return std::nullopt;
+    };
+    // clamp propagates NaN from the input; maximum/minimum propagate NaN from either side, which the bounds never
+    // are in practice, and eager's clamp(min=nan) gives nan too.
+    if (auto lo = bound(lo_t, lo_s)) v = Expr::binary(BinaryOp::Maximum, v, *lo, compute);
+    if (auto hi = bound(hi_t, hi_s)) v = Expr::binary(BinaryOp::Minimum, v, *hi, compute);
+    return Expr::cast(v, m.dtype);
+  })};
+}
+
+std::vector<TensorValue> lower_where(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue cond = L.tensor(0, "condition");
+  const Arg& a_self = L.required(1, "self");
+  const Arg& a_other = L.required(2, "other");
+  std::optional<TensorValue> self, other;
+  std::optional<Scalar> self_s, other_s;
+  if (a_self.is_tensor()) self = L.tensor(1, "self"); else self_s = L.scalar(1, "self");
+  if (a_other.is_tensor()) other = L.tensor(2, "other"); else other_s = L.scalar(2, "other");
+  std::vector<const TensorValue*> ts{&cond};
+  if (self) ts.push_back(&*self);
+  if (other) ts.push_back(&*other);
+  return {L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
+    auto side = [&](const std::optional<TensorValue>& t, const std::optional<Scalar>& s) {
+      return t ? Expr::cast(L.at(*t, L.broadcast_coords(*t, m.sizes, c)), m.dtype) : scalar_expr(*s, m.dtype);
+    };
+    Expr k = Expr::cast(L.at(cond, L.broadcast_coords(cond, m.sizes, c)), DType::Bool);
+    return Expr::where(k, side(self, self_s), side(other, other_s));
+  })};
+}
+
+std::vector<TensorValue> lower_convert(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    return Expr::cast(L.at(self, c), m.dtype);
+  })};
+}
+
+// ---- views ---------------------------------------------------------------------------------------------------------
+
+std::vector<TensorValue> lower_reshape(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  std::vector<Index> in_strides = TensorMeta::contiguous_strides(self.sizes);
+  std::vector<Index> out_strides = TensorMeta::contiguous_strides(m.sizes);
+  return {L.remap(self, m.sizes, [&](const std::vector<Index>& c) {
+    std::vector<Index> terms;
+    for (size_t i = 0; i < c.size(); ++i) terms.push_back(c[i] * out_strides[i]);
+    Index flat = sum(terms);
+    std::vector<Index> in;
+    for (size_t j = 0; j < self.sizes.size(); ++j)
+      in.push_back(j == 0 ? floordiv(flat, in_strides[j]) : mod(floordiv(flat, in_strides[j]), self.sizes[j]));
+    return in;
+  })};
+}
+
+std::vector<TensorValue> lower_permute(GraphLowering& L, std::vector<int64_t> dims) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  for (auto& d : dims) d = L.wrap_dim(d, self.rank());
+  return {L.remap(self, m.sizes, [&](const std::vector<Index>& c) {
+    std::vector<Index> in(self.sizes.size(), Index(0));
+    for (size_t i = 0; i < dims.size(); ++i) in[dims[i]] = c[i];
+    return in;
+  })};
+}
+
+std::vector<TensorValue> lower_expand(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  return {L.remap(self, m.sizes, [&](const std::vector<Index>& c) { return L.broadcast_coords(self, m.sizes, c); })};
+}
+
+/// unsqueeze / squeeze: the output's coordinates are the input's with size-1 dims added or dropped.
+std::vector<TensorValue> lower_size_one_dims(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  // Match dims greedily: equal sizes pair up; unmatched size-1 dims on either side are the added/dropped ones.
+  return {L.remap(self, m.sizes, [&](const std::vector<Index>& c) {
+    std::vector<Index> in;
+    size_t o = 0;
+    for (size_t j = 0; j < self.sizes.size(); ++j) {
+      while (o < m.sizes.size() && m.sizes[o] != self.sizes[j] && m.sizes[o].is_const(1)) ++o;
+      if (o < m.sizes.size() && m.sizes[o] == self.sizes[j] &&
+          (self.sizes.size() - j <= m.sizes.size() - o || !self.sizes[j].is_const(1))) {
+        in.push_back(c[o++]);
+      } else {
+        in.push_back(Index(0));  // a dropped size-1 dim
+      }
+    }
+    return in;
+  })};
+}
+
+// ---- reductions ----------------------------------------------------------------------------------------------------
+
+std::vector<int64_t> dims_of(GraphLowering& L, size_t pos, const char* name) {
+  std::vector<int64_t> dims;
+  if (auto v = L.ints_arg(pos, name))
+    for (const Index& d : *v) {
+      if (!d.is_const()) L.fail("reduction dims must be constants");
+      dims.push_back(d.value());
+    }
+  return dims;
+}
+
+std::vector<TensorValue> lower_sum(GraphLowering& L, bool all_dims, bool mean) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  std::vector<int64_t> dims = all_dims ? std::vector<int64_t>{} : dims_of(L, 1, "dim");
+  bool keepdim = all_dims ? false : L.bool_arg(2, "keepdim", false);
+  DType acc = accumulate_type(mean ? m.dtype : self.dtype);
+  if (is_floating(m.dtype)) acc = compute_type(m.dtype) == DType::Float64 ? DType::Float64 : acc;
+  if (is_floating(m.dtype) && acc == DType::Int64) acc = compute_type(m.dtype);
+  TensorValue total = L.reduce(self, dims, keepdim, ReduceOp::Sum, acc);
+  if (!mean) {
+    return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) {
+      return Expr::cast(L.at(total, c), m.dtype);
+    })};
+  }
+  Index count = Index(1);
+  std::vector<int64_t> wrapped = dims;
+  if (wrapped.empty())
+    for (int64_t d = 0; d < self.rank(); ++d) wrapped.push_back(d);
+  std::set<int64_t> seen;
+  for (int64_t d : wrapped)
+    if (seen.insert(L.wrap_dim(d, self.rank())).second) count = count * self.sizes[L.wrap_dim(d, self.rank())];
+  auto n = count.as_const();
+  if (!n) L.fail("mean over symbolic sizes is not supported yet");
+  return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) {
+    Expr v = L.at(total, c);
+    return Expr::cast(Expr::binary(BinaryOp::Div, v, Expr::constant(static_cast<double>(*n), acc), acc), m.dtype);
+  })};
+}
+
+std::vector<TensorValue> lower_minmax(GraphLowering& L, ReduceOp op) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  std::vector<int64_t> dims = dims_of(L, 1, "dim");
+  TensorValue r = L.reduce(self, dims, L.bool_arg(2, "keepdim", false), op, self.dtype);
+  return {r};
+}
+
+/// Mean and variance over `dims` in float (or double) accumulation; variance divides by N - correction.
+struct Moments {
+  TensorValue mean;      ///< keepdim sizes
+  TensorValue variance;  ///< keepdim sizes
+  int64_t count = 0;
+};
+
+Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_t>& dims, double correction) {
+  DType acc = compute_type(x.dtype) == DType::Float64 ? DType::Float64 : DType::Float32;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    auto s = x.sizes[L.wrap_dim(d, x.rank())].as_const();
+    if (!s) L.fail("normalization over symbolic sizes is not supported yet");
+    n *= *s;
+  }
+  TensorValue total = L.reduce(x, dims, /*keepdim=*/true, ReduceOp::Sum, acc);
+  std::vector<Index> kept = total.sizes;
+  Moments mo;
+  mo.count = n;
+  mo.mean = L.make(acc, kept, {&total}, [&](const std::vector<Index>& c) {
+    return Expr::binary(BinaryOp::Div, L.at(total, c), Expr::constant(static_cast<double>(n), acc), acc);
+  });
+  // Two-pass variance (sum of squared deviations): as exact as eager's Welford, and one kernel once fused.
+  TensorValue centered = L.make(acc, x.sizes, {&x}, [&](const std::vector<Index>& c) {
+    Expr d = Expr::binary(BinaryOp::Sub, Expr::cast(L.at(x, c), acc), L.at(mo.mean, L.broadcast_coords(mo.mean, x.sizes, c)), acc);
+    return Expr::binary(BinaryOp::Mul, d, d, acc);
+  });
+  TensorValue sq = L.reduce(centered, dims, /*keepdim=*/true, ReduceOp::Sum, acc);
+  double denom = std::max(0.0, static_cast<double>(n) - correction);
+  mo.variance = L.make(acc, kept, {&sq}, [&](const std::vector<Index>& c) {
+    return Expr::binary(BinaryOp::Div, L.at(sq, c), Expr::constant(denom, acc), acc);
+  });
+  return mo;
+}
+
+/// Drops the reduced size-1 dims of a keepdim value when keepdim is false.
+TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vector<Index>& sizes) {
+  if (v.sizes.size() == sizes.size()) return v;
+  return L.remap(v, sizes, [&](const std::vector<Index>& c) {
+    std::vector<Index> in;
+    size_t o = 0;
+    for (size_t j = 0; j < v.sizes.size(); ++j) {
+      if (o < sizes.size() && sizes[o] == v.sizes[j] && (v.sizes.size() - j <= sizes.size() - o || !v.sizes[j].is_const(1)))
+        in.push_back(c[o++]);
+      else
+        in.push_back(Index(0));
+    }
+    return in;
+  });
+}
+
+std::vector<TensorValue> lower_var(GraphLowering& L, bool with_mean) {
+  TensorValue self = L.tensor(0, "self");
+  std::vector<int64_t> dims = dims_of(L, 1, "dim");
+  if (dims.empty())
+    for (int64_t d = 0; d < self.rank(); ++d) dims.push_back(d);
+  double correction = L.float_arg(kKwargOnly, "correction", 1.0);
+  bool keepdim = L.bool_arg(kKwargOnly, "keepdim", false);
+  Moments mo = moments(L, self, dims, correction);
+  const TensorMeta& m = L.out_meta(0);
+  if (!keepdim && m.sizes.size() == self.sizes.size() && !dims.empty()) L.fail("keepdim=False but meta keeps dims");
+  std::vector<TensorValue> out;
+  TensorValue var = squeeze_dims(L, mo.variance, m.sizes);
+  out.push_back(L.make(m.dtype, m.sizes, {&var}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(var, c), m.dtype); }));
+  if (with_mean) {
+    const TensorMeta& mm = L.out_meta(1);
+    TensorValue mean = squeeze_dims(L, mo.mean, mm.sizes);
+    out.push_back(L.make(mm.dtype, mm.sizes, {&mean}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(mean, c), mm.dtype); }));
+  }
+  return out;
+}
+
+std::vector<TensorValue> lower_softmax(GraphLowering& L, bool log) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
+  DType acc = compute_type(m.dtype) == DType::Float64 ? DType::Float64 : DType::Float32;
+  TensorValue mx = L.reduce(self, {dim}, true, ReduceOp::Max, compute_type(self.dtype));
+  auto shifted = [&](const std::vector<Index>& c) {
+    Expr v = Expr::cast(L.at(self, c), acc);
+    Expr peak = Expr::cast(L.at(mx, L.broadcast_coords(mx, self.sizes, c)), acc);
+    // A row of -inf has max -inf; eager yields nan there, and so does (-inf) - (-inf).
+    return Expr::binary(BinaryOp::Sub, v, peak, acc);
+  };
+  TensorValue e = L.make(acc, self.sizes, {&self}, [&](const std::vector<Index>& c) {
+    return Expr::unary(UnaryOp::Exp, shifted(c));
+  });
+  TensorValue total = L.reduce(e, {dim}, true, ReduceOp::Sum, acc);
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    Expr s = L.at(total, L.broadcast_coords(total, self.sizes, c));
+    Expr r = log ? Expr::binary(BinaryOp::Sub, shifted(c), Expr::unary(UnaryOp::Log, s), acc)
+                 : Expr::binary(BinaryOp::Div, Expr::unary(UnaryOp::Exp, shifted(c)), s, acc);
+    return Expr::cast(r, m.dtype);
+  })};
+}
+
+std::vector<TensorValue> lower_layer_norm(GraphLowering& L) {
+  TensorValue x = L.tensor(0, "input");
+  auto shape = L.ints_arg(1, "normalized_shape");
+  if (!shape) L.fail("missing argument 'normalized_shape'");
+  std::optional<TensorValue> w = L.optional_tensor(2, "weight");
+  std::optional<TensorValue> b = L.optional_tensor(3, "bias");
+  double eps = L.float_arg(4, "eps", 1e-5);
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < shape->size(); ++i) dims.push_back(x.rank() - static_cast<int64_t>(shape->size()) + i);
+  Moments mo = moments(L, x, dims, 0.0);
+  DType acc = mo.mean.dtype;
+  TensorValue rstd = L.make(acc, mo.variance.sizes, {&mo.variance}, [&](const std::vector<Index>& c) {
+    return Expr::unary(UnaryOp::Rsqrt, Expr::binary(BinaryOp::Add, L.at(mo.variance, c), Expr::constant(eps, acc), acc));
+  });
+  const TensorMeta& m = L.out_meta(0);
+  std::vector<const TensorValue*> ts{&x, &rstd};
+  if (w) ts.push_back(&*w);
+  if (b) ts.push_back(&*b);
+  std::vector<TensorValue> out;
+  out.push_back(L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
+    Expr mean = L.at(mo.mean, L.broadcast_coords(mo.mean, x.sizes, c));
+    Expr r = L.at(rstd, L.broadcast_coords(rstd, x.sizes, c));
+    Expr v = Expr::binary(BinaryOp::Mul, Expr::binary(BinaryOp::Sub, Expr::cast(L.at(x, c), acc), mean, acc), r, acc);
+    if (w) v = Expr::binary(BinaryOp::Mul, v, Expr::cast(L.at(*w, L.broadcast_coords(*w, x.sizes, c)), acc), acc);
+    if (b) v = Expr::binary(BinaryOp::Add, v, Expr::cast(L.at(*b, L.broadcast_coords(*b, x.sizes, c)), acc), acc);
+    return Expr::cast(v, m.dtype);
+  }));
+  for (int i = 1; i <= 2; ++i) {
+    const TensorMeta& mm = L.out_meta(i);
+    const TensorValue& src = i == 1 ? mo.mean : rstd;
+    TensorValue s = squeeze_dims(L, src, mm.sizes);
+    out.push_back(L.make(mm.dtype, mm.sizes, {&s}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(s, c), mm.dtype); }));
+  }
+  return out;
+}
+
+const std::map<std::string, LowerFn>& lowerings() {
+  static const std::map<std::string, LowerFn> table = [] {
+    std::map<std::string, LowerFn> t;
+    auto binary = [&](const std::string& name, BinaryOp op, bool alpha = false) {
+      t["aten." + name + ".Tensor"] = [op, alpha](GraphLowering& L) { return lower_binary(L, op, false, alpha); };
+      t["aten." + name + ".Scalar"] = [op, alpha](GraphLowering& L) { return lower_binary(L, op, true, alpha); };
+    };
+    binary("add", BinaryOp::Add, true);
+    binary("sub", BinaryOp::Sub, true);
+    binary("mul", BinaryOp::Mul);
+    binary("div", BinaryOp::Div);
+    binary("eq", BinaryOp::Eq);
+    binary("ne", BinaryOp::Ne);
+    binary("lt", BinaryOp::Lt);
+    binary("le", BinaryOp::Le);
+    binary("gt", BinaryOp::Gt);
+    binary("ge", BinaryOp::Ge);
+    t["aten.maximum.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Maximum, false); };
+    t["aten.minimum.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Minimum, false); };
+    t["aten.logical_and.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::LogicalAnd, false); };
+    t["aten.logical_or.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::LogicalOr, false); };
+    t["aten.pow.Tensor_Scalar"] = [](GraphLowering& L) {
+      // x ** 2 is common (variance, RMSNorm) and exact as a multiply.
+      auto e = L.scalar(1, "exponent");
+      if (e && e->value == 2) {
+        const TensorMeta& m = L.out_meta();
+        TensorValue self = L.tensor(0, "self");
+        DType compute = compute_type(m.dtype);
+        return std::vector<TensorValue>{L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+          Expr v = Expr::cast(L.at(self, c), compute);
+          return Expr::cast(Expr::binary(BinaryOp::Mul, v, v, compute), m.dtype);
+        })};
+      }
+      return lower_binary(L, BinaryOp::Pow, true);
+    };
+    t["aten.pow.Tensor_Tensor"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Pow, false); };
+    const std::pair<const char*, UnaryOp> unary[] = {
+        {"neg", UnaryOp::Neg}, {"abs", UnaryOp::Abs}, {"exp", UnaryOp::Exp}, {"log", UnaryOp::Log},
+        {"sqrt", UnaryOp::Sqrt}, {"rsqrt", UnaryOp::Rsqrt}, {"tanh", UnaryOp::Tanh}, {"sigmoid", UnaryOp::Sigmoid},
+        {"relu", UnaryOp::Relu}, {"erf", UnaryOp::Erf}, {"sin", UnaryOp::Sin}, {"cos", UnaryOp::Cos},
+        {"reciprocal", UnaryOp::Reciprocal}, {"log1p", UnaryOp::Log1p}, {"expm1", UnaryOp::Expm1},
+        {"floor", UnaryOp::Floor}, {"ceil", UnaryOp::Ceil}, {"logical_not", UnaryOp::LogicalNot},
+        {"silu", UnaryOp::Silu}, {"exp2", UnaryOp::Exp2}, {"log2", UnaryOp::Log2}, {"trunc", UnaryOp::Trunc},
+        {"sign", UnaryOp::Sign}, {"isnan", UnaryOp::IsNan}};
+    for (const auto& [name, op] : unary) {
+      UnaryOp o = op;
+      t[std::string("aten.") + name + ".default"] = [o](GraphLowering& L) { return lower_unary(L, o); };
+    }
+    t["aten.gelu.default"] = [](GraphLowering& L) {
+      std::string approx = L.str_arg(1, "approximate", "none");
+      if (approx != "none" && approx != "tanh") L.fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
+      return lower_unary(L, approx == "tanh" ? UnaryOp::GeluTanh : UnaryOp::GeluErf);
+    };
+    t["aten.where.self"] = lower_where;
+    t["aten.clamp.default"] = [](GraphLowering& L) { return lower_clamp(L, false, 0); };
+    t["aten.clamp.Tensor"] = [](GraphLowering& L) { return lower_clamp(L, true, 0); };
+    t["aten.clamp_min.default"] = [](GraphLowering& L) { return lower_clamp(L, false, 1); };
+    t["aten.clamp_max.default"] = [](GraphLowering& L) { return lower_clamp(L, false, 2); };
+    t["aten._to_copy.default"] = [](GraphLowering& L) { return lower_convert(L); };
+    t["prims.convert_element_type.default"] = [](GraphLowering& L) { return lower_convert(L); };
+    t["aten.clone.default"] = [](GraphLowering& L) { return lower_convert(L); };
+    t["aten.alias.default"] = [](GraphLowering& L) { return lower_convert(L); };
+    t["aten.view.default"] = lower_reshape;
+    t["aten.reshape.default"] = lower_reshape;
+    t["aten._unsafe_view.default"] = lower_reshape;
+    t["aten.permute.default"] = [](GraphLowering& L) { return lower_permute(L, dims_of(L, 1, "dims")); };
+    t["aten.t.default"] = [](GraphLowering& L) {
+      TensorValue self = L.tensor(0, "self");
+      return self.rank() < 2 ? lower_convert(L) : lower_permute(L, {1, 0});
+    };
+    t["aten.transpose.int"] = [](GraphLowering& L) {
+      TensorValue self = L.tensor(0, "self");
+      int64_t a = L.wrap_dim(L.int_arg(1, "dim0"), self.rank()), b = L.wrap_dim(L.int_arg(2, "dim1"), self.rank());
+      std::vector<int64_t> dims;
+      for (int64_t d = 0; d < std::max<int64_t>(self.rank(), 1); ++d) dims.push_back(d == a ? b : d == b ? a : d);
+      if (self.rank() == 0) return lower_convert(L);
+      return lower_permute(L, dims);
+    };
+    t["aten.expand.default"] = lower_expand;
+    t["aten.unsqueeze.default"] = lower_size_one_dims;
+    t["aten.squeeze.dim"] = lower_size_one_dims;
+    t["aten.squeeze.dims"] = lower_size_one_dims;
+    t["aten.squeeze.default"] = lower_size_one_dims;
+    t["aten.sum.dim_IntList"] = [](GraphLowering& L) { return lower_sum(L, false, false); };
+    t["aten.sum.default"] = [](GraphLowering& L) { return lower_sum(L, true, false); };
+    t["aten.mean.dim"] = [](GraphLowering& L) { return lower_sum(L, false, true); };
+    t["aten.mean.default"] = [](GraphLowering& L) { return lower_sum(L, true, true); };
+    t["aten.amax.default"] = [](GraphLowering& L) { return lower_minmax(L, ReduceOp::Max); };
+    t["aten.amin.default"] = [](GraphLowering& L) { return lower_minmax(L, ReduceOp::Min); };
+    t["aten.var.correction"] = [](GraphLowering& L) { return lower_var(L, false); };
+    t["aten.var_mean.correction"] = [](GraphLowering& L) { return lower_var(L, true); };
+    t["aten._softmax.default"] = [](GraphLowering& L) { return lower_softmax(L, false); };
+    t["aten._log_softmax.default"] = [](GraphLowering& L) { return lower_softmax(L, true); };
+    t["aten.native_layer_norm.default"] = lower_layer_norm;
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+bool has_lowering(const std::string& target) { return lowerings().count(target) > 0; }
+
+std::vector<std::string> lowered_ops() {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : lowerings()) names.push_back(k);
+  return names;
+}
+
+LoopProgram lower_graph(const Graph& g, const LoweringOptions& options) { return GraphLowering(g, options).run(); }
+
+}  // namespace hi

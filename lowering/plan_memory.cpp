@@ -1,0 +1,85 @@
+#include "lowering/plan_memory.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace hi {
+namespace {
+
+struct Interval {
+  int buffer;
+  int first, last;  // kernel indices
+  int64_t bytes;
+};
+
+class MemoryPlanner {
+ public:
+  explicit MemoryPlanner(LoopProgram& p) : p_(p) {}
+
+  void run() {
+    p_.workspace_offsets.assign(p_.buffers.size(), -1);
+    p_.workspace_bytes = 0;
+    std::vector<Interval> intervals = lifetimes();
+    // Greedy placement in order of first use: reuse the lowest offset whose occupant is dead, else grow. Good enough
+    // for the chains graphs are made of; an optimal packing is NP-hard and buys little here.
+    struct Placed { int64_t offset, bytes; int last; };
+    std::vector<Placed> placed;
+    for (const Interval& iv : intervals) {
+      int64_t offset = 0;
+      bool moved = true;
+      while (moved) {
+        moved = false;
+        for (const Placed& pl : placed) {
+          bool live = pl.last >= iv.first;
+          bool overlaps = offset < pl.offset + pl.bytes && pl.offset < offset + iv.bytes;
+          if (live && overlaps) {
+            offset = align(pl.offset + pl.bytes);
+            moved = true;
+          }
+        }
+      }
+      placed.push_back({offset, iv.bytes, iv.last});
+      p_.workspace_offsets[iv.buffer] = offset;
+      p_.workspace_bytes = std::max(p_.workspace_bytes, align(offset + iv.bytes));
+    }
+  }
+
+ private:
+  static int64_t align(int64_t v) { return (v + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
+
+  std::vector<Interval> lifetimes() {
+    std::vector<int> first(p_.buffers.size(), -1), last(p_.buffers.size(), -1);
+    std::vector<bool> local(p_.buffers.size(), false);
+    for (size_t k = 0; k < p_.kernels.size(); ++k) {
+      for (int b : p_.kernels[k].local_buffers) local[b] = true;
+      for (int c : p_.kernels[k].computations) {
+        int b = p_.computations[c].buffer;
+        if (first[b] < 0) first[b] = static_cast<int>(k);
+        last[b] = std::max(last[b], static_cast<int>(k));
+        visit(p_.computations[c].body, [&](const Expr& e) {
+          if (e->op == ExprOp::Load) last[e->buffer] = std::max(last[e->buffer], static_cast<int>(k));
+        });
+      }
+    }
+    std::vector<Interval> out;
+    for (size_t b = 0; b < p_.buffers.size(); ++b) {
+      const Buffer& buf = p_.buffers[b];
+      if (buf.kind != BufferKind::Intermediate || local[b] || first[b] < 0) continue;
+      auto elements = simplify(buf.storage_elements(), p_.size_ranges).as_const();
+      if (!elements)
+        throw std::invalid_argument("plan_memory: buffer '" + buf.name + "' has symbolic size " +
+                                    buf.storage_elements().str() + "; workspaces need concrete sizes");
+      out.push_back({static_cast<int>(b), first[b], last[b], *elements * dtype_bytes(buf.dtype)});
+    }
+    std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) { return a.first < b.first; });
+    return out;
+  }
+
+  LoopProgram& p_;
+};
+
+}  // namespace
+
+void plan_memory(LoopProgram& program) { MemoryPlanner(program).run(); }
+
+}  // namespace hi

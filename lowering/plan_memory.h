@@ -1,0 +1,16 @@
+// plan_memory: the execution plan's memory — every intermediate buffer that some kernel writes to memory gets a byte
+// offset in one workspace per call; buffers whose lifetimes (first writing kernel .. last reading kernel) do not
+// overlap share bytes. Fills LoopProgram::workspace_offsets and workspace_bytes. Needs kernels (fuse_kernels) and
+// concrete sizes for intermediates; throws std::invalid_argument naming the buffer otherwise.
+#pragma once
+
+#include "ir/loop.h"
+
+namespace hi {
+
+/// Alignment of every workspace offset, enough for 128-bit vector access.
+constexpr int64_t kWorkspaceAlignment = 256;
+
+void plan_memory(LoopProgram& program);
+
+}  // namespace hi
