@@ -1,0 +1,88 @@
+// The cpu device's compiler: the host C++ compiler builds the emitted HIP source (with the cpu prelude) into a
+// shared object. It runs as a child process without a shell; its input and output live in a private temp dir.
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#include "runtime/compiler.h"
+#include "runtime/process.h"
+#include "runtime/temp_directory.h"
+
+namespace hi {
+
+namespace {
+
+std::vector<std::string> host_compiler_command() {
+  const char* cxx = std::getenv("CXX");
+  std::vector<std::string> words = split_command_words(cxx ? cxx : "");
+  if (words.empty()) words = {"c++"};
+  return words;
+}
+
+class HostCompiler final : public Compiler {
+ public:
+  HostCompiler() : command_(host_compiler_command()) {
+    std::vector<std::string> argv = command_;
+    argv.push_back("--version");
+    ProcessResult result = run_process(argv);
+    if (result.exit_code != 0)
+      throw std::runtime_error("host C++ compiler '" + command_[0] + "' (from $CXX or the default c++) failed on "
+                               "--version:\n" + result.output);
+    version_ = result.output.substr(0, result.output.find('\n'));
+  }
+
+  std::string name() const override { return "host-c++"; }
+  std::string version() const override { return version_; }
+
+  // -shared -fPIC: the cpu device dlopens the result. --no-undefined: the object must be self-contained (the
+  // prelude reaches the runtime only through the hooks table handed to hi_cpu_bind), so a stray reference to a
+  // runtime symbol fails here, at compile time, rather than at dlopen.
+  std::vector<std::string> base_options(const Target&) const override {
+    return {"-O2", "-std=c++17", "-shared", "-fPIC", "-Wl,--no-undefined"};
+  }
+
+  CompiledCode compile(const std::string& source, const std::string& name_hint, const Target& target,
+                       const std::vector<std::string>& extra_options) override {
+    if (target.kind != TargetKind::Cpu)
+      throw std::invalid_argument("the host compiler cannot compile kernel '" + name_hint + "' for target " +
+                                  target.id());
+    auto start = std::chrono::steady_clock::now();
+    TempDirectory work("hipinductor-cc-");
+    std::filesystem::path source_path = work.path() / "kernel.hip";
+    std::filesystem::path output_path = work.path() / "kernel.so";
+    write_file_synced(source_path, source.data(), source.size());
+
+    std::vector<std::string> argv = command_;
+    for (const std::string& option : base_options(target)) argv.push_back(option);
+    for (const std::string& option : extra_options) argv.push_back(option);
+    for (std::string arg : {"-x", "c++"}) argv.push_back(arg);
+    argv.push_back(source_path.string());
+    argv.push_back("-o");
+    argv.push_back(output_path.string());
+
+    ProcessResult result = run_process(argv);
+    std::string log = result.output;
+    while (!log.empty() && log.back() == '\n') log.pop_back();
+    if (result.exit_code != 0) throw CompileError(command_[0], name_hint, target.id(), log);
+
+    CompiledCode compiled;
+    compiled.log = log;
+    std::ifstream in(output_path, std::ios::binary);
+    if (!in) throw std::runtime_error(command_[0] + " reported success for kernel '" + name_hint + "' but wrote no " +
+                                      output_path.string());
+    compiled.binary.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    compiled.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return compiled;
+  }
+
+ private:
+  std::vector<std::string> command_;
+  std::string version_;
+};
+
+}  // namespace
+
+std::unique_ptr<Compiler> make_host_compiler() { return std::make_unique<HostCompiler>(); }
+
+}  // namespace hi

@@ -1,0 +1,76 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "codegen/target.h"
+
+namespace hi {
+namespace {
+
+TEST(ParseTarget, AmdWithoutFeatures) {
+  Target target = parse_target("gfx90a");
+  EXPECT_EQ(target.kind, TargetKind::Amd);
+  EXPECT_EQ(target.arch, "gfx90a");
+  EXPECT_TRUE(target.features.empty());
+  EXPECT_EQ(target.warp_size, 64);
+  EXPECT_EQ(target.id(), "gfx90a");
+}
+
+TEST(ParseTarget, AmdWithFeaturesRoundTrips) {
+  Target target = parse_target("gfx942:sramecc+:xnack-");
+  EXPECT_EQ(target.arch, "gfx942");
+  EXPECT_EQ(target.features, (std::vector<std::string>{"sramecc+", "xnack-"}));
+  EXPECT_EQ(target.warp_size, 64);
+  EXPECT_EQ(target.id(), "gfx942:sramecc+:xnack-");
+  EXPECT_EQ(target.file_tag(), "gfx942_sramecc+_xnack-");
+  EXPECT_EQ(parse_target(target.id()).id(), target.id());
+}
+
+TEST(ParseTarget, RdnaRunsWave32) {
+  EXPECT_EQ(parse_target("gfx1100").warp_size, 32);
+  EXPECT_EQ(parse_target("gfx1030").warp_size, 32);
+  EXPECT_EQ(parse_target("gfx1201").warp_size, 32);
+  EXPECT_EQ(parse_target("gfx908").warp_size, 64);
+  EXPECT_EQ(parse_target("gfx803").warp_size, 64);
+}
+
+TEST(ParseTarget, Nvidia) {
+  for (const char* name : {"sm_80", "sm_90", "sm_90a", "sm_100a"}) {
+    Target target = parse_target(name);
+    EXPECT_EQ(target.kind, TargetKind::Nvidia) << name;
+    EXPECT_EQ(target.arch, name);
+    EXPECT_EQ(target.warp_size, 32);
+    EXPECT_EQ(target.id(), name);
+  }
+}
+
+TEST(ParseTarget, Cpu) {
+  Target cpu = parse_target("cpu");
+  EXPECT_EQ(cpu.kind, TargetKind::Cpu);
+  EXPECT_EQ(cpu.warp_size, 32);
+  EXPECT_EQ(cpu.id(), "cpu");
+  Target wide = parse_target("cpu-w64");
+  EXPECT_EQ(wide.kind, TargetKind::Cpu);
+  EXPECT_EQ(wide.arch, "cpu");
+  EXPECT_EQ(wide.warp_size, 64);
+  EXPECT_EQ(wide.id(), "cpu-w64");
+}
+
+TEST(ParseTarget, RejectsInvalidNamesWithTheTextAndTheAcceptedForms) {
+  for (const char* name : {"", "gfx", "gfx9", "gfx90a:", "gfx90a:xnack", "gfx90a:xnack+:xnack-", "gfx942:Sramecc+",
+                           "GFX90A", "gfx90g", "sm_9", "sm_90b", "sm90", "cpu-w32", "cuda", " gfx90a",
+                           "sm_90:xnack+"}) {
+    try {
+      parse_target(name);
+      ADD_FAILURE() << "accepted '" << name << "'";
+    } catch (const std::invalid_argument& error) {
+      std::string message = error.what();
+      EXPECT_NE(message.find("'" + std::string(name) + "'"), std::string::npos) << message;
+      EXPECT_NE(message.find("gfx942:sramecc+:xnack-"), std::string::npos) << message;
+      EXPECT_NE(message.find("cpu-w64"), std::string::npos) << message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hi
