@@ -15,6 +15,7 @@ typedef unsigned char hi_u8;
 #define HI_FN __device__ __forceinline__
 
 #if defined(HI_TARGET_CPU)
+#include <math.h>  // the host's libm in the global namespace, as device code sees its math functions
 HI_FN float hi_bits_to_float(unsigned u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
 HI_FN unsigned hi_float_to_bits(float f) { unsigned u; __builtin_memcpy(&u, &f, 4); return u; }
 HI_FN float rsqrtf(float x) { return 1.0f / sqrtf(x); }

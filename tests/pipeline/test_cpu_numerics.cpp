@@ -1,0 +1,89 @@
+// Numerical runs: emitted HIP source compiled for the cpu device (warp widths 32 and 64, so both the NVIDIA/RDNA and
+// the CDNA code shapes execute), compared with the reference interpreter.
+#include <gtest/gtest.h>
+
+#include "graph_builder.h"
+#include "run_on_cpu.h"
+
+namespace hi {
+namespace {
+
+using B = test::GraphBuilder;
+
+class CpuNumerics : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CpuNumerics, Softmax) {
+  test::expect_matches(test::run_on_cpu(test::softmax_graph(8, 300), GetParam()), 1e-5, 1e-6);
+}
+
+TEST_P(CpuNumerics, SoftmaxBf16) {
+  test::expect_matches(test::run_on_cpu(test::softmax_graph(4, 200, DType::BFloat16), GetParam()), 2e-2, 1e-2);
+}
+
+TEST_P(CpuNumerics, LayerNormWithStatistics) {
+  test::expect_matches(test::run_on_cpu(test::layer_norm_graph(6, 160, true), GetParam()), 1e-4, 1e-5);
+}
+
+TEST_P(CpuNumerics, PointwiseChain) {
+  test::expect_matches(test::run_on_cpu(test::pointwise_chain_graph(33, 17), GetParam()), 1e-5, 1e-6);
+}
+
+TEST_P(CpuNumerics, NonContiguousInputs) {
+  // x is a transposed view (strides [1, 9]) with a storage offset; y broadcasts along dim 0.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {7, 9}, {1, 7}, 3);
+  ValueRef y = g.input("y", DType::Float32, {1, 9});
+  ValueRef a = g.call("aten.mul.Tensor", {B::t(x), B::t(y)}, DType::Float32, {7, 9});
+  ValueRef p = g.call("aten.permute.default", {B::t(a), B::ints({1, 0})}, DType::Float32, {9, 7});
+  ValueRef r = g.call("aten.view.default", {B::t(p), B::ints({63})}, DType::Float32, {63});
+  ValueRef e = g.call("aten.expand.default", {B::t(r), B::ints({2, 63})}, DType::Float32, {2, 63});
+  g.output(e);
+  test::expect_matches(test::run_on_cpu(g.graph(), GetParam()), 1e-6, 1e-7);
+}
+
+TEST_P(CpuNumerics, ReductionsOverNonLastDims) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {5, 6, 7});
+  ValueRef s0 = g.call("aten.sum.dim_IntList", {B::t(x), B::ints({0})}, DType::Float32, {6, 7});
+  ValueRef m1 = g.call("aten.amax.default", {B::t(x), B::ints({1}), B::b(true)}, DType::Float32, {5, 1, 7});
+  ValueRef mn = g.call("aten.mean.dim", {B::t(x), B::ints({0, 2})}, DType::Float32, {6});
+  ValueRef mi = g.call("aten.amin.default", {B::t(x), B::ints({-1, 0})}, DType::Float32, {6});
+  g.output(s0);
+  g.output(m1);
+  g.output(mn);
+  g.output(mi);
+  test::expect_matches(test::run_on_cpu(g.graph(), GetParam()), 1e-5, 1e-5);
+}
+
+TEST_P(CpuNumerics, GeluBothApproximationsAndResidual) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {10, 20});
+  ValueRef a = g.call("aten.gelu.default", {B::t(x)}, DType::Float32, {10, 20});
+  ValueRef b = g.call("aten.gelu.default", {B::t(x)}, DType::Float32, {10, 20}, {{"approximate", B::s("tanh")}});
+  ValueRef c = g.call("aten.add.Tensor", {B::t(a), B::t(b)}, DType::Float32, {10, 20}, {{"alpha", B::f(0.5)}});
+  ValueRef d = g.call("aten.clamp.default", {B::t(c), B::f(-0.25), B::f(1.5)}, DType::Float32, {10, 20});
+  ValueRef w = g.call("aten.where.self", {B::t(g.call("aten.gt.Scalar", {B::t(x), B::f(0.0)}, DType::Bool, {10, 20})),
+                                          B::t(d), B::t(x)},
+                      DType::Float32, {10, 20});
+  g.output(w);
+  test::expect_matches(test::run_on_cpu(g.graph(), GetParam()), 1e-5, 1e-6);
+}
+
+TEST_P(CpuNumerics, TypePromotionAndConversion) {
+  test::GraphBuilder g;
+  ValueRef i = g.input("i", DType::Int64, {12});
+  ValueRef h = g.input("h", DType::BFloat16, {12});
+  ValueRef a = g.call("aten.add.Tensor", {B::t(i), B::t(h)}, DType::BFloat16, {12});
+  ValueRef d = g.call("aten.div.Tensor", {B::t(i), B::i(3)}, DType::Float32, {12});
+  ValueRef c = g.call("prims.convert_element_type.default", {B::t(d), Arg::of(DType::Int32)}, DType::Int32, {12});
+  g.output(a);
+  g.output(d);
+  g.output(c);
+  test::expect_matches(test::run_on_cpu(g.graph(), GetParam()), 1e-6, 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(WarpWidths, CpuNumerics, ::testing::Values("cpu", "cpu-w64"),
+                         [](const auto& info) { return info.param == "cpu" ? std::string("w32") : std::string("w64"); });
+
+}  // namespace
+}  // namespace hi
