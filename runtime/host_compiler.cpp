@@ -1,5 +1,6 @@
 // The cpu device's compiler: the host C++ compiler builds the emitted HIP source (with the cpu prelude) into a
 // shared object. It runs as a child process without a shell; its input and output live in a private temp dir.
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -18,6 +19,12 @@ std::vector<std::string> host_compiler_command() {
   std::vector<std::string> words = split_command_words(cxx ? cxx : "");
   if (words.empty()) words = {"c++"};
   return words;
+}
+
+std::string file_name_for(const std::string& name_hint) {
+  std::string name;
+  for (char c : name_hint.substr(0, 100)) name += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return name.empty() ? "kernel" : name;
 }
 
 class HostCompiler final : public Compiler {
@@ -49,7 +56,8 @@ class HostCompiler final : public Compiler {
                                   target.id());
     auto start = std::chrono::steady_clock::now();
     TempDirectory work("hipinductor-cc-");
-    std::filesystem::path source_path = work.path() / "kernel.hip";
+    // The source file is named after the kernel so that the compiler's diagnostics name it too.
+    std::filesystem::path source_path = work.path() / (file_name_for(name_hint) + ".hip");
     std::filesystem::path output_path = work.path() / "kernel.so";
     write_file_synced(source_path, source.data(), source.size());
 

@@ -103,6 +103,7 @@ inline T shuffle_xor(T value, int lane_mask) {
 extern "C" __attribute__((visibility("default"))) const unsigned hi_cpu_prelude_abi[2] = {HI_CPU_HOOKS_VERSION,
                                                                                         HI_WARP_SIZE};
 
+// Defined here, not just declared: the prelude is prepended to the one translation unit of a module.
 /// Accepts the runtime's hooks table; returns 1, or 0 (and keeps nothing) when its version, size or warp width
 /// differs from this prelude's.
 extern "C" __attribute__((visibility("default"))) int hi_cpu_bind(const void* hooks) {

@@ -49,7 +49,8 @@ TEST_P(HiprtcTest, CompilesAndCodeObjectFactsAreSane) {
   ASSERT_FALSE(code.binary.empty());
   EXPECT_GT(code.compile_ms, 0.0);
   std::cout << "[ info ] " << compiler->version() << " compiled block_sum for " << target.id() << " in "
-            << code.compile_ms << " ms (" << code.binary.size() << " bytes)\n";
+            << code.compile_ms << " ms (" << code.binary.size() << " bytes, "
+            << (std::memcmp(code.binary.data(), "\x7f" "ELF", 4) == 0 ? "raw ELF" : "offload bundle") << ")\n";
 
   std::vector<char> elf = extract_amdgcn_elf(code.binary, target);
   ASSERT_GE(elf.size(), 4u);
@@ -81,6 +82,27 @@ TEST_P(HiprtcTest, DisassemblesTheCodeObject) {
   EXPECT_NE(isa.find("block_sum"), std::string::npos);
   EXPECT_NE(isa.find("s_endpgm"), std::string::npos);
   EXPECT_NE(isa.find("ds_"), std::string::npos) << "LDS or cross-lane instructions expected";
+}
+
+// gfx90a and gfx94x share one register file between arch VGPRs and AGPRs: the metadata's vgpr_count is then the
+// total (arch VGPRs rounded up to 4, plus AGPRs), and occupancy is computed from it; gfx908 has separate files.
+TEST(Hiprtc, VgprCountIncludesAgprsOnTheUnifiedRegisterFile) {
+  std::string source = R"(extern "C" __global__ void uses_agprs(float* o) {
+  float x = o[threadIdx.x];
+  asm volatile("v_accvgpr_write_b32 a9, 0" ::: "a9");
+  o[threadIdx.x] = x * 2.0f;
+})";
+  for (const char* name : {"gfx90a", "gfx942", "gfx908"}) {
+    Target target = parse_target(name);
+    std::vector<AmdKernelFacts> facts =
+        read_amd_kernel_facts(compiler_for(target)->compile(source, "uses_agprs", target, {}).binary, target);
+    ASSERT_EQ(facts.size(), 1u);
+    EXPECT_EQ(facts[0].agpr_count, 10) << name;
+    if (target.arch == "gfx908")
+      EXPECT_EQ(facts[0].vgpr_count, 10) << "gfx908: max(arch VGPRs, AGPRs)";
+    else
+      EXPECT_GE(facts[0].vgpr_count, 4 + 10) << name << ": arch VGPRs (rounded to 4) + AGPRs";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Amd, HiprtcTest, ::testing::Values("gfx90a", "gfx942:sramecc+:xnack-"),
@@ -154,6 +176,7 @@ TEST(HostCompiler, CompilesASharedObjectAndReportsErrors) {
   } catch (const CompileError& error) {
     EXPECT_NE(std::string(error.what()).find("host_broken"), std::string::npos) << error.what();
     EXPECT_NE(error.log().find("error"), std::string::npos) << error.log();
+    EXPECT_NE(error.log().find("host_broken.hip"), std::string::npos) << error.log();
   }
   // --no-undefined: a module may not reach into the runtime except through the hooks table.
   EXPECT_THROW(compiler->compile("extern \"C\" void runtime_only(); extern \"C\" void f() { runtime_only(); }\n",
