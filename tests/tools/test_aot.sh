@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# hipinductor-aot end to end: a good graph gives source, code objects and a manifest per arch; malformed input,
+# an unknown arch or a missing file exit 2 with one line on stderr and no core dump; nothing half-written is left.
+set -euo pipefail
+aot=$1
+src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$aot" "$src/examples/softmax.json" --arch gfx90a,gfx942:sramecc+:xnack-,sm_90 -o "$work/out" 2>"$work/log" ||
+  { cat "$work/log"; fail "good graph did not compile"; }
+for f in softmax.gfx90a.hip softmax.gfx90a.hsaco softmax.gfx942_sramecc+_xnack-.hsaco softmax.sm_90.cubin manifest.json; do
+  [ -s "$work/out/$f" ] || fail "missing $f (have: $(ls "$work/out"))"
+done
+python3 - "$work/out/manifest.json" <<'PY' || fail "manifest content"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert [t["target"] for t in m["targets"]] == ["gfx90a", "gfx942:sramecc+:xnack-", "sm_90"], m["targets"]
+k = m["targets"][0]["kernels"]
+assert len(k) == 1 and k[0]["kind"] == "row_reduction", k
+assert k[0]["facts"]["vgpr_spills"] == 0 and k[0]["facts"]["vgprs"] > 0, k[0]
+assert m["inputs"][0]["sizes"] == ["32", "1000"], m["inputs"]
+PY
+! ls "$work/out" | grep -q '\.tmp$' || fail "temporary files left behind"
+
+expect_2() {
+  local what=$1; shift
+  set +e
+  "$@" >"$work/stdout" 2>"$work/stderr"
+  local rc=$?
+  set -e
+  [ $rc -eq 2 ] || { cat "$work/stderr"; fail "$what: exit $rc, expected 2"; }
+  [ "$(wc -l <"$work/stderr")" -eq 1 ] || { cat "$work/stderr"; fail "$what: expected one line on stderr"; }
+  grep -q "^hipinductor-aot: " "$work/stderr" || fail "$what: message does not name the tool"
+  echo "ok: $what: $(cat "$work/stderr")"
+}
+printf '{"format": "hipinductor-graph", "version": 1, "nodes": [' >"$work/truncated.json"
+expect_2 "truncated JSON" "$aot" "$work/truncated.json" -o "$work/bad"
+sed 's/aten.amax.default/aten.frobnicate.default/' "$src/examples/softmax.json" >"$work/unknown_op.json"
+expect_2 "unknown op" "$aot" "$work/unknown_op.json" -o "$work/bad"
+expect_2 "missing file" "$aot" "$work/nope.json" -o "$work/bad"
+expect_2 "unknown arch" "$aot" "$src/examples/softmax.json" --arch gfx9000 -o "$work/bad"
+expect_2 "missing -o" "$aot" "$src/examples/softmax.json"
+echo "1 passed, 0 failed"
