@@ -1,0 +1,67 @@
+"""The `hipinductor` torch.compile backend: dynamo graph -> AOTAutograd (forward and backward ATen graphs, core ATen
+decompositions minus the ops hipinductor lowers itself) -> hipinductor kernels with eager fallbacks."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import threading
+
+import torch
+
+from . import _C
+from .graph_module import CompiledFxGraph
+from .options import Options
+
+_reports: list[dict] = []
+_reports_lock = threading.Lock()
+_graph_ids = itertools.count()
+
+
+@functools.lru_cache(maxsize=None)
+def decomposition_table() -> dict:
+    """PyTorch's core ATen decompositions, without the ops hipinductor lowers better whole (softmax, layer_norm, ...)."""
+    from torch._decomp import core_aten_decompositions
+
+    table = dict(core_aten_decompositions())
+    for op in list(table):
+        if _C.has_lowering(str(op)):
+            del table[op]
+    return table
+
+
+def _compiler(options: Options, kind: str):
+    def compile_graph(gm: torch.fx.GraphModule, example_inputs):
+        compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids))
+        with _reports_lock:
+            _reports.append(compiled.report)
+        return compiled
+
+    return compile_graph
+
+
+def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict | None = None, **unused):
+    """torch.compile(model, backend="hipinductor", options={...}); see Options for the keys."""
+    if unused:
+        raise ValueError(f"hipinductor: unexpected backend arguments {sorted(unused)}; pass options={{...}}")
+    opts = Options.from_dict(options)
+    from torch._dynamo.backends.common import aot_autograd
+
+    return aot_autograd(
+        fw_compiler=_compiler(opts, "forward"),
+        bw_compiler=_compiler(opts, "backward"),
+        inference_compiler=_compiler(opts, "inference"),
+        decompositions=decomposition_table(),
+    )(gm, example_inputs)
+
+
+def reports() -> list[dict]:
+    """One dict per compiled ATen graph (forward, backward, inference), oldest first: ops_lowered, fallback_ops,
+    kernels, compile_ms, cache_hits, segments, workspace_bytes, eager_reason."""
+    with _reports_lock:
+        return [dict(r) for r in _reports]
+
+
+def clear_reports() -> None:
+    with _reports_lock:
+        _reports.clear()

@@ -1,0 +1,390 @@
+"""Compiling one ATen FX graph (a forward or backward graph from AOTAutograd) into hipinductor kernels.
+
+The graph is split in graph order into *segments*: maximal runs of nodes hipinductor lowers, separated by nodes that
+run in eager PyTorch (ops without a lowering, random ops, tensors on devices without a hipinductor runtime). Each
+segment becomes one hipinductor graph (the versioned JSON of docs/graph-format.md) compiled by the C++ pipeline into
+one translation unit of fused kernels. Segments are compiled on first call, specialised to the concrete sizes,
+strides and storage offsets of the tensors they receive (symbolic sizes are evaluated then), and cached per layout.
+
+A node the compiler rejects (a LoweringError or GraphFormatError names it) is moved to eager and the segment is
+re-split, so one unsupported case never sends a whole graph to eager.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import operator
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+import torch.fx as fx
+
+from . import _C
+from .options import Options
+
+log = logging.getLogger("hipinductor")
+
+_SUPPORTED_DTYPES = {
+    torch.float32: "float32",
+    torch.float16: "float16",
+    torch.bfloat16: "bfloat16",
+    torch.float64: "float64",
+    torch.int64: "int64",
+    torch.int32: "int32",
+    torch.int16: "int16",
+    torch.int8: "int8",
+    torch.uint8: "uint8",
+    torch.bool: "bool",
+}
+
+_warned_fallbacks: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_fallback_once(op: str, why: str) -> None:
+    with _warned_lock:
+        if op in _warned_fallbacks:
+            return
+        _warned_fallbacks.add(op)
+    log.warning("hipinductor: %s runs in eager PyTorch (%s)", op, why)
+
+
+def op_name(node: fx.Node) -> str:
+    """`aten.add.Tensor` for an OpOverload target; the callable's name otherwise."""
+    t = node.target
+    if isinstance(t, torch._ops.OpOverload):
+        return str(t)
+    return getattr(t, "__name__", str(t))
+
+
+def _tensor_meta(node: fx.Node):
+    val = node.meta.get("val")
+    return val if isinstance(val, torch.Tensor) else None
+
+
+def _node_tensors(node: fx.Node) -> list[torch.Tensor]:
+    val = node.meta.get("val")
+    if isinstance(val, torch.Tensor):
+        return [val]
+    if isinstance(val, (list, tuple)):
+        return [v for v in val if isinstance(v, torch.Tensor)]
+    return []
+
+
+class Report(dict):
+    """Per-graph facts: ops_lowered, fallback_ops, kernels, compile_ms, cache_hits, ... (a plain dict)."""
+
+
+@dataclass
+class Segment:
+    nodes: list[fx.Node]
+    inputs: list[fx.Node] = field(default_factory=list)   # values read from outside the segment
+    outputs: list[fx.Node] = field(default_factory=list)  # values used after the segment
+    compiled: dict = field(default_factory=dict)          # layout signature -> _C.CompiledGraph
+    rejected: bool = False
+
+
+class CompiledFxGraph:
+    """The callable handed back to AOTAutograd for one ATen graph."""
+
+    def __init__(self, gm: fx.GraphModule, options: Options, kind: str, index: int):
+        self.gm = gm
+        self.options = options
+        self.name = f"{kind}_{index}"
+        self.lock = threading.Lock()
+        self.report = Report(
+            name=self.name, ops_lowered=[], fallback_ops=[], kernels=0, compile_ms=0.0, cache_hits=0,
+            segments=0, eager_reason=None, workspace_bytes=0)
+        self.forced_eager: set[fx.Node] = set()
+        self.graph_eager_reason: str | None = None
+        self._plan()
+
+    # ---- partitioning ------------------------------------------------------------------------------------------
+    def _lowerable(self, node: fx.Node) -> tuple[bool, str]:
+        if node.op != "call_function":
+            return False, "not a call"
+        if node.target is operator.getitem:
+            return True, ""
+        if not isinstance(node.target, torch._ops.OpOverload):
+            return False, "not an ATen op"
+        name = op_name(node)
+        if name in self.options.fallback_ops:
+            return False, "listed in options['fallback_ops']"
+        if not _C.has_lowering(name):
+            return False, "no lowering"
+        if node in self.forced_eager:
+            return False, "the compiler rejected this node"
+        tensors = _node_tensors(node)
+        if not tensors:
+            return False, "produces no tensor"
+        for a in node.all_input_nodes:
+            tensors += _node_tensors(a)
+        for t in tensors:
+            if t.dtype not in _SUPPORTED_DTYPES:
+                return False, f"dtype {t.dtype}"
+            if t.device.type != "cpu":
+                return False, f"no hipinductor runtime for device '{t.device.type}' in this build"
+        return True, ""
+
+    def _plan(self) -> None:
+        graph = self.gm.graph
+        self.steps: list[Any] = []  # fx.Node (eager) or Segment
+        current: list[fx.Node] = []
+        lowered_ops: list[str] = []
+        fallback_ops: list[str] = []
+        for node in graph.nodes:
+            if node.op in ("placeholder", "output", "get_attr"):
+                continue
+            ok, why = self._lowerable(node)
+            # getitem of an eager node's tuple stays with it; of a lowered node, inside the segment.
+            if node.target is operator.getitem and not (current and node.args[0] in current):
+                ok = False
+            if ok:
+                current.append(node)
+                if node.target is not operator.getitem:
+                    lowered_ops.append(op_name(node))
+                continue
+            if current:
+                self.steps.append(Segment(current))
+                current = []
+            self.steps.append(node)
+            if node.target is not operator.getitem and node.op == "call_function":
+                name = op_name(node)
+                fallback_ops.append(name)
+                _warn_fallback_once(name, why)
+        if current:
+            self.steps.append(Segment(current))
+        # Drop segments that compute nothing (only getitems) back to eager.
+        steps = []
+        for s in self.steps:
+            if isinstance(s, Segment) and all(n.target is operator.getitem for n in s.nodes):
+                steps.extend(s.nodes)
+            else:
+                steps.append(s)
+        self.steps = steps
+        self._wire_segments()
+        self.report["ops_lowered"] = sorted(set(lowered_ops))
+        self.report["fallback_ops"] = sorted(set(fallback_ops))
+        self.report["segments"] = sum(isinstance(s, Segment) for s in self.steps)
+
+    def _wire_segments(self) -> None:
+        order = {n: i for i, n in enumerate(self.gm.graph.nodes)}
+        for seg in (s for s in self.steps if isinstance(s, Segment)):
+            inside = set(seg.nodes)
+            seen = []
+            for n in seg.nodes:
+                for a in n.all_input_nodes:
+                    if a not in inside and a not in seen:
+                        seen.append(a)
+            seg.inputs = [a for a in seen if _tensor_meta(a) is not None]
+            last = max(order[n] for n in seg.nodes)
+            outs = []
+            for n in seg.nodes:
+                if _tensor_meta(n) is None:
+                    continue  # tuple-valued nodes are read through their getitems
+                if any(u not in inside or order[u] > last for u in n.users):
+                    outs.append(n)
+            seg.outputs = outs
+
+    # ---- conversion to the graph format --------------------------------------------------------------------------
+    @staticmethod
+    def _sym_value(x, env: dict) -> int:
+        if isinstance(x, int):
+            return x
+        if isinstance(x, torch.SymInt):
+            expr = x.node.expr
+            if expr.is_number:
+                return int(expr)
+            return int(expr.xreplace(env))
+        raise TypeError(f"not an int: {x!r}")
+
+    def _layout(self, t: torch.Tensor, env: dict) -> dict:
+        return {"dtype": _SUPPORTED_DTYPES[t.dtype],
+                "sizes": [self._sym_value(s, env) for s in t.shape],
+                "strides": [self._sym_value(s, env) for s in t.stride()],
+                "offset": self._sym_value(t.storage_offset(), env)}
+
+    def _segment_json(self, seg: Segment, inputs: list[torch.Tensor], env: dict) -> dict:
+        names: dict[fx.Node, tuple[str, int | None]] = {}
+        nodes_json = []
+        for node, value in zip(seg.inputs, inputs):
+            nodes_json.append({"name": node.name, "op": "placeholder",
+                               "meta": {"dtype": _SUPPORTED_DTYPES[value.dtype], "sizes": list(value.shape),
+                                        "strides": list(value.stride()), "offset": value.storage_offset()}})
+            names[node] = (node.name, None)
+
+        def ref(n: fx.Node) -> dict:
+            if n not in names:
+                raise _Reject(n, "reads a value the segment does not have")
+            name, k = names[n]
+            return {"ref": name} if k is None else {"ref": name, "output": k}
+
+        def arg(a):
+            if isinstance(a, fx.Node):
+                val = a.meta.get("val")
+                if isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
+                    return self._sym_value(val, env)  # a size computed by an eager sym_size node
+                return ref(a)
+            if isinstance(a, bool) or a is None or isinstance(a, str):
+                return a
+            if isinstance(a, (int, torch.SymInt)):
+                return self._sym_value(a, env)
+            if isinstance(a, (float, torch.SymFloat)):
+                v = float(a) if isinstance(a, float) else float(a.node.expr.xreplace(env))
+                if math.isnan(v):
+                    return {"float": "nan"}
+                if math.isinf(v):
+                    return {"float": "inf" if v > 0 else "-inf"}
+                return {"float": v}
+            if isinstance(a, torch.dtype):
+                if a not in _SUPPORTED_DTYPES:
+                    raise _Reject(None, f"dtype {a}")
+                return {"dtype": _SUPPORTED_DTYPES[a]}
+            if isinstance(a, (torch.device, torch.layout, torch.memory_format)):
+                return None
+            if isinstance(a, (list, tuple)):
+                if any(isinstance(x, fx.Node) for x in a) or (a and all(x is None for x in a)):
+                    return [ref(x) if isinstance(x, fx.Node) else None for x in a]
+                return [arg(x) for x in a]
+            raise _Reject(None, f"argument {a!r} of type {type(a).__name__}")
+
+        for node in seg.nodes:
+            if node.target is operator.getitem:
+                src, k = node.args
+                names[node] = (names[src][0], k)
+                continue
+            metas = [self._layout(t, env) for t in _node_tensors(node)]
+            try:
+                entry = {"name": node.name, "op": op_name(node), "args": [arg(a) for a in node.args],
+                         "meta": metas[0] if len(metas) == 1 else metas}
+                if node.kwargs:
+                    entry["kwargs"] = {k: arg(v) for k, v in node.kwargs.items()}
+            except _Reject as r:
+                raise _Reject(node, r.why) from None
+            nodes_json.append(entry)
+            names[node] = (node.name, None)
+        return {"format": "hipinductor-graph", "version": 1, "nodes": nodes_json,
+                "outputs": [ref(n) for n in seg.outputs]}
+
+    # ---- execution -----------------------------------------------------------------------------------------------
+    def _compile_segment(self, seg: Segment, inputs: list[torch.Tensor], env: dict):
+        import json
+        key = tuple((t.dtype, tuple(t.shape), t.stride(), t.storage_offset()) for t in inputs)
+        cg = seg.compiled.get(key)
+        if cg is not None:
+            return cg
+        graph = self._segment_json(seg, inputs, env)
+        start = time.perf_counter()
+        cg = _C.compile(json.dumps(graph), target=self.options.target,
+                        name=f"{self.name}_s{self.steps.index(seg)}", debug_dir=self.options.debug_dir,
+                        use_cache=self.options.use_cache)
+        self.report["compile_ms"] += (time.perf_counter() - start) * 1000.0
+        self.report["kernels"] += cg.num_kernels
+        self.report["cache_hits"] += int(cg.cache_hit)
+        self.report["workspace_bytes"] = max(self.report["workspace_bytes"], cg.workspace_bytes)
+        seg.compiled[key] = cg
+        return cg
+
+    def _bind_symbols(self, args) -> dict:
+        env = {}
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        for node, value in zip(placeholders, args):
+            val = node.meta.get("val")
+            if isinstance(val, torch.SymInt) and isinstance(value, int) and val.node.expr.is_symbol:
+                env[val.node.expr] = value
+            elif isinstance(val, torch.Tensor) and isinstance(value, torch.Tensor):
+                for s, v in zip(list(val.shape) + list(val.stride()), list(value.shape) + list(value.stride())):
+                    if isinstance(s, torch.SymInt) and s.node.expr.is_symbol:
+                        env[s.node.expr] = v
+        return env
+
+    def __call__(self, *args):
+        if self.graph_eager_reason is not None:
+            return self.gm(*args)
+        while True:
+            try:
+                return self._run(args)
+            except _Reject as r:
+                self._reject(r)
+            except Exception as e:  # noqa: BLE001 - a compiler fault must never kill the user's program
+                if self.options.strict:
+                    raise
+                self.graph_eager_reason = f"{type(e).__name__}: {e}"
+                self.report["eager_reason"] = self.graph_eager_reason
+                log.warning("hipinductor: graph %s runs in eager PyTorch: %s", self.name, self.graph_eager_reason)
+                return self.gm(*args)
+
+    def _reject(self, r: "_Reject") -> None:
+        if r.node is None or r.node in self.forced_eager:
+            raise RuntimeError(f"hipinductor: segment rejected: {r.why}")
+        if self.options.strict and not r.recoverable:
+            raise RuntimeError(f"hipinductor: node '{r.node.name}' ({op_name(r.node)}): {r.why}")
+        with self.lock:
+            self.forced_eager.add(r.node)
+            _warn_fallback_once(op_name(r.node), r.why)
+            self._plan()
+
+    def _run(self, args):
+        env: dict[fx.Node, Any] = {}
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        for node, value in zip(placeholders, args):
+            env[node] = value
+        symbols = None
+        for step in self.steps:
+            if isinstance(step, Segment):
+                if symbols is None:
+                    symbols = self._bind_symbols(args)
+                self._run_segment(step, env, symbols)
+                continue
+            node = step
+            a = fx.node.map_arg(node.args, lambda n: env[n])
+            kw = fx.node.map_arg(node.kwargs, lambda n: env[n])
+            env[node] = node.target(*a, **kw)
+        out = next(n for n in self.gm.graph.nodes if n.op == "output")
+        return fx.node.map_arg(out.args[0], lambda n: env[n])
+
+    def _run_segment(self, seg: Segment, env: dict, symbols: dict) -> None:
+        inputs = [env[n] for n in seg.inputs]
+        for n, t in zip(seg.inputs, inputs):
+            if not isinstance(t, torch.Tensor):
+                raise _Reject(next(u for u in seg.nodes if n in u.all_input_nodes), f"input '{n.name}' is not a tensor")
+        try:
+            cg = self._compile_segment(seg, inputs, symbols)
+        except _C.LoweringError as e:
+            node = self._node_named(seg, getattr(e, "node", None))
+            raise _Reject(node, str(e), recoverable=True) from None
+        except _C.GraphFormatError as e:
+            m = re.search(r"node '([^']+)'", str(e))
+            node = self._node_named(seg, m.group(1) if m else None)
+            raise _Reject(node, str(e), recoverable=True) from None
+        outputs = []
+        for n in seg.outputs:
+            meta = _tensor_meta(n)
+            lay = self._layout(meta, symbols)
+            outputs.append(torch.empty_strided(lay["sizes"], lay["strides"], dtype=meta.dtype, device=inputs[0].device
+                                               if inputs else "cpu"))
+        cg.run([t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs], 0)
+        for n, t in zip(seg.outputs, outputs):
+            env[n] = t
+
+    @staticmethod
+    def _node_named(seg: Segment, name: str | None):
+        if name is None:
+            return seg.nodes[0]
+        for n in seg.nodes:
+            if n.name == name:
+                return n
+        return seg.nodes[0]
+
+
+class _Reject(Exception):
+    def __init__(self, node, why: str, recoverable: bool = False):
+        super().__init__(why)
+        self.node = node
+        self.why = why
+        self.recoverable = recoverable

@@ -1,0 +1,49 @@
+"""Options of the hipinductor backend: torch.compile(..., options={...}) and environment variables."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+
+from . import _C
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass
+class Options:
+    #: Target for CPU tensors' kernels: "cpu" (warp 32) or "cpu-w64" (warp 64). GPU targets come from the device.
+    target: str = "cpu"
+    #: AMD/NVIDIA target to compile for, e.g. "gfx942"; checked (and, without a GPU runtime, only recorded).
+    arch: str | None = None
+    #: Write every stage of every graph here (also HIPINDUCTOR_DEBUG_DIR).
+    debug_dir: str | None = field(default_factory=lambda: os.environ.get("HIPINDUCTOR_DEBUG_DIR") or None)
+    #: Use the on-disk code-object cache (HIPINDUCTOR_CACHE_DIR).
+    use_cache: bool = True
+    #: Raise on compiler faults instead of running the graph eagerly with a warning (also HIPINDUCTOR_STRICT=1).
+    strict: bool = field(default_factory=lambda: _env_flag("HIPINDUCTOR_STRICT"))
+    #: ATen overloads (e.g. "aten.mm.default") to run in eager PyTorch even when hipinductor lowers them.
+    fallback_ops: frozenset = frozenset()
+
+    @classmethod
+    def known(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_dict(cls, options: dict | None) -> "Options":
+        o = cls()
+        for key, value in (options or {}).items():
+            if key not in cls.known():
+                raise ValueError(f"hipinductor: unknown option '{key}'; known options: {', '.join(cls.known())}")
+            if key == "fallback_ops":
+                value = frozenset(value)
+            setattr(o, key, value)
+        o.target = _C.parse_target(o.target)
+        if not o.target.startswith("cpu"):
+            raise ValueError(f"hipinductor: option 'target' must be 'cpu' or 'cpu-w64', got '{o.target}' "
+                             "(GPU targets follow the tensors' device; use 'arch' to name one)")
+        if o.arch is not None:
+            o.arch = _C.parse_target(o.arch)
+        return o

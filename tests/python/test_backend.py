@@ -1,0 +1,127 @@
+"""torch.compile(backend="hipinductor") on small programs: results, fusion, fallbacks, reports, options, faults."""
+
+import logging
+
+import pytest
+import torch
+
+import hipinductor
+
+
+def compile(fn, **options):
+    return torch.compile(fn, backend="hipinductor", options=options or None)
+
+
+def test_backend_found_through_entry_point_without_import():
+    from importlib.metadata import entry_points
+
+    names = [e.name for e in entry_points(group="torch_dynamo_backends")]
+    assert "hipinductor" in names
+
+
+def test_softmax_is_one_kernel_and_matches_eager():
+    hipinductor.clear_reports()
+    x = torch.randn(64, 300)
+    out = compile(lambda t: torch.softmax(t, dim=-1))(x)
+    torch.testing.assert_close(out, torch.softmax(x, dim=-1))
+    (report,) = hipinductor.reports()
+    assert report["kernels"] == 1
+    assert report["fallback_ops"] == []
+    assert "aten._softmax.default" in report["ops_lowered"]
+
+
+def test_layer_norm_gelu_residual_is_one_kernel():
+    hipinductor.clear_reports()
+    ln = torch.nn.LayerNorm(128)
+    x = torch.randn(16, 128)
+
+    def f(t):
+        return torch.nn.functional.gelu(ln(t), approximate="tanh") + t
+
+    with torch.no_grad():
+        torch.testing.assert_close(compile(f)(x), f(x), rtol=1e-5, atol=1e-5)
+    assert sum(r["kernels"] for r in hipinductor.reports()) == 1
+
+
+def test_non_contiguous_and_sliced_inputs():
+    base = torch.randn(40, 30)
+    x = base.t()[5:, ::2]  # transposed, offset, strided
+    f = lambda t: (t * 2).exp().sum(dim=0)  # noqa: E731
+    torch.testing.assert_close(compile(f)(x), f(x))
+
+
+def test_matmul_falls_back_with_one_warning_and_kernels_fuse_around_it(caplog):
+    hipinductor.clear_reports()
+    w = torch.randn(32, 16)
+
+    def f(x):
+        return torch.relu(x @ w + 1.0).sum(dim=-1)
+
+    x = torch.randn(8, 32)
+    with caplog.at_level(logging.WARNING, logger="hipinductor"):
+        out = compile(f)(x)
+        compile(lambda a: a @ w)(x)  # the same op again: no second warning
+    torch.testing.assert_close(out, f(x))
+    r = hipinductor.reports()[0]
+    assert "aten.mm.default" in r["fallback_ops"]
+    assert r["kernels"] >= 1
+    warnings = [m for m in caplog.messages if "aten.mm.default" in m]
+    assert len(warnings) == 1, caplog.messages
+
+
+def test_unknown_option_lists_known_ones():
+    with pytest.raises(Exception, match="unknown option 'frobnicate'.*known options: target"):
+        compile(lambda t: t + 1, frobnicate=1)(torch.ones(3))
+
+
+def test_arch_option_is_checked():
+    with pytest.raises(Exception, match="gfx9999|not a"):
+        compile(lambda t: t + 1, arch="gfx9999x")(torch.ones(3))
+    out = compile(lambda t: t + 1, arch="gfx942")(torch.ones(3))
+    torch.testing.assert_close(out, torch.full((3,), 2.0))
+
+
+def test_cpu_w64_target_runs_the_wave64_code_shape():
+    x = torch.randn(8, 500)
+    out = compile(lambda t: torch.log_softmax(t, -1), target="cpu-w64")(x)
+    torch.testing.assert_close(out, torch.log_softmax(x, -1))
+
+
+def test_debug_dir_holds_every_stage(tmp_path):
+    compile(lambda t: torch.softmax(t, -1), debug_dir=str(tmp_path))(torch.randn(4, 10))
+    files = {p.name for p in tmp_path.rglob("*") if p.is_file()}
+    for f in ("graph.json", "loop_ir.txt", "kernels.txt", "plan.txt"):
+        assert f in files, files
+    assert any(f.endswith(".hip") for f in files)
+
+
+def test_compiler_fault_runs_eagerly_with_warning_unless_strict(monkeypatch, caplog):
+    from hipinductor import graph_module
+
+    def broken(*a, **k):
+        raise RuntimeError("injected compiler fault")
+
+    monkeypatch.setattr(graph_module._C, "compile", broken)
+    x = torch.randn(5)
+    with pytest.raises(RuntimeError, match="injected compiler fault"):
+        compile(lambda t: t.sin() + 1)(x)
+    torch._dynamo.reset()
+    monkeypatch.setenv("HIPINDUCTOR_STRICT", "0")
+    with caplog.at_level(logging.WARNING, logger="hipinductor"):
+        out = compile(lambda t: t.sin() + 2)(x)
+    torch.testing.assert_close(out, x.sin() + 2)
+    assert any("injected compiler fault" in m for m in caplog.messages)
+
+
+def test_dynamic_shapes_recompile_per_size():
+    f = compile(lambda t: torch.softmax(t * 2, -1))
+    for n in (5, 7, 9):
+        x = torch.randn(n, 33)
+        torch.testing.assert_close(f(x), torch.softmax(x * 2, -1))
+
+
+def test_bfloat16_layer_norm():
+    ln = torch.nn.LayerNorm(64).to(torch.bfloat16)
+    x = torch.randn(8, 64, dtype=torch.bfloat16)
+    with torch.no_grad():
+        torch.testing.assert_close(compile(ln)(x), ln(x), rtol=2e-2, atol=2e-2)

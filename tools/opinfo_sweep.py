@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""OpInfo sweep: every op in PyTorch's OpInfo database (torch.testing._internal.common_methods_invocations.op_db),
+float32 and bfloat16, through torch.compile(backend="hipinductor"), compared with eager.
+
+Each (op, dtype) pair ends in exactly one bucket, never silently:
+  match      compiled result equals eager (torch.testing.assert_close, dtype tolerances)
+  mismatch   compiled result differs; the reason is recorded
+  error      compiling or running raised; the reason is recorded
+and, for matches, whether the pair ran *entirely* in hipinductor kernels (no eager fallback op, at least one kernel).
+Pairs whose eager call itself fails, and the random, sparse, linalg and FFT families, are not tried.
+
+    python3 tools/opinfo_sweep.py [--ops add,softmax] [--samples 1] [--jobs 2] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+import traceback
+
+SKIP_PREFIXES = ("linalg.", "fft.", "sparse.", "special.")
+SKIP_WORDS = ("rand", "normal", "bernoulli", "dropout", "multinomial", "uniform", "poisson", "exponential",
+              "geometric", "cauchy", "log_normal", "empty", "sparse", "to_sparse", "nonzero", "unique", "item",
+              "tolist", "allclose", "equal", "histc", "bincount", "searchsorted", "stft", "istft", "lu", "svd",
+              "cholesky", "qr", "eig", "inverse", "det", "solve", "pinv", "matrix_exp", "triangular", "slogdet",
+              "lstsq", "ormqr", "geqrf", "householder", "linalg", "fft", "new_", "_refs", "jiterator", "sparse")
+DTYPES = ("float32", "bfloat16")
+
+
+def skipped_family(op) -> bool:
+    name = op.name
+    return name.startswith(SKIP_PREFIXES) or any(w in name for w in SKIP_WORDS) or op.name.startswith("_")
+
+
+def tolerances(dtype):
+    import torch
+
+    return {torch.float32: dict(rtol=1.3e-5, atol=1e-5), torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2)}[dtype]
+
+
+def run_pair(args) -> dict:
+    op_name, variant, dtype_name, samples = args
+    import torch
+    import torch._dynamo
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    import hipinductor
+
+    torch._dynamo.config.cache_size_limit = 64
+    op = next(o for o in op_db if o.name == op_name and o.variant_test_name == variant)
+    dtype = getattr(torch, dtype_name)
+    result = {"op": op_name + (f".{variant}" if variant else ""), "dtype": dtype_name}
+    try:
+        sample_list = list(op.sample_inputs("cpu", dtype, requires_grad=False))[:samples]
+    except Exception as e:  # noqa: BLE001
+        return {**result, "status": "not_tried", "reason": f"sample_inputs: {type(e).__name__}"}
+    if not sample_list:
+        return {**result, "status": "not_tried", "reason": "no samples"}
+    entirely = True
+    tried = 0
+    for sample in sample_list:
+        def fn(x, *a, _op=op, _kw=sample.kwargs):
+            return _op(x, *a, **_kw)
+
+        try:
+            torch.manual_seed(0)
+            expected = fn(sample.input, *sample.args)
+        except Exception as e:  # noqa: BLE001
+            continue
+        tried += 1
+        torch._dynamo.reset()
+        hipinductor.clear_reports()
+        try:
+            torch.manual_seed(0)
+            actual = torch.compile(fn, backend="hipinductor")(sample.input, *sample.args)
+        except Exception as e:  # noqa: BLE001
+            msg = str(e).strip().splitlines()
+            return {**result, "status": "error", "reason": f"{type(e).__name__}: {msg[0][:300] if msg else ''}"}
+        try:
+            torch.testing.assert_close(actual, expected, equal_nan=True, check_dtype=True, check_stride=False,
+                                       **tolerances(dtype))
+        except Exception as e:  # noqa: BLE001
+            msg = str(e).strip().splitlines()
+            return {**result, "status": "mismatch", "reason": " | ".join(m.strip() for m in msg[:4])[:400]}
+        reports = hipinductor.reports()
+        kernels = sum(r["kernels"] for r in reports)
+        fallbacks = sorted({f for r in reports for f in r["fallback_ops"]})
+        eager = [r["eager_reason"] for r in reports if r["eager_reason"]]
+        if kernels == 0 or fallbacks or eager:
+            entirely = False
+            result.setdefault("fallback_ops", fallbacks)
+            if eager:
+                result["eager_reason"] = eager[0][:300]
+    if tried == 0:
+        return {**result, "status": "not_tried", "reason": "eager fails on every sample"}
+    return {**result, "status": "match", "entirely": entirely}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ops", help="comma-separated OpInfo names (default: all)")
+    parser.add_argument("--samples", type=int, default=1, help="samples per (op, dtype) pair")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--json", help="write every pair's result here")
+    parser.add_argument("--min-match", type=float, default=0.0, help="exit 1 below this match fraction")
+    parser.add_argument("--min-entirely", type=float, default=0.0, help="exit 1 below this fraction in kernels")
+    args = parser.parse_args(argv)
+
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    import torch
+
+    wanted = set(args.ops.split(",")) if args.ops else None
+    pairs = []
+    for op in op_db:
+        if wanted is not None and op.name not in wanted:
+            continue
+        if wanted is None and skipped_family(op):
+            continue
+        for d in DTYPES:
+            if op.supports_dtype(getattr(torch, d), "cpu"):
+                pairs.append((op.name, op.variant_test_name, d, args.samples))
+    start = time.time()
+    results = []
+    with mp.get_context("spawn").Pool(args.jobs, maxtasksperchild=50) as pool:
+        for i, r in enumerate(pool.imap_unordered(run_pair, pairs, chunksize=4), 1):
+            results.append(r)
+            if i % 50 == 0 or i == len(pairs):
+                print(f"opinfo sweep: {i}/{len(pairs)} pairs, {time.time() - start:.0f} s", file=sys.stderr, flush=True)
+    results.sort(key=lambda r: (r["op"], r["dtype"]))
+    tried = [r for r in results if r["status"] != "not_tried"]
+    match = [r for r in tried if r["status"] == "match"]
+    entirely = [r for r in match if r.get("entirely")]
+    for r in tried:
+        if r["status"] != "match":
+            print(f"  {r['status']:8s} {r['op']} {r['dtype']}: {r['reason']}")
+    n = max(len(tried), 1)
+    print(f"opinfo sweep: {len(tried)} pairs tried ({len(results) - len(tried)} not tried), "
+          f"{len(match)} match ({100 * len(match) / n:.1f} %), "
+          f"{sum(r['status'] == 'mismatch' for r in tried)} mismatch, {sum(r['status'] == 'error' for r in tried)} error, "
+          f"{len(entirely)} entirely in hipinductor kernels ({100 * len(entirely) / n:.1f} %), "
+          f"{time.time() - start:.0f} s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    ok = len(match) / n >= args.min_match and len(entirely) / n >= args.min_entirely
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
