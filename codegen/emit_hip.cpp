@@ -1,6 +1,7 @@
 #include "codegen/emit_hip.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -41,6 +42,8 @@ std::string storage_type(DType t) {
 /// Accumulator type of a reduction (bool reduces as int so it can be shuffled and summed).
 std::string accumulator_type(DType t) { return t == DType::Bool ? "int" : value_type(t); }
 
+bool is_arg_reduction(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }
+
 std::string reduce_functor(ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum: return "hi_sum_op";
@@ -49,6 +52,8 @@ std::string reduce_functor(ReduceOp op) {
     case ReduceOp::Min: return "hi_min_op";
     case ReduceOp::Any: return "hi_any_op";
     case ReduceOp::All: return "hi_all_op";
+    case ReduceOp::ArgMax: return "hi_argmax_op";
+    case ReduceOp::ArgMin: return "hi_argmin_op";
   }
   return "?";
 }
@@ -90,6 +95,20 @@ std::string store_value(const std::string& x, DType t) {
   return x;
 }
 
+/// Index text in C: Index::str() spells min/max as `min(a, b)` / `max(a, b)`, which C and HIP do not define for
+/// mixed integer types; the prelude's hi_imin / hi_imax take int64.
+std::string index_c(std::string s) {
+  for (const char* name : {"min(", "max("}) {
+    for (size_t pos = s.find(name); pos != std::string::npos; pos = s.find(name, pos + 4)) {
+      bool word_start = pos == 0 || !(std::isalnum(static_cast<unsigned char>(s[pos - 1])) || s[pos - 1] == '_');
+      if (!word_start) continue;
+      s.replace(pos, 3, name[1] == 'i' ? "hi_imin" : "hi_imax");
+      pos += 4;
+    }
+  }
+  return s;
+}
+
 class KernelPrinter {
  public:
   KernelPrinter(const LoopProgram& p, const Kernel& k, const Target& target)
@@ -112,10 +131,39 @@ class KernelPrinter {
   }
   std::string temp() { return "t" + std::to_string(next_temp_++); }
 
-  std::string index(const Index& i) { return simplify(i, ranges_).str(); }
+  std::string index(const Index& i) { return index_c(simplify(i, ranges_).str()); }
   const std::string& param_name(int buffer) { return param_of_buffer_.at(buffer); }
   std::string expr(const Expr& e);
   std::string compute(const Expr& e);
+
+  /// Accumulator type, the value one element contributes, and the accumulated result with its dtype, of the
+  /// reduction `body` (argmax/argmin accumulate a {value, position} pair and yield the position).
+  struct Accumulation {
+    std::string type, result_suffix;
+    DType result_dtype;
+  };
+  Accumulation accumulation(const Expr& body) {
+    const Expr& value = body->args[0];
+    Accumulation a;
+    std::string vt = accumulator_type(value->dtype);
+    if (is_arg_reduction(body->reduce_op())) {
+      a.type = "hi_arg_acc<" + vt + ">";
+      a.result_suffix = ".i";
+      a.result_dtype = DType::Int64;
+      return a;
+    }
+    a.type = vt;
+    a.result_dtype = value->dtype == DType::Bool ? DType::Int32 : value->dtype;
+    return a;
+  }
+  /// What one element contributes; prints its computation, so call it inside the reduction loop.
+  std::string accumulated_element(const Expr& body) {
+    const Expr& value = body->args[0];
+    std::string vt = accumulator_type(value->dtype);
+    if (is_arg_reduction(body->reduce_op()))
+      return "hi_make_arg((" + vt + ")(" + expr(value) + "), (hi_i64)(" + expr(body->args[1]) + "))";
+    return "(" + vt + ")(" + expr(value) + ")";
+  }
 
   void collect_params();
   void emit_pointwise();
@@ -176,7 +224,14 @@ std::string KernelPrinter::compute(const Expr& e) {
   switch (n.op) {
     case ExprOp::Load: {
       const Buffer& b = p_.buffers[n.buffer];
-      std::string ref = param_name(n.buffer) + "[" + index(n.index) + "]";
+      Index where = n.index;
+      if (!n.args.empty()) {
+        // An indirect load: evaluate its index operands, then address through them (see Expr::indirect_load).
+        std::map<std::string, Index> bound;
+        for (size_t k = 0; k < n.args.size(); ++k) bound[indirect_var(k)] = Index::var(expr(n.args[k]));
+        where = substitute(where, bound);
+      }
+      std::string ref = param_name(n.buffer) + "[" + index(where) + "]";
       return is_floating(b.dtype) && dtype_bytes(b.dtype) == 2 ? "hi_to_float(" + ref + ")" : ref;
     }
     case ExprOp::Constant: return literal(n.value, t);
@@ -378,18 +433,18 @@ void KernelPrinter::emit_row_reduction() {
       continue;
     }
     const ReduceOp op = body->reduce_op();
-    const Expr& value = body->args[0];
-    std::string acc_t = accumulator_type(value->dtype);
     std::string functor = reduce_functor(op);
     std::string acc = "acc_" + b.name;
     line("// " + c.name + ": " + std::string(reduce_op_name(op)) + " over the row");
+    Accumulation a = accumulation(body);
+    std::string acc_t = a.type;
     line(acc_t + " " + acc + " = " + functor + "::identity<" + acc_t + ">();");
     open("for (" + index_type_ + " col = threadIdx.x; col < " + len + "; col += " + blk + ")");
-    line(acc + " = " + functor + "::combine(" + acc + ", (" + acc_t + ")(" + expr(value) + "));");
+    line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
     close();
     line("__shared__ " + acc_t + " smem_" + b.name + "[" + std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
     line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
-    std::string v = convert(acc, value->dtype == DType::Bool ? DType::Int32 : value->dtype, b.dtype);
+    std::string v = convert(acc + a.result_suffix, a.result_dtype, b.dtype);
     if (is_local(c.buffer)) {
       std::string name = "v_" + b.name;
       line("const " + value_type(b.dtype) + " " + name + " = " + v + ";");
@@ -410,15 +465,15 @@ void KernelPrinter::emit_column_reduction() {
     const Computation& c = p_.computations[ci];
     Expr body = kernel_body(c);
     const ReduceOp op = body->reduce_op();
-    const Expr& value = body->args[0];
-    std::string acc_t = accumulator_type(value->dtype);
     std::string functor = reduce_functor(op);
     std::string acc = "acc_" + p_.buffers[c.buffer].name;
+    Accumulation a = accumulation(body);
+    std::string acc_t = a.type;
     line(acc_t + " " + acc + " = " + functor + "::identity<" + acc_t + ">();");
     open("for (" + index_type_ + " r = 0; r < " + len + "; ++r)");
-    line(acc + " = " + functor + "::combine(" + acc + ", (" + acc_t + ")(" + expr(value) + "));");
+    line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
     close();
-    store(c, acc, value->dtype == DType::Bool ? DType::Int32 : value->dtype, kernel_store_index(c));
+    store(c, acc + a.result_suffix, a.result_dtype, kernel_store_index(c));
   }
   close();
 }

@@ -63,7 +63,7 @@ std::string_view binary_op_name(BinaryOp op) {
 }
 
 std::string_view reduce_op_name(ReduceOp op) {
-  static const char* names[] = {"sum", "prod", "max", "min", "any", "all"};
+  static const char* names[] = {"sum", "prod", "max", "min", "any", "all", "argmax", "argmin"};
   return names[static_cast<int>(op)];
 }
 
@@ -97,7 +97,11 @@ std::string Expr::str() const {
   if (!node_) return "<null>";
   const ExprNode& n = *node_;
   switch (n.op) {
-    case ExprOp::Load: return "load(buf" + std::to_string(n.buffer) + ", " + n.index.str() + ")";
+    case ExprOp::Load: {
+      std::string s = "load(buf" + std::to_string(n.buffer) + ", " + n.index.str();
+      for (size_t k = 0; k < n.args.size(); ++k) s += "; " + indirect_var(k) + "=" + n.args[k].str();
+      return s + ")";
+    }
     case ExprOp::Constant: return format_constant(n.value, n.dtype);
     case ExprOp::IndexValue: return "index(" + n.index.str() + ")";
     case ExprOp::Unary: return std::string(unary_op_name(n.unary_op())) + "(" + n.args[0].str() + ")";
@@ -105,7 +109,11 @@ std::string Expr::str() const {
       return std::string(binary_op_name(n.binary_op())) + "(" + n.args[0].str() + ", " + n.args[1].str() + ")";
     case ExprOp::Where: return "where(" + n.args[0].str() + ", " + n.args[1].str() + ", " + n.args[2].str() + ")";
     case ExprOp::Cast: return "cast<" + std::string(dtype_name(n.dtype)) + ">(" + n.args[0].str() + ")";
-    case ExprOp::Reduce: return std::string(reduce_op_name(n.reduce_op())) + "_reduce(" + n.args[0].str() + ")";
+    case ExprOp::Reduce: {
+      std::string s = std::string(reduce_op_name(n.reduce_op())) + "_reduce(" + n.args[0].str();
+      if (n.args.size() > 1) s += ", " + n.args[1].str();
+      return s + ")";
+    }
   }
   return "?";
 }
@@ -123,6 +131,14 @@ Expr Expr::load(int buffer, Index index, DType dtype) {
   auto n = make_node(ExprOp::Load, dtype);
   n->buffer = buffer;
   n->index = std::move(index);
+  return HI_FINISH(n);
+}
+
+Expr Expr::indirect_load(int buffer, Index index, DType dtype, std::vector<Expr> index_args) {
+  auto n = make_node(ExprOp::Load, dtype);
+  n->buffer = buffer;
+  n->index = std::move(index);
+  n->args = std::move(index_args);
   return HI_FINISH(n);
 }
 
@@ -205,6 +221,13 @@ Expr map_indices(const Expr& e, const std::function<Index(const Index&)>& f) {
   });
 }
 
+Expr Expr::arg_reduce(ReduceOp op, Expr x, Expr position) {
+  auto n = make_node(ExprOp::Reduce, DType::Int64);
+  n->sub = static_cast<uint8_t>(op);
+  n->args = {std::move(x), std::move(position)};
+  return HI_FINISH(n);
+}
+
 #undef HI_FINISH
 
 Expr substitute_vars(const Expr& e, const std::map<std::string, Index>& repl, const VarRanges& ranges) {
@@ -233,6 +256,7 @@ Index Buffer::storage_elements() const {
 
 std::string out_var(size_t i) { return "x" + std::to_string(i); }
 std::string reduce_var(size_t i) { return "r" + std::to_string(i); }
+std::string indirect_var(size_t k) { return "ind" + std::to_string(k); }
 
 Index Computation::store_index(const Buffer& b) {
   std::vector<Index> terms{b.offset};
@@ -391,8 +415,12 @@ std::vector<std::string> verify_loop_program(const LoopProgram& p) {
       if (e->op == ExprOp::Load && (e->buffer < 0 || e->buffer >= static_cast<int>(p.buffers.size())))
         problems.push_back(where + ": load of missing buffer " + std::to_string(e->buffer));
       if (e->index.defined())
-        for (const std::string& v : free_vars(e->index))
-          if (!vars.count(v)) problems.push_back(where + ": index uses '" + v + "', not a variable of its domain");
+        for (const std::string& v : free_vars(e->index)) {
+          bool bound_here = false;  // an indirect load's own ind<k> variables
+          if (e->op == ExprOp::Load)
+            for (size_t k = 0; k < e->args.size(); ++k) bound_here |= v == indirect_var(k);
+          if (!vars.count(v) && !bound_here) problems.push_back(where + ": index uses '" + v + "', not a variable of its domain");
+        }
     });
   }
   for (size_t b = 0; b < p.buffers.size(); ++b)

@@ -31,14 +31,17 @@ enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div, FloorDiv, TruncDiv, Remainder, Fmod, Pow, Maximum, Minimum, Atan2, Hypot, Eq, Ne, Lt, Le, Gt, Ge,
   LogicalAnd, LogicalOr, LogicalXor, BitwiseAnd, BitwiseOr, BitwiseXor, ShiftLeft, ShiftRight,
 };
-enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Any, All };
+/// ArgMax/ArgMin: a Reduce with two args, (value, position): position is the element's flat (row-major) index over
+/// the reduction domain as an Int64 IndexValue; the result (Int64) is the position of the first extreme element, NaN
+/// counting as the largest (PyTorch's argmax/argmin).
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Any, All, ArgMax, ArgMin };
 
 std::string_view unary_op_name(UnaryOp op);
 std::string_view binary_op_name(BinaryOp op);
 std::string_view reduce_op_name(ReduceOp op);
 
 enum class ExprOp : uint8_t {
-  Load,        ///< buffer[index]
+  Load,        ///< buffer[index]; an indirect load (gather) also has args, see Expr::indirect_load
   Constant,    ///< a literal of `dtype`
   IndexValue,  ///< an index expression used as a value (iota, argmax positions)
   Unary,
@@ -64,6 +67,11 @@ class Expr {
   std::string str() const;
 
   static Expr load(int buffer, Index index, DType dtype);
+  /// A load whose address depends on loaded values (index.Tensor, gather, embedding): `index` may use the variables
+  /// indirect_var(k) ("ind0", "ind1", ...), each bound to `index_args[k]` (an Int64 expression, e.g. a load of an
+  /// index tensor, already wrapped to be non-negative). The binding is local to this node: the printer evaluates the
+  /// args first and substitutes them into the index, so Index stays a pure algebra of named variables.
+  static Expr indirect_load(int buffer, Index index, DType dtype, std::vector<Expr> index_args);
   static Expr constant(double value, DType dtype);
   static Expr index_value(Index index, DType dtype);
   /// Result dtype: the operand's, except IsNan/IsInf/LogicalNot which give bool.
@@ -74,6 +82,8 @@ class Expr {
   /// Same handle when x already has `dtype`.
   static Expr cast(Expr x, DType dtype);
   static Expr reduce(ReduceOp op, Expr x);
+  /// ArgMax/ArgMin: `position` is the flat Int64 position of `x` in the reduction domain; the result is Int64.
+  static Expr arg_reduce(ReduceOp op, Expr x, Expr position);
 
  private:
   explicit Expr(std::shared_ptr<const ExprNode> n) : node_(std::move(n)) {}
@@ -142,6 +152,8 @@ struct Computation {
 /// Name of the i-th output / reduction loop variable ("x0", "r0").
 std::string out_var(size_t i);
 std::string reduce_var(size_t i);
+/// Name of the k-th variable of an indirect load's index ("ind0"), bound to that load's k-th arg.
+std::string indirect_var(size_t k);
 
 enum class KernelKind : uint8_t {
   Pointwise,       ///< flat loop over numel

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -525,6 +526,8 @@ class MetaInference {
     return out;
   }
 
+  const Graph& graph() const { return g_; }
+
   /// Where `argument` came from in the node as given, for SchemaError::field.
   std::string field_of(std::string_view argument) const {
     int i = args_.schema->arg_index(argument);
@@ -745,6 +748,34 @@ Metas native_layer_norm(const MetaInference& m) {
   DType stat_type = (in.dtype == DType::Float16 || in.dtype == DType::BFloat16) ? DType::Float32 : in.dtype;
   return {TensorMeta::contiguous(in.dtype, in.sizes), TensorMeta::contiguous(stat_type, stat_sizes),
           TensorMeta::contiguous(stat_type, stat_sizes)};
+}
+
+Metas atan2(const MetaInference& m) {
+  return one(to_float(m.result_type({"self", "other"})), m.broadcast({"self", "other"}));
+}
+
+Metas round_decimals(const MetaInference& m) {
+  m.int_arg("decimals");
+  return unary_same(m);
+}
+
+/// cumsum / cumprod: integral inputs accumulate in int64 unless a dtype is given.
+Metas scan(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
+  return one(sum_dtype(m, in.dtype), in.sizes);
+}
+
+Metas reduce_all(const MetaInference& m, std::optional<DType> dtype) {
+  TensorMeta in = m.tensor("self");
+  return one(dtype.value_or(in.dtype), {});
+}
+
+Metas any_all(const MetaInference& m, bool has_dims) {
+  TensorMeta in = m.tensor("self");
+  DType t = in.dtype == DType::UInt8 ? DType::UInt8 : DType::Bool;
+  if (!has_dims) return one(t, {});
+  return one(t, m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean()));
 }
 
 // --- views ---------------------------------------------------------------------------------------------------------
@@ -1040,6 +1071,118 @@ Metas cat(const MetaInference& m) {
   return one(t, sizes);
 }
 
+Metas constant_pad_nd(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  const std::vector<Index>& pad = m.arg("pad").ints();
+  if (pad.size() % 2 != 0) m.fail("pad", "must have an even number of entries, got " + sizes_str(pad));
+  if (static_cast<int64_t>(pad.size() / 2) > in.rank()) {
+    m.fail("pad", sizes_str(pad) + " pads more dims than the input's rank " + std::to_string(in.rank()));
+  }
+  std::vector<Index> sizes = in.sizes;
+  for (size_t k = 0; k < pad.size() / 2; ++k) {
+    Index& s = sizes[sizes.size() - 1 - k];
+    s = s + pad[2 * k] + pad[2 * k + 1];
+    if (s.is_const() && s.value() < 0) m.fail("pad", "crops dim " + std::to_string(sizes.size() - 1 - k) + " below 0");
+  }
+  return one(in.dtype, sizes);
+}
+
+Metas flip(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  for (const Index& d : m.arg("dims").ints()) m.wrap_dim("dims", m.constant("dims", d), in.rank());
+  return one(in.dtype, in.sizes);
+}
+
+Metas repeat(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  const std::vector<Index>& reps = m.arg("repeats").ints();
+  if (reps.size() < in.sizes.size()) {
+    m.fail("repeats", sizes_str(reps) + " has fewer entries than the input's rank " + std::to_string(in.rank()));
+  }
+  std::vector<Index> sizes;
+  size_t lead = reps.size() - in.sizes.size();
+  for (size_t i = 0; i < reps.size(); ++i) sizes.push_back(i < lead ? reps[i] : reps[i] * in.sizes[i - lead]);
+  return one(in.dtype, sizes);
+}
+
+void require_index_tensor(const MetaInference& m, std::string_view name, const TensorMeta& t) {
+  if (t.dtype != DType::Int64 && t.dtype != DType::Int32) {
+    m.fail(name, "expected an int64 or int32 index tensor, got " + std::string(dtype_name(t.dtype)));
+  }
+}
+
+Metas embedding(const MetaInference& m) {
+  TensorMeta w = m.tensor("weight"), idx = m.tensor("indices");
+  if (w.rank() != 2) m.fail("weight", "must be 2-d, got sizes " + sizes_str(w.sizes));
+  require_index_tensor(m, "indices", idx);
+  std::vector<Index> sizes = idx.sizes;
+  sizes.push_back(w.sizes[1]);
+  return one(w.dtype, sizes);
+}
+
+Metas index_select(const MetaInference& m) {
+  TensorMeta in = m.tensor("self"), idx = m.tensor("index");
+  require_index_tensor(m, "index", idx);
+  if (idx.rank() > 1) m.fail("index", "must be 0-d or 1-d, got sizes " + sizes_str(idx.sizes));
+  if (in.rank() == 0) return one(in.dtype, {});
+  size_t d = static_cast<size_t>(m.wrap_dim("dim", m.int_arg("dim"), in.rank()));
+  std::vector<Index> sizes = in.sizes;
+  sizes[d] = idx.rank() == 0 ? Index(1) : idx.sizes[0];
+  return one(in.dtype, sizes);
+}
+
+Metas gather(const MetaInference& m) {
+  TensorMeta in = m.tensor("self"), idx = m.tensor("index");
+  if (idx.dtype != DType::Int64) m.fail("index", "expected an int64 tensor, got " + std::string(dtype_name(idx.dtype)));
+  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
+  if (idx.rank() != in.rank() && !(idx.rank() <= 1 && in.rank() <= 1)) {
+    m.fail("index", "must have the input's rank " + std::to_string(in.rank()) + ", got sizes " + sizes_str(idx.sizes));
+  }
+  return one(in.dtype, idx.sizes);
+}
+
+/// index.Tensor with integer index tensors (boolean masks make data-dependent shapes and are rejected).
+Metas index_tensor(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  const auto& refs = m.arg("indices").tensors();
+  if (static_cast<int64_t>(refs.size()) > in.rank()) {
+    m.fail("indices", std::to_string(refs.size()) + " indices for a tensor of rank " + std::to_string(in.rank()));
+  }
+  std::vector<size_t> indexed;
+  std::vector<Index> b;
+  for (size_t d = 0; d < refs.size(); ++d) {
+    if (!refs[d]) continue;
+    const TensorMeta t = m.graph().meta(*refs[d]);
+    require_index_tensor(m, "indices", t);
+    indexed.push_back(d);
+    std::vector<Index> merged(std::max(b.size(), t.sizes.size()));
+    for (size_t i = 0; i < merged.size(); ++i) {
+      const Index* x = i < b.size() ? &b[b.size() - 1 - i] : nullptr;
+      const Index* y = i < t.sizes.size() ? &t.sizes[t.sizes.size() - 1 - i] : nullptr;
+      Index& r = merged[merged.size() - 1 - i];
+      if (!y) r = *x;
+      else if (!x || x->is_const(1)) r = *y;
+      else if (y->is_const(1) || *x == *y) r = *x;
+      else m.fail("indices", "index shapes " + sizes_str(b) + " and " + sizes_str(t.sizes) + " do not broadcast");
+    }
+    b = std::move(merged);
+  }
+  if (indexed.empty()) return one(in.dtype, in.sizes);
+  bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
+  std::vector<Index> rest;
+  std::vector<Index> sizes;
+  for (size_t d = 0; d < in.sizes.size(); ++d) {
+    bool is_indexed = d < refs.size() && refs[d];
+    if (is_indexed) {
+      if (adjacent && d == indexed.front()) sizes.insert(sizes.end(), b.begin(), b.end());
+      continue;
+    }
+    sizes.push_back(in.sizes[d]);
+  }
+  if (!adjacent) sizes.insert(sizes.begin(), b.begin(), b.end());
+  return one(in.dtype, sizes);
+}
+
 // --- matrix products -----------------------------------------------------------------------------------------------
 
 Metas matmul(const MetaInference& m, std::string_view a_name, std::string_view b_name, int64_t rank) {
@@ -1098,6 +1241,37 @@ Metas factory(const MetaInference& m) {
   return one(m.given("dtype") ? m.arg("dtype").dtype() : DType::Float32, size_list(m, "size"));
 }
 
+/// Length of arange(start, end, step): ceil((end - start) / step), as PyTorch computes it in double.
+Metas arange(const MetaInference& m, bool has_start, bool has_step) {
+  auto number = [&](std::string_view name, double dflt) {
+    if (name == "start" && !has_start) return dflt;
+    if (name == "step" && !has_step) return dflt;
+    const Arg& a = m.arg(name);
+    if (a.kind() == Arg::Kind::Float) return a.number();
+    if (a.kind() == Arg::Kind::Bool) return a.boolean() ? 1.0 : 0.0;
+    return static_cast<double>(m.constant(name, a.integer()));
+  };
+  bool any_float = m.arg("end").kind() == Arg::Kind::Float || (has_start && m.arg("start").kind() == Arg::Kind::Float) ||
+                   (has_step && m.arg("step").kind() == Arg::Kind::Float);
+  double start = number("start", 0), end = number("end", 0), step = number("step", 1);
+  if (step == 0) m.fail("step", "must be nonzero");
+  double n = std::ceil((end - start) / step);
+  if (n < 0) m.fail("end", "arange's bounds are inconsistent with the sign of step");
+  DType t = m.given("dtype") ? m.arg("dtype").dtype() : any_float ? DType::Float32 : DType::Int64;
+  return one(t, {Index(static_cast<int64_t>(n))});
+}
+
+Metas iota(const MetaInference& m) {
+  int64_t n = m.int_arg("length");
+  if (n < 0) m.fail("length", "must be non-negative");
+  return one(m.arg("dtype").dtype(), {Index(n)});
+}
+
+Metas full_like(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  return one(m.given("dtype") ? m.arg("dtype").dtype() : in.dtype, in.sizes);
+}
+
 Metas scalar_tensor(const MetaInference& m) {
   return one(m.given("dtype") ? m.arg("dtype").dtype() : DType::Float32, {});
 }
@@ -1144,6 +1318,9 @@ const OpDef kOps[] = {
     {"aten::ceil(Tensor self) -> Tensor", RULE(unary_same(m))},
     {"aten::trunc(Tensor self) -> Tensor", RULE(unary_same(m))},
     {"aten::round(Tensor self) -> Tensor", RULE(unary_same(m))},
+    {"aten::round.decimals(Tensor self, *, int decimals) -> Tensor", RULE(round_decimals(m))},
+    {"aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", RULE(unary_same(m))},
+    {"aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", RULE(unary_same(m))},
     {"aten::relu(Tensor self) -> Tensor", RULE(unary_same(m))},
     {"aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", RULE(unary_same(m))},
     // Transcendental: integer and bool inputs compute in the default float type.
@@ -1163,6 +1340,17 @@ const OpDef kOps[] = {
     {"aten::cos(Tensor self) -> Tensor", RULE(unary_float(m))},
     {"aten::tan(Tensor self) -> Tensor", RULE(unary_float(m))},
     {"aten::atan(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::asin(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::acos(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::sinh(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::cosh(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::asinh(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::acosh(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::atanh(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::erfc(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::log10(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::atan2(Tensor self, Tensor other) -> Tensor", RULE(atan2(m))},
+    {"aten::hypot(Tensor self, Tensor other) -> Tensor", RULE(binary(m, "self", "other"))},
     {"aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", RULE(gelu(m))},
     {"aten::silu(Tensor self) -> Tensor", RULE(unary_floating_only(m, "silu"))},
     // Selection and clamping.
@@ -1196,6 +1384,9 @@ const OpDef kOps[] = {
     {"aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", RULE(bitwise_binary(m))},
     {"aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor", RULE(bitwise_binary(m))},
     {"aten::bitwise_not(Tensor self) -> Tensor", RULE(bitwise_not(m))},
+    {"aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", RULE(bitwise_binary(m))},
+    {"aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor", RULE(bitwise_binary(m))},
+    {"aten::logical_xor(Tensor self, Tensor other) -> Tensor", RULE(logical_binary(m))},
     // Conversions.
     {"aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
      "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
@@ -1219,6 +1410,16 @@ const OpDef kOps[] = {
      RULE(slice(m))},
     {"aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", RULE(select(m))},
     {"aten::cat(Tensor[] tensors, int dim=0) -> Tensor", RULE(cat(m))},
+    {"aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", RULE(constant_pad_nd(m))},
+    {"aten::flip(Tensor self, int[] dims) -> Tensor", RULE(flip(m))},
+    {"aten::repeat(Tensor self, SymInt[] repeats) -> Tensor", RULE(repeat(m))},
+    // Indirect loads.
+    {"aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", RULE(index_tensor(m))},
+    {"aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", RULE(gather(m))},
+    {"aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
+     "bool sparse=False) -> Tensor",
+     RULE(embedding(m))},
+    {"aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", RULE(index_select(m))},
     // Reductions.
     {"aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
      RULE(sum(m, true))},
@@ -1229,6 +1430,15 @@ const OpDef kOps[] = {
     {"aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
      RULE(reduce_one_dim(m, sum_dtype(m, m.tensor("self").dtype), std::nullopt))},
     {"aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", RULE(amax_amin(m))},
+    {"aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+     RULE(reduce_all(m, sum_dtype(m, m.tensor("self").dtype)))},
+    {"aten::max(Tensor self) -> Tensor", RULE(reduce_all(m, std::nullopt))},
+    {"aten::min(Tensor self) -> Tensor", RULE(reduce_all(m, std::nullopt))},
+    {"aten::any(Tensor self) -> Tensor", RULE(any_all(m, false))},
+    {"aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", RULE(any_all(m, true))},
+    {"aten::all(Tensor self) -> Tensor", RULE(any_all(m, false))},
+    {"aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", RULE(scan(m))},
+    {"aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", RULE(scan(m))},
     {"aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", RULE(amax_amin(m))},
     {"aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
      RULE(reduce_one_dim(m, m.tensor("self").dtype, DType::Int64))},
@@ -1241,6 +1451,9 @@ const OpDef kOps[] = {
     {"aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
      RULE(reduce_one_dim(m, m.tensor("self").dtype == DType::UInt8 ? DType::UInt8 : DType::Bool, std::nullopt))},
     {"aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
+     "Tensor",
+     RULE(var(m, false))},
+    {"aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
      "Tensor",
      RULE(var(m, false))},
     {"aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
@@ -1270,6 +1483,21 @@ const OpDef kOps[] = {
     {"aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
      "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
      RULE(factory(m))},
+    {"aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+     "bool? pin_memory=None) -> Tensor",
+     RULE(arange(m, false, false))},
+    {"aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None) -> Tensor",
+     RULE(arange(m, true, false))},
+    {"aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
+     "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+     RULE(arange(m, true, true))},
+    {"prims::iota(SymInt length, *, SymInt start, SymInt step, ScalarType dtype, Device device, bool requires_grad) "
+     "-> Tensor",
+     RULE(iota(m))},
+    {"aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+     RULE(full_like(m))},
     {"aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
      "bool? pin_memory=None) -> Tensor",
      RULE(scalar_tensor(m))},

@@ -164,13 +164,37 @@ double nan_min(double a, double b) {
 
 int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
 
-enum class Binary { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr };
+/// Eager's div_floor_floating: floor of the quotient computed from fmod, so it is exact where floor(a / b) rounds.
+double floor_divide(double a, double b) {
+  if (b == 0) return a / b;
+  double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  if (div == 0) return std::copysign(0.0, a / b);
+  double f = std::floor(div);
+  if (div - f > 0.5) f += 1;
+  return f;
+}
+
+/// Python's remainder: the sign of the divisor.
+double remainder(double a, double b) {
+  double r = std::fmod(a, b);
+  return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;
+}
+
+enum class Binary {
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum, FloorDiv, TruncDiv, Remainder, Fmod, BitwiseAnd, BitwiseOr, BitwiseXor,
+  Atan2, Hypot,
+  // Comparisons and logic from here on (they compute in the operands' promoted type).
+  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor
+};
 
 bool is_comparison(Binary op) { return op >= Binary::Eq; }
 
 enum class Unary {
   Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Erf, Sin, Cos, Reciprocal, Log1p, Expm1, Floor, Ceil,
-  LogicalNot, Silu, Exp2, Log2, Trunc, Sign, IsNan, GeluErf, GeluTanh
+  LogicalNot, Silu, Exp2, Log2, Trunc, Sign, IsNan, GeluErf, GeluTanh, Tan, Atan, Asin, Acos, Sinh, Cosh, Asinh,
+  Acosh, Atanh, Erfc, Log10, Round, IsInf
 };
 
 double apply_unary(Unary op, double v) {
@@ -202,6 +226,19 @@ double apply_unary(Unary op, double v) {
     case Unary::IsNan: return std::isnan(v) ? 1.0 : 0.0;
     case Unary::GeluErf: return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
     case Unary::GeluTanh: return 0.5 * v * (1.0 + std::tanh(kSqrt2OverPi * (v + 0.044715 * v * v * v)));
+    case Unary::Tan: return std::tan(v);
+    case Unary::Atan: return std::atan(v);
+    case Unary::Asin: return std::asin(v);
+    case Unary::Acos: return std::acos(v);
+    case Unary::Sinh: return std::sinh(v);
+    case Unary::Cosh: return std::cosh(v);
+    case Unary::Asinh: return std::asinh(v);
+    case Unary::Acosh: return std::acosh(v);
+    case Unary::Atanh: return std::atanh(v);
+    case Unary::Erfc: return std::erfc(v);
+    case Unary::Log10: return std::log10(v);
+    case Unary::Round: return std::nearbyint(v);  // half to even
+    case Unary::IsInf: return std::isinf(v) ? 1.0 : 0.0;
   }
   return v;
 }
@@ -417,7 +454,7 @@ class GraphEvaluator {
   }
 
   // ---- op families ----
-  std::vector<HostTensor> binary(Binary op, bool has_alpha);
+  std::vector<HostTensor> binary(Binary op, bool has_alpha, bool reversed = false);
   std::vector<HostTensor> unary(Unary op);
   std::vector<HostTensor> clamp(int which /*0 both, 1 min, 2 max*/);
   std::vector<HostTensor> where();
@@ -430,6 +467,32 @@ class GraphEvaluator {
   std::vector<HostTensor> var(bool with_mean);
   std::vector<HostTensor> softmax(bool log);
   std::vector<HostTensor> layer_norm();
+  // Ops added with the coverage work.
+  int64_t int_or(size_t pos, const char* name, int64_t dflt) const;
+  std::vector<const HostTensor*> tensor_list(size_t pos, const char* name) const;
+  int64_t checked_index(double v, int64_t size) const;
+  std::vector<double> fold(const HostTensor& self, const std::optional<std::vector<int64_t>>& dims, double init,
+                           const std::function<double(double, double, int64_t, int64_t&)>& fn,
+                           std::vector<int64_t>* positions = nullptr) const;
+  std::vector<HostTensor> div_mode();
+  std::vector<HostTensor> elementwise(const std::function<double(double)>& fn);
+  std::vector<HostTensor> bitwise_not();
+  std::vector<HostTensor> prod(bool all_dims);
+  std::vector<HostTensor> any_all(bool any, int dims_kind);
+  std::vector<HostTensor> extreme(bool is_max, bool values, bool indices, int dims_kind);
+  std::vector<HostTensor> scan(bool product);
+  std::vector<HostTensor> slice();
+  std::vector<HostTensor> select();
+  std::vector<HostTensor> cat();
+  std::vector<HostTensor> constant_pad();
+  std::vector<HostTensor> flip();
+  std::vector<HostTensor> repeat();
+  std::vector<HostTensor> embedding();
+  std::vector<HostTensor> index_select();
+  std::vector<HostTensor> gather_op();
+  std::vector<HostTensor> index_tensor();
+  std::vector<HostTensor> fill(double value);
+  std::vector<HostTensor> range(double start, double step);
 
   const Graph& g_;
   const std::vector<HostTensor>& inputs_;
@@ -437,9 +500,10 @@ class GraphEvaluator {
   const Node* node_ = nullptr;
 };
 
-std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha) {
+std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool reversed) {
   Operand a = required_operand(0, "self");
   Operand b = required_operand(1, "other");
+  if (reversed) std::swap(a, b);  // rsub: other - alpha * self
   HostTensor out = output();
   // Arithmetic computes in the result dtype (the meta's); comparisons in the operands' promoted dtype.
   DType compute = is_comparison(op) ? result_type({&a, &b}) : out.dtype;
@@ -458,6 +522,25 @@ std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha) {
     }
   for (size_t i = 0; i < x.size(); ++i) {
     double u = x[i], v = y[i], r = 0;
+    if (integral && (op == Binary::FloorDiv || op == Binary::TruncDiv || op == Binary::Remainder ||
+                     op == Binary::Fmod || op == Binary::BitwiseAnd || op == Binary::BitwiseOr ||
+                     op == Binary::BitwiseXor)) {
+      int64_t p = to_int64(u), q = to_int64(v);
+      if (q == 0 && op != Binary::BitwiseAnd && op != Binary::BitwiseOr && op != Binary::BitwiseXor)
+        fail("integer division by zero");
+      int64_t k = 0;
+      switch (op) {
+        case Binary::TruncDiv: k = p / q; break;
+        case Binary::FloorDiv: k = p / q - ((p % q != 0 && ((p < 0) != (q < 0))) ? 1 : 0); break;
+        case Binary::Fmod: k = p % q; break;
+        case Binary::Remainder: k = p % q; if (k != 0 && ((k < 0) != (q < 0))) k += q; break;
+        case Binary::BitwiseAnd: k = p & q; break;
+        case Binary::BitwiseOr: k = p | q; break;
+        default: k = p ^ q; break;
+      }
+      out.storage[i] = round_to_dtype(out.dtype, static_cast<double>(k));
+      continue;
+    }
     if (integral && (op == Binary::Add || op == Binary::Sub || op == Binary::Mul)) {
       // Integer arithmetic wraps; do it in int64 so products beyond 2^53 still wrap like eager.
       auto p = static_cast<uint64_t>(to_int64(u)), q = static_cast<uint64_t>(to_int64(v));
@@ -487,6 +570,15 @@ std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha) {
       case Binary::Ge: r = u >= v; break;
       case Binary::LogicalAnd: r = (u != 0) && (v != 0); break;
       case Binary::LogicalOr: r = (u != 0) || (v != 0); break;
+      case Binary::LogicalXor: r = (u != 0) != (v != 0); break;
+      case Binary::FloorDiv: r = floor_divide(u, v); break;
+      case Binary::TruncDiv: r = std::trunc(u / v); break;
+      case Binary::Remainder: r = remainder(u, v); break;
+      case Binary::Fmod: r = std::fmod(u, v); break;
+      case Binary::Atan2: r = std::atan2(u, v); break;
+      case Binary::Hypot: r = std::hypot(u, v); break;
+      case Binary::BitwiseAnd: case Binary::BitwiseOr: case Binary::BitwiseXor:
+        fail("bitwise ops need integer or bool operands");
     }
     out.storage[i] = round_to_dtype(out.dtype, r);
   }
@@ -498,7 +590,7 @@ std::vector<HostTensor> GraphEvaluator::unary(Unary op) {
   HostTensor out = output();
   // Integer input to a floating op (exp of an int tensor) is converted to the float result type first.
   DType compute = is_floating(out.dtype) ? out.dtype : self.dtype;
-  if (op == Unary::IsNan || op == Unary::LogicalNot) compute = self.dtype;
+  if (op == Unary::IsNan || op == Unary::IsInf || op == Unary::LogicalNot) compute = self.dtype;
   std::vector<double> v = self.values();
   if (static_cast<int64_t>(v.size()) != out.numel()) fail("output meta size differs from the input's");
   for (size_t i = 0; i < v.size(); ++i)
@@ -675,6 +767,325 @@ std::vector<HostTensor> GraphEvaluator::layer_norm() {
   return {output_from_values(0, y), output_from_values(1, mean), output_from_values(2, rstd)};
 }
 
+// ---- ops added with the coverage work --------------------------------------------------------------------------------
+
+int64_t GraphEvaluator::int_or(size_t pos, const char* name, int64_t dflt) const {
+  const Arg* a = arg(pos, name);
+  if (!a || a->is_none()) return dflt;
+  return int_arg(pos, name);
+}
+
+std::vector<HostTensor> GraphEvaluator::div_mode() {
+  const Arg* mode = arg(kKwargOnly, "rounding_mode");
+  if (!mode || mode->is_none()) return binary(Binary::Div, false);
+  std::string m = str_arg(kKwargOnly, "rounding_mode", "");
+  if (m == "trunc") return binary(Binary::TruncDiv, false);
+  if (m == "floor") return binary(Binary::FloorDiv, false);
+  fail("rounding_mode must be None, 'trunc' or 'floor', got '" + m + "'");
+}
+
+std::vector<HostTensor> GraphEvaluator::elementwise(const std::function<double(double)>& fn) {
+  const HostTensor& self = tensor(0, "self");
+  HostTensor out = output();
+  DType compute = opmath_type(is_floating(out.dtype) ? out.dtype : self.dtype);
+  std::vector<double> v = self.values();
+  for (double& x : v) x = fn(round_to_dtype(compute, x));
+  return {output_from_values(0, v)};
+}
+
+std::vector<HostTensor> GraphEvaluator::bitwise_not() {
+  const HostTensor& self = tensor(0, "self");
+  std::vector<double> v = self.values();
+  for (double& x : v) x = self.dtype == DType::Bool ? (x == 0 ? 1.0 : 0.0) : static_cast<double>(~to_int64(x));
+  return {output_from_values(0, v)};
+}
+
+/// Reduction of `self` over `dims` (all when empty / None) with `fn(acc, value, position)`; `init` starts each group.
+/// Positions are row-major over the reduced dims.
+std::vector<double> GraphEvaluator::fold(const HostTensor& self, const std::optional<std::vector<int64_t>>& dims,
+                                         double init,
+                                         const std::function<double(double, double, int64_t, int64_t&)>& fn,
+                                         std::vector<int64_t>* positions) const {
+  std::vector<bool> reduced = reduced_dims(dims, self.rank());
+  Groups g = group_elements(self.sizes, reduced);
+  std::vector<double> acc(static_cast<size_t>(g.count), init);
+  std::vector<int64_t> pos(static_cast<size_t>(g.count), -1), seen(static_cast<size_t>(g.count), 0);
+  std::vector<double> v = self.values();
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t k = g.group[i];
+    acc[k] = fn(acc[k], v[i], seen[k]++, pos[k]);
+  }
+  if (positions) *positions = pos;
+  return acc;
+}
+
+std::vector<HostTensor> GraphEvaluator::prod(bool all_dims) {
+  const HostTensor& self = tensor(0, "self");
+  std::optional<std::vector<int64_t>> dims;
+  if (!all_dims) dims = std::vector<int64_t>{int_arg(1, "dim")};
+  DType t = out_meta().dtype;
+  std::vector<double> acc;
+  if (!is_floating(t)) {
+    acc = fold(self, dims, 1, [](double a, double v, int64_t, int64_t&) {
+      return static_cast<double>(wrapping(static_cast<uint64_t>(to_int64(a)) * static_cast<uint64_t>(to_int64(v))));
+    });
+  } else {
+    acc = fold(self, dims, 1, [&](double a, double v, int64_t, int64_t&) { return a * round_to_dtype(t, v); });
+  }
+  return {output_from_values(0, acc)};
+}
+
+std::vector<HostTensor> GraphEvaluator::any_all(bool any, int dims_kind) {
+  const HostTensor& self = tensor(0, "self");
+  std::optional<std::vector<int64_t>> dims;
+  if (dims_kind == 1) dims = std::vector<int64_t>{int_arg(1, "dim")};
+  if (dims_kind == 2) dims = ints_arg(1, "dim");
+  auto acc = fold(self, dims, any ? 0 : 1, [&](double a, double v, int64_t, int64_t&) {
+    bool b = v != 0;  // NaN is true
+    return any ? ((a != 0 || b) ? 1.0 : 0.0) : ((a != 0 && b) ? 1.0 : 0.0);
+  });
+  return {output_from_values(0, acc)};
+}
+
+/// argmax/argmin positions and max/min values: the first extreme, NaN counting as the extreme.
+std::vector<HostTensor> GraphEvaluator::extreme(bool is_max, bool values, bool indices, int dims_kind) {
+  const HostTensor& self = tensor(0, "self");
+  std::optional<std::vector<int64_t>> dims;
+  if (dims_kind == 1) dims = std::vector<int64_t>{int_arg(1, "dim")};
+  if (dims_kind == 2) {
+    const Arg* d = arg(1, "dim");
+    if (d && !d->is_none()) dims = std::vector<int64_t>{int_arg(1, "dim")};
+  }
+  Groups g = group_elements(self.sizes, reduced_dims(dims, self.rank()));
+  if (g.size == 0 && g.count > 0) fail("reduction over an empty dimension has no identity");
+  std::vector<int64_t> pos;
+  auto acc = fold(self, dims, 0, [&](double a, double v, int64_t n, int64_t& p) {
+    if (n == 0 || std::isnan(a)) {
+      if (n == 0) p = 0;
+      return n == 0 ? v : a;
+    }
+    bool better = std::isnan(v) || (is_max ? v > a : v < a);
+    if (better) p = n;
+    return better ? v : a;
+  }, &pos);
+  std::vector<HostTensor> out;
+  if (values) out.push_back(output_from_values(0, acc));
+  if (indices) {
+    std::vector<double> ids(pos.begin(), pos.end());
+    out.push_back(output_from_values(values ? 1 : 0, ids));
+  }
+  return out;
+}
+
+std::vector<HostTensor> GraphEvaluator::scan(bool product) {
+  const HostTensor& self = tensor(0, "self");
+  HostTensor out = output();
+  if (self.rank() == 0) return {output_from_values(0, self.values())};
+  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
+  bool integral = !is_floating(out.dtype);
+  for_each_index(self.sizes, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    double v = round_to_dtype(out.dtype, self.at(idx));
+    if (idx[dim] > 0) {
+      double prev = out.storage[flat - out.strides[dim]];
+      if (integral) {
+        auto p = static_cast<uint64_t>(to_int64(prev)), q = static_cast<uint64_t>(to_int64(v));
+        v = static_cast<double>(wrapping(product ? p * q : p + q));
+      } else {
+        v = product ? prev * v : prev + v;
+      }
+    }
+    out.storage[flat] = round_to_dtype(out.dtype, v);
+  });
+  return {out};
+}
+
+std::vector<HostTensor> GraphEvaluator::slice() {
+  const HostTensor& self = tensor(0, "self");
+  int64_t dim = wrap_dim(int_or(1, "dim", 0), self.rank());
+  int64_t n = self.sizes[dim];
+  auto bound = [&](size_t pos, const char* name, int64_t dflt) {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return dflt;
+    int64_t v = int_arg(pos, name);
+    if (v < 0) v += n;
+    return std::clamp<int64_t>(v, 0, n);
+  };
+  int64_t start = bound(2, "start", 0), step = int_or(4, "step", 1);
+  HostTensor out = output();
+  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+    in = c;
+    in[dim] = start + c[dim] * step;
+  }))};
+}
+
+std::vector<HostTensor> GraphEvaluator::select() {
+  const HostTensor& self = tensor(0, "self");
+  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
+  int64_t index = int_arg(2, "index");
+  if (index < 0) index += self.sizes[dim];
+  if (index < 0 || index >= self.sizes[dim]) fail("index out of range");
+  HostTensor out = output();
+  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+    for (int64_t d = 0, o = 0; d < self.rank(); ++d) in[d] = d == dim ? index : c[o++];
+  }))};
+}
+
+std::vector<const HostTensor*> GraphEvaluator::tensor_list(size_t pos, const char* name) const {
+  const Arg& a = required(pos, name);
+  std::vector<const HostTensor*> out;
+  if (a.kind() == Arg::Kind::IntList && a.ints().empty()) return out;
+  if (a.kind() != Arg::Kind::TensorList) fail("argument '" + std::string(name) + "' must be a list of tensors");
+  for (const auto& r : a.tensors()) out.push_back(r ? &value(*r) : nullptr);
+  return out;
+}
+
+std::vector<HostTensor> GraphEvaluator::cat() {
+  std::vector<const HostTensor*> parts;
+  for (const HostTensor* t : tensor_list(0, "tensors"))
+    if (t && !(t->rank() == 1 && t->sizes[0] == 0)) parts.push_back(t);
+  if (parts.empty()) fail("expected a non-empty list of tensors");
+  int64_t dim = wrap_dim(int_or(1, "dim", 0), parts[0]->rank());
+  HostTensor out = output();
+  for_each_index(out.sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
+    std::vector<int64_t> in = c;
+    for (const HostTensor* p : parts) {
+      if (in[dim] < p->sizes[dim]) {
+        out.storage[flat] = round_to_dtype(out.dtype, p->at(in));
+        return;
+      }
+      in[dim] -= p->sizes[dim];
+    }
+  });
+  return {out};
+}
+
+std::vector<HostTensor> GraphEvaluator::constant_pad() {
+  const HostTensor& self = tensor(0, "self");
+  auto pad = ints_arg(1, "pad");
+  if (!pad) fail("missing argument 'pad'");
+  double value = float_arg(2, "value", 0);
+  std::vector<int64_t> before(self.rank(), 0);
+  for (size_t k = 0; k < pad->size() / 2; ++k) before[self.rank() - 1 - k] = (*pad)[2 * k];
+  HostTensor out = output();
+  for_each_index(out.sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
+    std::vector<int64_t> in(c.size());
+    bool inside = true;
+    for (size_t d = 0; d < c.size(); ++d) {
+      in[d] = c[d] - before[d];
+      inside = inside && in[d] >= 0 && in[d] < self.sizes[d];
+    }
+    out.storage[flat] = round_to_dtype(out.dtype, inside ? self.at(in) : value);
+  });
+  return {out};
+}
+
+std::vector<HostTensor> GraphEvaluator::flip() {
+  const HostTensor& self = tensor(0, "self");
+  std::vector<bool> flipped(self.rank(), false);
+  if (auto dims = ints_arg(1, "dims"))
+    for (int64_t d : *dims) flipped[wrap_dim(d, self.rank())] = true;
+  return {output_from_values(0, gather(self, self.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+    for (size_t d = 0; d < c.size(); ++d) in[d] = flipped[d] ? self.sizes[d] - 1 - c[d] : c[d];
+  }))};
+}
+
+std::vector<HostTensor> GraphEvaluator::repeat() {
+  const HostTensor& self = tensor(0, "self");
+  HostTensor out = output();
+  size_t lead = out.sizes.size() - self.sizes.size();
+  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+    for (size_t d = 0; d < self.sizes.size(); ++d) in[d] = c[lead + d] % self.sizes[d];
+  }))};
+}
+
+/// An index value checked against `size` and wrapped when negative.
+int64_t GraphEvaluator::checked_index(double v, int64_t size) const {
+  auto i = to_int64(v);
+  if (i < -size || i >= size) fail("index " + std::to_string(i) + " out of range for size " + std::to_string(size));
+  return i < 0 ? i + size : i;
+}
+
+std::vector<HostTensor> GraphEvaluator::embedding() {
+  const HostTensor& w = tensor(0, "weight");
+  const HostTensor& idx = tensor(1, "indices");
+  HostTensor out = output();
+  std::vector<int64_t> ic(idx.sizes.size());
+  return {output_from_values(0, gather(w, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+    std::copy(c.begin(), c.end() - 1, ic.begin());
+    in[0] = checked_index(idx.at(ic), w.sizes[0]);
+    in[1] = c.back();
+  }))};
+}
+
+std::vector<HostTensor> GraphEvaluator::index_select() {
+  const HostTensor& self = tensor(0, "self");
+  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
+  const HostTensor& idx = tensor(2, "index");
+  HostTensor out = output();
+  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+    in = c;
+    if (self.rank() == 0) return;
+    in[dim] = checked_index(idx.rank() == 0 ? idx.at({}) : idx.at({c[dim]}), self.sizes[dim]);
+  }))};
+}
+
+std::vector<HostTensor> GraphEvaluator::gather_op() {
+  const HostTensor& self = tensor(0, "self");
+  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
+  const HostTensor& idx = tensor(2, "index");
+  HostTensor out = output();
+  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+    in = c;
+    if (self.rank() == 0) return;
+    in[dim] = checked_index(idx.at(c), self.sizes[dim]);
+  }))};
+}
+
+std::vector<HostTensor> GraphEvaluator::index_tensor() {
+  const HostTensor& self = tensor(0, "self");
+  std::vector<const HostTensor*> indices = tensor_list(1, "indices");
+  std::vector<size_t> indexed;
+  size_t b_rank = 0;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    if (!indices[d]) continue;
+    if (!is_integer(indices[d]->dtype)) fail("only integer index tensors are supported");
+    indexed.push_back(d);
+    b_rank = std::max(b_rank, indices[d]->sizes.size());
+  }
+  HostTensor out = output();
+  if (indexed.empty()) return {output_from_values(0, self.values())};
+  bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
+  size_t b_start = adjacent ? indexed.front() : 0;
+  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+    size_t o = 0;
+    for (int64_t d = 0; d < self.rank(); ++d) {
+      if (static_cast<size_t>(d) < indices.size() && indices[d]) {
+        const HostTensor& t = *indices[d];
+        std::vector<int64_t> tc(t.sizes.size());
+        size_t lead = b_rank - t.sizes.size();
+        for (size_t j = 0; j < tc.size(); ++j) tc[j] = t.sizes[j] == 1 ? 0 : c[b_start + lead + j];
+        in[d] = checked_index(t.at(tc), self.sizes[d]);
+        continue;
+      }
+      if (o == b_start) o += b_rank;
+      in[d] = c[o++];
+    }
+  }))};
+}
+
+std::vector<HostTensor> GraphEvaluator::fill(double value) {
+  HostTensor out = output();
+  std::fill(out.storage.begin(), out.storage.end(), round_to_dtype(out.dtype, value));
+  return {out};
+}
+
+std::vector<HostTensor> GraphEvaluator::range(double start, double step) {
+  HostTensor out = output();
+  for (size_t i = 0; i < out.storage.size(); ++i)
+    out.storage[i] = round_to_dtype(out.dtype, start + static_cast<double>(i) * step);
+  return {out};
+}
+
 const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
   static const std::map<std::string, OpFn> table = [] {
     std::map<std::string, OpFn> t;
@@ -758,6 +1169,95 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten._softmax.default"] = [](GraphEvaluator& E) { return E.softmax(false); };
     t["aten._log_softmax.default"] = [](GraphEvaluator& E) { return E.softmax(true); };
     t["aten.native_layer_norm.default"] = [](GraphEvaluator& E) { return E.layer_norm(); };
+
+    binary("fmod", Binary::Fmod);
+    binary("remainder", Binary::Remainder);
+    binary("bitwise_and", Binary::BitwiseAnd);
+    binary("bitwise_or", Binary::BitwiseOr);
+    binary("bitwise_xor", Binary::BitwiseXor);
+    t["aten.rsub.Tensor"] = [](GraphEvaluator& E) { return E.binary(Binary::Sub, true, true); };
+    t["aten.rsub.Scalar"] = [](GraphEvaluator& E) { return E.binary(Binary::Sub, true, true); };
+    t["aten.div.Tensor_mode"] = [](GraphEvaluator& E) { return E.div_mode(); };
+    t["aten.div.Scalar_mode"] = [](GraphEvaluator& E) { return E.div_mode(); };
+    t["aten.pow.Scalar"] = [](GraphEvaluator& E) { return E.binary(Binary::Pow, false); };
+    t["aten.logical_xor.default"] = [](GraphEvaluator& E) { return E.binary(Binary::LogicalXor, false); };
+    t["aten.atan2.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Atan2, false); };
+    t["aten.hypot.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Hypot, false); };
+    const std::pair<const char*, Unary> more_unary[] = {
+        {"tan", Unary::Tan}, {"atan", Unary::Atan}, {"asin", Unary::Asin}, {"acos", Unary::Acos},
+        {"sinh", Unary::Sinh}, {"cosh", Unary::Cosh}, {"asinh", Unary::Asinh}, {"acosh", Unary::Acosh},
+        {"atanh", Unary::Atanh}, {"erfc", Unary::Erfc}, {"log10", Unary::Log10}, {"round", Unary::Round},
+        {"isinf", Unary::IsInf}};
+    for (const auto& [name, op] : more_unary) {
+      Unary o = op;
+      t[std::string("aten.") + name + ".default"] = [o](GraphEvaluator& E) { return E.unary(o); };
+    }
+    t["aten.bitwise_not.default"] = [](GraphEvaluator& E) { return E.bitwise_not(); };
+    t["aten.round.decimals"] = [](GraphEvaluator& E) {
+      int64_t d = E.int_or(kKwargOnly, "decimals", 0);
+      if (d == 0) return E.unary(Unary::Round);
+      DType t = opmath_type(E.out_meta().dtype);
+      double k = round_to_dtype(t, std::pow(10.0, static_cast<double>(std::llabs(d))));
+      return E.elementwise([=](double x) {
+        return d > 0 ? round_to_dtype(t, std::nearbyint(round_to_dtype(t, x * k))) / k
+                     : round_to_dtype(t, std::nearbyint(round_to_dtype(t, x / k))) * k;
+      });
+    };
+    t["aten.where.ScalarSelf"] = [](GraphEvaluator& E) { return E.where(); };
+    t["aten.where.ScalarOther"] = [](GraphEvaluator& E) { return E.where(); };
+    t["aten.leaky_relu.default"] = [](GraphEvaluator& E) {
+      double s = round_to_dtype(opmath_type(E.out_meta().dtype), E.float_arg(1, "negative_slope", 0.01));
+      return E.elementwise([=](double x) { return x > 0 ? x : x * s; });
+    };
+    t["aten.hardtanh.default"] = [](GraphEvaluator& E) {
+      double lo = E.float_arg(1, "min_val", -1), hi = E.float_arg(2, "max_val", 1);
+      return E.elementwise([=](double x) { return nan_min(nan_max(x, lo), hi); });
+    };
+    t["aten.prod.dim_int"] = [](GraphEvaluator& E) { return E.prod(false); };
+    t["aten.prod.default"] = [](GraphEvaluator& E) { return E.prod(true); };
+    t["aten.any.dim"] = [](GraphEvaluator& E) { return E.any_all(true, 1); };
+    t["aten.any.dims"] = [](GraphEvaluator& E) { return E.any_all(true, 2); };
+    t["aten.any.default"] = [](GraphEvaluator& E) { return E.any_all(true, 0); };
+    t["aten.all.dim"] = [](GraphEvaluator& E) { return E.any_all(false, 1); };
+    t["aten.all.default"] = [](GraphEvaluator& E) { return E.any_all(false, 0); };
+    t["aten.argmax.default"] = [](GraphEvaluator& E) { return E.extreme(true, false, true, 2); };
+    t["aten.argmin.default"] = [](GraphEvaluator& E) { return E.extreme(false, false, true, 2); };
+    t["aten.max.dim"] = [](GraphEvaluator& E) { return E.extreme(true, true, true, 1); };
+    t["aten.min.dim"] = [](GraphEvaluator& E) { return E.extreme(false, true, true, 1); };
+    t["aten.max.default"] = [](GraphEvaluator& E) { return E.extreme(true, true, false, 0); };
+    t["aten.min.default"] = [](GraphEvaluator& E) { return E.extreme(false, true, false, 0); };
+    t["aten.std.correction"] = [](GraphEvaluator& E) {
+      std::vector<HostTensor> v = E.var(false);
+      for (double& x : v[0].storage) x = round_to_dtype(v[0].dtype, std::sqrt(x));
+      return v;
+    };
+    t["aten.cumsum.default"] = [](GraphEvaluator& E) { return E.scan(false); };
+    t["aten.cumprod.default"] = [](GraphEvaluator& E) { return E.scan(true); };
+    t["aten.slice.Tensor"] = [](GraphEvaluator& E) { return E.slice(); };
+    t["aten.select.int"] = [](GraphEvaluator& E) { return E.select(); };
+    t["aten.cat.default"] = [](GraphEvaluator& E) { return E.cat(); };
+    t["aten.constant_pad_nd.default"] = [](GraphEvaluator& E) { return E.constant_pad(); };
+    t["aten.flip.default"] = [](GraphEvaluator& E) { return E.flip(); };
+    t["aten.repeat.default"] = [](GraphEvaluator& E) { return E.repeat(); };
+    t["aten.embedding.default"] = [](GraphEvaluator& E) { return E.embedding(); };
+    t["aten.index_select.default"] = [](GraphEvaluator& E) { return E.index_select(); };
+    t["aten.gather.default"] = [](GraphEvaluator& E) { return E.gather_op(); };
+    t["aten.index.Tensor"] = [](GraphEvaluator& E) { return E.index_tensor(); };
+    t["aten.full.default"] = [](GraphEvaluator& E) { return E.fill(E.float_arg(1, "fill_value", 0)); };
+    t["aten.full_like.default"] = [](GraphEvaluator& E) { return E.fill(E.float_arg(1, "fill_value", 0)); };
+    t["aten.scalar_tensor.default"] = [](GraphEvaluator& E) { return E.fill(E.float_arg(0, "s", 0)); };
+    t["aten.zeros.default"] = [](GraphEvaluator& E) { return E.fill(0); };
+    t["aten.ones.default"] = [](GraphEvaluator& E) { return E.fill(1); };
+    t["aten.empty.memory_format"] = [](GraphEvaluator& E) { return E.fill(0); };
+    t["aten.arange.start_step"] = [](GraphEvaluator& E) {
+      return E.range(E.float_arg(0, "start", 0), E.float_arg(2, "step", 1));
+    };
+    t["aten.arange.start"] = [](GraphEvaluator& E) { return E.range(E.float_arg(0, "start", 0), 1); };
+    t["aten.arange.default"] = [](GraphEvaluator& E) { return E.range(0, 1); };
+    t["prims.iota.default"] = [](GraphEvaluator& E) {
+      return E.range(static_cast<double>(E.int_or(kKwargOnly, "start", 0)),
+                     static_cast<double>(E.int_or(kKwargOnly, "step", 1)));
+    };
     return t;
   }();
   return table;

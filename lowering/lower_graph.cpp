@@ -223,6 +223,56 @@ class GraphLowering {
   TensorValue reduce(const TensorValue& input, std::vector<int64_t> dims, bool keepdim, ReduceOp op, DType acc,
                      const std::function<Expr(const Expr&)>& prologue = nullptr);
 
+  /// Adds a reduction computation with a ready `body` (a Reduce over r0.. of an expression over x0.., r0..).
+  TensorValue add_reduction(const Expr& body, const std::vector<Index>& out_sizes,
+                            const std::vector<Index>& reduce_sizes, const std::vector<const TensorValue*>& inputs);
+  /// A reduction whose body `fn(x, r)` is built from output coordinates x and reduction coordinates r.
+  TensorValue reduction(std::vector<Index> out_sizes, std::vector<Index> reduce_sizes,
+                        const std::vector<const TensorValue*>& inputs,
+                        const std::function<Expr(const std::vector<Index>&, const std::vector<Index>&)>& fn) {
+    for (const auto& s : out_sizes) note_size(s);
+    for (const auto& s : reduce_sizes) note_size(s);
+    Expr body;
+    {
+      ScopedLoopRanges xs(ranges_, out_sizes, out_var);
+      ScopedLoopRanges rs(ranges_, reduce_sizes, reduce_var);
+      std::vector<Index> r;
+      for (size_t i = 0; i < reduce_sizes.size(); ++i) r.push_back(Index::var(reduce_var(i)));
+      body = fn(coord_vars(out_sizes.size()), r);
+    }
+    return add_reduction(body, out_sizes, reduce_sizes, inputs);
+  }
+  /// `v` itself when it is a plain load of a buffer, else `v` realized into one (indirect loads address buffers).
+  TensorValue realize_if_computed(const TensorValue& v) {
+    if (v.body->op == ExprOp::Load && v.body->args.empty()) return v;
+    return realize(v);
+  }
+  /// Tensor list argument (Tensor[] / Tensor?[]); None entries stay nullopt.
+  std::vector<std::optional<TensorValue>> tensor_list(size_t pos, const char* name) {
+    const Arg& a = required(pos, name);
+    std::vector<std::optional<TensorValue>> out;
+    if (a.kind() == Arg::Kind::IntList && a.ints().empty()) return out;
+    if (a.kind() != Arg::Kind::TensorList) fail("argument '" + std::string(name) + "' must be a list of tensors");
+    for (const auto& r : a.tensors()) {
+      if (r) out.emplace_back(value(*r));
+      else out.emplace_back(std::nullopt);
+    }
+    return out;
+  }
+  /// `v` read at `coords`, where the coordinates of the dims in `indirect` (dim -> Int64 expression, non-negative)
+  /// are values computed at run time: an indirect load (see Expr::indirect_load). `v` is realized first unless it
+  /// already is a plain load of a buffer.
+  Expr at_indirect(TensorValue& v, std::vector<Index> coords, const std::map<size_t, Expr>& indirect) {
+    if (v.body->op != ExprOp::Load || !v.body->args.empty()) v = realize(v);
+    std::vector<Expr> args;
+    for (const auto& [d, e] : indirect) {
+      coords[d] = Index::var(indirect_var(args.size()));
+      args.push_back(Expr::cast(e, DType::Int64));
+    }
+    Expr plain = at(v, coords);
+    return Expr::indirect_load(plain->buffer, plain->index, plain->dtype, std::move(args));
+  }
+
   void note_size(const Index& s) {
     if (auto c = s.as_const()) return;
     for (const auto& name : free_vars(s))
@@ -326,7 +376,23 @@ TensorValue GraphLowering::reduce(const TensorValue& input, std::vector<int64_t>
   }
   if (prologue) value = prologue(value);
 
-  DType result_type = (op == ReduceOp::Any || op == ReduceOp::All) ? DType::Bool : acc;
+  Expr body;
+  if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) {
+    // The position is the row-major flat index over the reduced dims (over all dims for a flat argmax).
+    std::vector<Index> strides = TensorMeta::contiguous_strides(reduce_sizes);
+    std::vector<Index> terms;
+    for (size_t i = 0; i < reduce_sizes.size(); ++i) terms.push_back(Index::var(reduce_var(i)) * strides[i]);
+    body = Expr::arg_reduce(op, value, Expr::index_value(sum(terms), DType::Int64));
+  } else {
+    body = Expr::reduce(op, value);
+  }
+  return add_reduction(body, out_sizes, reduce_sizes, {&input});
+}
+
+TensorValue GraphLowering::add_reduction(const Expr& body, const std::vector<Index>& out_sizes,
+                                         const std::vector<Index>& reduce_sizes,
+                                         const std::vector<const TensorValue*>& inputs) {
+  DType result_type = body->dtype;
   int b = add_buffer("buf" + std::to_string(next_buffer_++), result_type, out_sizes,
                      TensorMeta::contiguous_strides(out_sizes), Index(0), BufferKind::Intermediate, -1);
   Computation c;
@@ -334,10 +400,10 @@ TensorValue GraphLowering::reduce(const TensorValue& input, std::vector<int64_t>
   c.buffer = b;
   c.sizes = out_sizes;
   c.reduce_sizes = reduce_sizes;
-  c.body = Expr::reduce(op, value);
-  c.origins = input.origins;
+  c.body = body;
+  for (const TensorValue* in : inputs) merge_names(c.origins, in->origins);
   merge_names(c.origins, {node_->name});
-  c.op_names = input.op_names;
+  for (const TensorValue* in : inputs) merge_names(c.op_names, in->op_names);
   merge_names(c.op_names, {short_op_name(node_->target)});
   p_.computations.push_back(std::move(c));
 
@@ -495,7 +561,8 @@ std::vector<TensorValue> lower_binary(GraphLowering& L, BinaryOp op, bool scalar
   DType operand = operand_type(ts, ss);
   // Half types compute in float32 (like eager's CUDA kernels); the result is rounded back by the final cast.
   DType compute = math_in_float ? compute_type(operand) : operand;
-  if (op == BinaryOp::Div && !is_floating(compute)) compute = compute_type(m.dtype);
+  // Integer operands of an op with a floating result (true division, atan2) compute in the result type.
+  if (is_floating(m.dtype) && !is_floating(compute)) compute = compute_type(m.dtype);
   return {L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
     Expr a = L.at(self, L.broadcast_coords(self, m.sizes, c));
     Expr b = other ? L.at(*other, L.broadcast_coords(*other, m.sizes, c)) : scalar_expr(*other_scalar, compute);
@@ -816,6 +883,453 @@ std::vector<TensorValue> lower_layer_norm(GraphLowering& L) {
   return out;
 }
 
+// ---- more pointwise ------------------------------------------------------------------------------------------------
+
+/// rsub: other - alpha * self.
+std::vector<TensorValue> lower_rsub(GraphLowering& L, bool scalar_other) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  std::optional<TensorValue> other;
+  std::optional<Scalar> other_scalar;
+  const Arg& a = L.required(1, "other");
+  if (!scalar_other && a.is_tensor()) other = L.tensor(1, "other");
+  else other_scalar = L.scalar(1, "other");
+  std::optional<Scalar> alpha = L.scalar(2, "alpha");
+  std::vector<const TensorValue*> ts{&self};
+  if (other) ts.push_back(&*other);
+  std::vector<Scalar> ss;
+  if (other_scalar) ss.push_back(*other_scalar);
+  DType compute = compute_type(operand_type(ts, ss));
+  if (is_floating(m.dtype) && !is_floating(compute)) compute = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
+    Expr x = Expr::cast(L.at(self, L.broadcast_coords(self, m.sizes, c)), compute);
+    Expr y = other ? Expr::cast(L.at(*other, L.broadcast_coords(*other, m.sizes, c)), compute)
+                   : scalar_expr(*other_scalar, compute);
+    if (alpha && alpha->value != 1) x = Expr::binary(BinaryOp::Mul, x, scalar_expr(*alpha, compute), compute);
+    return Expr::cast(Expr::binary(BinaryOp::Sub, y, x, compute), m.dtype);
+  })};
+}
+
+/// div with rounding_mode: None is true division, "trunc" / "floor" round the quotient (integers: exact).
+std::vector<TensorValue> lower_div_mode(GraphLowering& L, bool scalar_other) {
+  std::string mode = L.str_arg(kKwargOnly, "rounding_mode", "");
+  if (mode.empty()) return lower_binary(L, BinaryOp::Div, scalar_other);
+  if (mode != "trunc" && mode != "floor") L.fail("rounding_mode must be None, 'trunc' or 'floor', got '" + mode + "'");
+  return lower_binary(L, mode == "trunc" ? BinaryOp::TruncDiv : BinaryOp::FloorDiv, scalar_other);
+}
+
+/// pow.Scalar: a number raised to a tensor.
+std::vector<TensorValue> lower_pow_scalar(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  auto base = L.scalar(0, "self");
+  if (!base) L.fail("missing argument 'self'");
+  TensorValue e = L.tensor(1, "exponent");
+  DType compute = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, {&e}, [&](const std::vector<Index>& c) {
+    Expr x = Expr::cast(L.at(e, c), compute);
+    return Expr::cast(Expr::binary(BinaryOp::Pow, scalar_expr(*base, compute), x, compute), m.dtype);
+  })};
+}
+
+/// isinf / isnan of integers and bools are constant false.
+std::vector<TensorValue> lower_float_predicate(GraphLowering& L, UnaryOp op) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  if (is_floating(self.dtype)) return lower_unary(L, op);
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>&) { return Expr::constant(0, m.dtype); })};
+}
+
+/// round.decimals: round(x * 10^d) / 10^d (d < 0: round(x / 10^-d) * 10^-d), as eager computes it.
+std::vector<TensorValue> lower_round_decimals(GraphLowering& L) {
+  int64_t decimals = L.int_arg(kKwargOnly, "decimals", 0);
+  if (decimals == 0) return lower_unary(L, UnaryOp::Round);
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  DType compute = compute_type(m.dtype);
+  if (!is_floating(compute)) return lower_convert(L);
+  double scale = std::pow(10.0, static_cast<double>(std::llabs(decimals)));
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    Expr x = Expr::cast(L.at(self, c), compute);
+    Expr k = Expr::constant(scale, compute);
+    BinaryOp in = decimals > 0 ? BinaryOp::Mul : BinaryOp::Div, out = decimals > 0 ? BinaryOp::Div : BinaryOp::Mul;
+    Expr r = Expr::unary(UnaryOp::Round, Expr::binary(in, x, k, compute));
+    return Expr::cast(Expr::binary(out, r, k, compute), m.dtype);
+  })};
+}
+
+std::vector<TensorValue> lower_leaky_relu(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  double slope = L.float_arg(1, "negative_slope", 0.01);
+  DType compute = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    Expr x = Expr::cast(L.at(self, c), compute);
+    Expr pos = Expr::binary(BinaryOp::Gt, x, Expr::constant(0, compute), DType::Bool);
+    return Expr::cast(Expr::where(pos, x, Expr::binary(BinaryOp::Mul, x, Expr::constant(slope, compute), compute)),
+                      m.dtype);
+  })};
+}
+
+std::vector<TensorValue> lower_hardtanh(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  double lo = L.float_arg(1, "min_val", -1), hi = L.float_arg(2, "max_val", 1);
+  DType compute = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    Expr x = Expr::cast(L.at(self, c), compute);
+    x = Expr::binary(BinaryOp::Maximum, x, Expr::constant(lo, compute), compute);
+    return Expr::cast(Expr::binary(BinaryOp::Minimum, x, Expr::constant(hi, compute), compute), m.dtype);
+  })};
+}
+
+// ---- more reductions -----------------------------------------------------------------------------------------------
+
+/// prod.dim_int / prod.default, honouring dtype=.
+std::vector<TensorValue> lower_prod(GraphLowering& L, bool all_dims) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  std::vector<int64_t> dims = all_dims ? std::vector<int64_t>{} : std::vector<int64_t>{L.int_arg(1, "dim")};
+  bool keepdim = all_dims ? false : L.bool_arg(2, "keepdim", false);
+  DType acc = accumulate_type(m.dtype);
+  TensorValue total = L.reduce(self, dims, keepdim, ReduceOp::Prod, acc);
+  return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) {
+    return Expr::cast(L.at(total, c), m.dtype);
+  })};
+}
+
+/// any / all over one dim, a list of dims, or everything.
+std::vector<TensorValue> lower_any_all(GraphLowering& L, ReduceOp op, int dims_kind /*0 none, 1 int, 2 list*/) {
+  TensorValue self = L.tensor(0, "self");
+  std::vector<int64_t> dims;
+  if (dims_kind == 1) dims.push_back(L.int_arg(1, "dim"));
+  if (dims_kind == 2) dims = dims_of(L, 1, "dim");
+  bool keepdim = dims_kind == 0 ? false : L.bool_arg(2, "keepdim", false);
+  if (self.rank() == 0) keepdim = false;
+  return {L.reduce(self, dims, keepdim, op, DType::Bool)};
+}
+
+/// Comparison type of max/min/argmax values: float for half types, int64 for integers and bool.
+DType extreme_type(DType t) {
+  if (t == DType::Bool || is_integer(t)) return DType::Int64;
+  return compute_type(t);
+}
+
+/// argmax / argmin; dim None reduces the flattened tensor.
+std::vector<TensorValue> lower_arg_extreme(GraphLowering& L, ReduceOp op) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  const Arg* d = L.arg(1, "dim");
+  bool keepdim = L.bool_arg(2, "keepdim", false);
+  std::vector<int64_t> dims;
+  if (d && !d->is_none()) dims.push_back(L.int_arg(1, "dim"));
+  TensorValue r = L.reduce(self, dims, keepdim && !dims.empty(), op, extreme_type(self.dtype));
+  if (r.sizes.size() == m.sizes.size()) return {r};
+  return {L.remap(r, m.sizes, [](const std::vector<Index>&) { return std::vector<Index>{}; })};  // keepdim, dim None
+}
+
+/// max.dim / min.dim: (values, indices); max.default / min.default: the extreme of everything.
+std::vector<TensorValue> lower_extreme(GraphLowering& L, bool is_max, bool with_dim) {
+  TensorValue self = L.tensor(0, "self");
+  std::vector<int64_t> dims;
+  if (with_dim) dims.push_back(L.int_arg(1, "dim"));
+  bool keepdim = with_dim && L.bool_arg(2, "keepdim", false) && self.rank() > 0;
+  DType t = extreme_type(self.dtype);
+  TensorValue values = L.reduce(self, dims, keepdim, is_max ? ReduceOp::Max : ReduceOp::Min, t);
+  const TensorMeta& m = L.out_meta(0);
+  TensorValue v = L.make(m.dtype, m.sizes, {&values}, [&](const std::vector<Index>& c) {
+    return Expr::cast(L.at(values, c), m.dtype);
+  });
+  if (!with_dim) return {v};
+  return {v, L.reduce(self, dims, keepdim, is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin, t)};
+}
+
+std::vector<TensorValue> lower_std(GraphLowering& L) {
+  std::vector<TensorValue> v = lower_var(L, false);
+  const TensorMeta& m = L.out_meta();
+  DType compute = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, {&v[0]}, [&](const std::vector<Index>& c) {
+    return Expr::cast(Expr::unary(UnaryOp::Sqrt, Expr::cast(L.at(v[0], c), compute)), m.dtype);
+  })};
+}
+
+/// cumsum / cumprod along `dim`: out[.., i, ..] reduces in[.., j, ..] over j <= i (quadratic, but a plain reduction
+/// that every kernel shape handles).
+std::vector<TensorValue> lower_scan(GraphLowering& L, ReduceOp op) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  if (self.rank() == 0) return lower_convert(L);
+  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
+  DType acc = accumulate_type(m.dtype);
+  TensorValue r = L.reduction(m.sizes, {self.sizes[dim]}, {&self},
+                              [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
+    std::vector<Index> in = x;
+    in[dim] = rv[0];
+    Expr v = Expr::cast(Expr::cast(L.at(self, in), m.dtype), acc);
+    Expr inside = Expr::binary(BinaryOp::Le, Expr::index_value(rv[0], DType::Int64),
+                               Expr::index_value(x[dim], DType::Int64), DType::Bool);
+    Expr identity = Expr::constant(op == ReduceOp::Prod ? 1 : 0, acc);
+    return Expr::reduce(op, Expr::where(inside, v, identity));
+  });
+  return {L.make(m.dtype, m.sizes, {&r}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(r, c), m.dtype); })};
+}
+
+// ---- more views and layout ops -------------------------------------------------------------------------------------
+
+/// Python slice bound: negative counts from the end, then clamped to [0, size].
+int64_t slice_bound(int64_t v, int64_t size) {
+  if (v < 0) v += size;
+  return std::clamp<int64_t>(v, 0, size);
+}
+
+std::vector<TensorValue> lower_slice(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  int64_t dim = L.wrap_dim(L.int_arg(1, "dim", 0), self.rank());
+  int64_t step = L.int_arg(4, "step", 1);
+  Index start = Index(0);
+  const Arg* a = L.arg(2, "start");
+  if (a && !a->is_none()) {
+    if (a->kind() != Arg::Kind::Int) L.fail("start must be an int");
+    Index v = a->integer();
+    auto size = self.sizes[dim].as_const();
+    if (v.is_const() && size) start = Index(slice_bound(v.value(), *size));
+    else if (v.is_const() && v.value() < 0) start = self.sizes[dim] + v;
+    else start = v;
+  }
+  return {L.remap(self, m.sizes, [&](const std::vector<Index>& c) {
+    std::vector<Index> in = c;
+    in[dim] = start + c[dim] * Index(step);
+    return in;
+  })};
+}
+
+std::vector<TensorValue> lower_select(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
+  const Arg& a = L.required(2, "index");
+  if (a.kind() != Arg::Kind::Int) L.fail("index must be an int");
+  Index index = a.integer();
+  if (index.is_const() && index.value() < 0) index = self.sizes[dim] + index;
+  return {L.remap(self, m.sizes, [&](const std::vector<Index>& c) {
+    std::vector<Index> in(c.begin(), c.begin() + dim);
+    in.push_back(index);
+    in.insert(in.end(), c.begin() + dim, c.end());
+    return in;
+  })};
+}
+
+/// Index coordinate clamped into [0, size - 1]: lanes a `where` discards still load in bounds.
+Index clamp_coord(const Index& i, const Index& size) { return min(max(i, Index(0)), size - Index(1)); }
+
+std::vector<TensorValue> lower_cat(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  std::vector<TensorValue> parts;
+  for (auto& t : L.tensor_list(0, "tensors")) {
+    if (!t) L.fail("tensors must not hold None");
+    if (t->rank() == 1 && t->sizes[0].is_const(0)) continue;  // legacy empty tensors are skipped
+    parts.push_back(*t);
+  }
+  if (parts.empty()) L.fail("expected a non-empty list of tensors");
+  int64_t dim = L.wrap_dim(L.int_arg(1, "dim", 0), parts[0].rank());
+  std::vector<const TensorValue*> ts;
+  for (const auto& p : parts) ts.push_back(&p);
+  return {L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
+    // Nested selects from the last part backwards: where(c < end_0, part0, where(c < end_1, part1, ...)).
+    std::vector<Index> offsets{Index(0)};
+    for (const auto& p : parts) offsets.push_back(offsets.back() + p.sizes[dim]);
+    Expr pos = Expr::index_value(c[dim], DType::Int64);
+    Expr result;
+    for (size_t k = parts.size(); k-- > 0;) {
+      if (parts[k].sizes[dim].is_const(0)) continue;
+      std::vector<Index> in = c;
+      in[dim] = clamp_coord(c[dim] - offsets[k], parts[k].sizes[dim]);
+      Expr v = Expr::cast(L.at(parts[k], in), m.dtype);
+      if (!result.defined()) {
+        result = v;
+        continue;
+      }
+      Expr here = Expr::binary(BinaryOp::Lt, pos, Expr::index_value(offsets[k + 1], DType::Int64), DType::Bool);
+      result = Expr::where(here, v, result);
+    }
+    if (!result.defined()) result = Expr::constant(0, m.dtype);
+    return result;
+  })};
+}
+
+std::vector<TensorValue> lower_constant_pad(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  auto pad = L.ints_arg(1, "pad");
+  if (!pad || pad->size() % 2 != 0 || static_cast<int64_t>(pad->size() / 2) > self.rank())
+    L.fail("pad must hold an even number of ints, two per padded dim at most");
+  auto value = L.scalar(2, "value");
+  Scalar fill = value.value_or(Scalar{});
+  std::vector<Index> before(self.rank(), Index(0)), after(self.rank(), Index(0));
+  for (size_t k = 0; k < pad->size() / 2; ++k) {
+    before[self.rank() - 1 - k] = (*pad)[2 * k];
+    after[self.rank() - 1 - k] = (*pad)[2 * k + 1];
+  }
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    std::vector<Index> in;
+    std::optional<Expr> inside;
+    for (int64_t d = 0; d < self.rank(); ++d) {
+      Index i = c[d] - before[d];
+      auto b = before[d].as_const(), a = after[d].as_const();
+      if (b && a && *b <= 0 && *a <= 0) {  // cropped (or untouched) only: always inside
+        in.push_back(i);
+        continue;
+      }
+      in.push_back(clamp_coord(i, self.sizes[d]));
+      Expr iv = Expr::index_value(c[d], DType::Int64);
+      Expr lo = Expr::binary(BinaryOp::Ge, iv, Expr::index_value(before[d], DType::Int64), DType::Bool);
+      Expr hi = Expr::binary(BinaryOp::Lt, iv, Expr::index_value(before[d] + self.sizes[d], DType::Int64), DType::Bool);
+      Expr ok = Expr::binary(BinaryOp::LogicalAnd, lo, hi, DType::Bool);
+      inside = inside ? Expr::binary(BinaryOp::LogicalAnd, *inside, ok, DType::Bool) : ok;
+    }
+    Expr v = Expr::cast(L.at(self, in), m.dtype);
+    if (!inside) return v;
+    return Expr::where(*inside, v, scalar_expr(fill, m.dtype));
+  })};
+}
+
+std::vector<TensorValue> lower_flip(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  std::vector<bool> flipped(self.rank(), false);
+  for (int64_t d : dims_of(L, 1, "dims")) flipped[L.wrap_dim(d, self.rank())] = true;
+  return {L.remap(self, m.sizes, [&](const std::vector<Index>& c) {
+    std::vector<Index> in = c;
+    for (int64_t d = 0; d < self.rank(); ++d)
+      if (flipped[d]) in[d] = self.sizes[d] - Index(1) - c[d];
+    return in;
+  })};
+}
+
+std::vector<TensorValue> lower_repeat(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  size_t lead = m.sizes.size() - self.sizes.size();
+  return {L.remap(self, m.sizes, [&](const std::vector<Index>& c) {
+    std::vector<Index> in;
+    for (size_t d = 0; d < self.sizes.size(); ++d) in.push_back(mod(c[lead + d], self.sizes[d]));
+    return in;
+  })};
+}
+
+// ---- indirect loads ------------------------------------------------------------------------------------------------
+
+/// An index value read from `index` at `coords`, as int64 with negative values wrapped by `size`.
+Expr wrapped_index(GraphLowering& L, const TensorValue& index, const std::vector<Index>& coords, const Index& size) {
+  Expr i = Expr::cast(L.at(index, coords), DType::Int64);
+  Expr negative = Expr::binary(BinaryOp::Lt, i, Expr::constant(0, DType::Int64), DType::Bool);
+  return Expr::where(negative, Expr::binary(BinaryOp::Add, i, Expr::index_value(size, DType::Int64), DType::Int64), i);
+}
+
+std::vector<TensorValue> lower_embedding(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue weight = L.tensor(0, "weight");
+  TensorValue indices = L.tensor(1, "indices");
+  if (weight.rank() != 2) L.fail("weight must be 2-d");
+  weight = L.realize_if_computed(weight);
+  return {L.make(m.dtype, m.sizes, {&weight, &indices}, [&](const std::vector<Index>& c) {
+    std::vector<Index> ic(c.begin(), c.end() - 1);
+    Expr row = wrapped_index(L, indices, ic, weight.sizes[0]);
+    return L.at_indirect(weight, {Index(0), c.back()}, {{0, row}});
+  })};
+}
+
+std::vector<TensorValue> lower_index_select(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
+  TensorValue index = L.tensor(2, "index");
+  self = L.realize_if_computed(self);
+  return {L.make(m.dtype, m.sizes, {&self, &index}, [&](const std::vector<Index>& c) {
+    if (self.rank() == 0) return L.at(self, {});
+    std::vector<Index> ic;
+    if (index.rank() == 1) ic.push_back(c[dim]);
+    Expr i = wrapped_index(L, index, ic, self.sizes[dim]);
+    return L.at_indirect(self, c, {{static_cast<size_t>(dim), i}});
+  })};
+}
+
+std::vector<TensorValue> lower_gather(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
+  TensorValue index = L.tensor(2, "index");
+  self = L.realize_if_computed(self);
+  return {L.make(m.dtype, m.sizes, {&self, &index}, [&](const std::vector<Index>& c) {
+    if (self.rank() == 0) return L.at(self, {});
+    Expr i = wrapped_index(L, index, c, self.sizes[dim]);
+    return L.at_indirect(self, c, {{static_cast<size_t>(dim), i}});
+  })};
+}
+
+/// index.Tensor: advanced indexing. The index tensors broadcast to a shape B; when the indexed dims are adjacent B
+/// takes their place, otherwise B comes first (NumPy's rule).
+std::vector<TensorValue> lower_index(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  std::vector<std::optional<TensorValue>> indices = L.tensor_list(1, "indices");
+  if (static_cast<int64_t>(indices.size()) > self.rank()) L.fail("too many indices for the tensor's rank");
+  std::vector<size_t> indexed;
+  size_t b_rank = 0;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    if (!indices[d]) continue;
+    if (indices[d]->dtype == DType::Bool || indices[d]->dtype == DType::UInt8)
+      L.fail("boolean mask indices are not supported (they make data-dependent shapes)");
+    indexed.push_back(d);
+    b_rank = std::max(b_rank, indices[d]->sizes.size());
+  }
+  if (indexed.empty()) return lower_convert(L);
+  bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
+  size_t b_start = adjacent ? indexed.front() : 0;
+  std::vector<Index> b_sizes(m.sizes.begin() + b_start, m.sizes.begin() + b_start + b_rank);
+  self = L.realize_if_computed(self);
+  std::vector<const TensorValue*> ts{&self};
+  for (auto& t : indices)
+    if (t) ts.push_back(&*t);
+  return {L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
+    std::vector<Index> bc(c.begin() + b_start, c.begin() + b_start + b_rank);
+    std::vector<Index> in(self.rank(), Index(0));
+    std::map<size_t, Expr> indirect;
+    size_t out = 0;
+    for (int64_t d = 0; d < self.rank(); ++d) {
+      bool is_indexed = d < static_cast<int64_t>(indices.size()) && indices[d];
+      if (is_indexed) {
+        const TensorValue& t = *indices[d];
+        indirect[d] = wrapped_index(L, t, L.broadcast_coords(t, b_sizes, bc), self.sizes[d]);
+        continue;
+      }
+      if (out == b_start) out += b_rank;
+      in[d] = c[out++];
+    }
+    return L.at_indirect(self, in, indirect);
+  })};
+}
+
+// ---- factories -----------------------------------------------------------------------------------------------------
+
+std::vector<TensorValue> lower_full(GraphLowering& L, size_t value_pos, const char* value_name, std::optional<double> v) {
+  const TensorMeta& m = L.out_meta();
+  double fill = v ? *v : L.float_arg(value_pos, value_name, 0);
+  return {L.make(m.dtype, m.sizes, {}, [&](const std::vector<Index>&) { return Expr::constant(fill, m.dtype); })};
+}
+
+/// arange / iota: start + i * step, computed in int64 for integer results and in double for floating ones.
+std::vector<TensorValue> lower_range(GraphLowering& L, double start, double step) {
+  const TensorMeta& m = L.out_meta();
+  DType compute = is_floating(m.dtype) ? DType::Float64 : DType::Int64;
+  return {L.make(m.dtype, m.sizes, {}, [&](const std::vector<Index>& c) {
+    Expr i = Expr::index_value(c.empty() ? Index(0) : c[0], compute);
+    Expr v = Expr::binary(BinaryOp::Add, Expr::constant(start, compute),
+                          Expr::binary(BinaryOp::Mul, i, Expr::constant(step, compute), compute), compute);
+    return Expr::cast(v, m.dtype);
+  })};
+}
+
 const std::map<std::string, LowerFn>& lowerings() {
   static const std::map<std::string, LowerFn> table = [] {
     std::map<std::string, LowerFn> t;
@@ -910,6 +1424,82 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten._softmax.default"] = [](GraphLowering& L) { return lower_softmax(L, false); };
     t["aten._log_softmax.default"] = [](GraphLowering& L) { return lower_softmax(L, true); };
     t["aten.native_layer_norm.default"] = lower_layer_norm;
+
+    // Pointwise.
+    binary("fmod", BinaryOp::Fmod);
+    binary("remainder", BinaryOp::Remainder);
+    binary("bitwise_and", BinaryOp::BitwiseAnd);
+    binary("bitwise_or", BinaryOp::BitwiseOr);
+    binary("bitwise_xor", BinaryOp::BitwiseXor);
+    t["aten.rsub.Tensor"] = [](GraphLowering& L) { return lower_rsub(L, false); };
+    t["aten.rsub.Scalar"] = [](GraphLowering& L) { return lower_rsub(L, true); };
+    t["aten.div.Tensor_mode"] = [](GraphLowering& L) { return lower_div_mode(L, false); };
+    t["aten.div.Scalar_mode"] = [](GraphLowering& L) { return lower_div_mode(L, true); };
+    t["aten.pow.Scalar"] = lower_pow_scalar;
+    t["aten.logical_xor.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::LogicalXor, false); };
+    t["aten.atan2.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Atan2, false); };
+    t["aten.hypot.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Hypot, false); };
+    const std::pair<const char*, UnaryOp> more_unary[] = {
+        {"tan", UnaryOp::Tan}, {"atan", UnaryOp::Atan}, {"asin", UnaryOp::Asin}, {"acos", UnaryOp::Acos},
+        {"sinh", UnaryOp::Sinh}, {"cosh", UnaryOp::Cosh}, {"asinh", UnaryOp::Asinh}, {"acosh", UnaryOp::Acosh},
+        {"atanh", UnaryOp::Atanh}, {"erfc", UnaryOp::Erfc}, {"log10", UnaryOp::Log10}, {"round", UnaryOp::Round},
+        {"bitwise_not", UnaryOp::BitwiseNot}};
+    for (const auto& [name, op] : more_unary) {
+      UnaryOp o = op;
+      t[std::string("aten.") + name + ".default"] = [o](GraphLowering& L) { return lower_unary(L, o); };
+    }
+    t["aten.isnan.default"] = [](GraphLowering& L) { return lower_float_predicate(L, UnaryOp::IsNan); };
+    t["aten.isinf.default"] = [](GraphLowering& L) { return lower_float_predicate(L, UnaryOp::IsInf); };
+    t["aten.round.decimals"] = lower_round_decimals;
+    t["aten.where.ScalarSelf"] = lower_where;
+    t["aten.where.ScalarOther"] = lower_where;
+    t["aten.leaky_relu.default"] = lower_leaky_relu;
+    t["aten.hardtanh.default"] = lower_hardtanh;
+    // Reductions.
+    t["aten.prod.dim_int"] = [](GraphLowering& L) { return lower_prod(L, false); };
+    t["aten.prod.default"] = [](GraphLowering& L) { return lower_prod(L, true); };
+    t["aten.any.dim"] = [](GraphLowering& L) { return lower_any_all(L, ReduceOp::Any, 1); };
+    t["aten.any.dims"] = [](GraphLowering& L) { return lower_any_all(L, ReduceOp::Any, 2); };
+    t["aten.any.default"] = [](GraphLowering& L) { return lower_any_all(L, ReduceOp::Any, 0); };
+    t["aten.all.dim"] = [](GraphLowering& L) { return lower_any_all(L, ReduceOp::All, 1); };
+    t["aten.all.default"] = [](GraphLowering& L) { return lower_any_all(L, ReduceOp::All, 0); };
+    t["aten.argmax.default"] = [](GraphLowering& L) { return lower_arg_extreme(L, ReduceOp::ArgMax); };
+    t["aten.argmin.default"] = [](GraphLowering& L) { return lower_arg_extreme(L, ReduceOp::ArgMin); };
+    t["aten.max.dim"] = [](GraphLowering& L) { return lower_extreme(L, true, true); };
+    t["aten.min.dim"] = [](GraphLowering& L) { return lower_extreme(L, false, true); };
+    t["aten.max.default"] = [](GraphLowering& L) { return lower_extreme(L, true, false); };
+    t["aten.min.default"] = [](GraphLowering& L) { return lower_extreme(L, false, false); };
+    t["aten.std.correction"] = lower_std;
+    t["aten.cumsum.default"] = [](GraphLowering& L) { return lower_scan(L, ReduceOp::Sum); };
+    t["aten.cumprod.default"] = [](GraphLowering& L) { return lower_scan(L, ReduceOp::Prod); };
+    // Views and layout.
+    t["aten.slice.Tensor"] = lower_slice;
+    t["aten.select.int"] = lower_select;
+    t["aten.cat.default"] = lower_cat;
+    t["aten.constant_pad_nd.default"] = lower_constant_pad;
+    t["aten.flip.default"] = lower_flip;
+    t["aten.repeat.default"] = lower_repeat;
+    // Indirect loads.
+    t["aten.embedding.default"] = lower_embedding;
+    t["aten.index_select.default"] = lower_index_select;
+    t["aten.gather.default"] = lower_gather;
+    t["aten.index.Tensor"] = lower_index;
+    // Factories.
+    t["aten.full.default"] = [](GraphLowering& L) { return lower_full(L, 1, "fill_value", std::nullopt); };
+    t["aten.full_like.default"] = [](GraphLowering& L) { return lower_full(L, 1, "fill_value", std::nullopt); };
+    t["aten.scalar_tensor.default"] = [](GraphLowering& L) { return lower_full(L, 0, "s", std::nullopt); };
+    t["aten.zeros.default"] = [](GraphLowering& L) { return lower_full(L, 0, "", 0.0); };
+    t["aten.ones.default"] = [](GraphLowering& L) { return lower_full(L, 0, "", 1.0); };
+    t["aten.empty.memory_format"] = [](GraphLowering& L) { return lower_full(L, 0, "", 0.0); };
+    t["aten.arange.start_step"] = [](GraphLowering& L) {
+      return lower_range(L, L.float_arg(0, "start", 0), L.float_arg(2, "step", 1));
+    };
+    t["aten.arange.start"] = [](GraphLowering& L) { return lower_range(L, L.float_arg(0, "start", 0), 1); };
+    t["aten.arange.default"] = [](GraphLowering& L) { return lower_range(L, 0, 1); };
+    t["prims.iota.default"] = [](GraphLowering& L) {
+      return lower_range(L, static_cast<double>(L.int_arg(kKwargOnly, "start", 0)),
+                         static_cast<double>(L.int_arg(kKwargOnly, "step", 1)));
+    };
     return t;
   }();
   return table;

@@ -25,6 +25,10 @@ HI_FN float hi_bits_to_float(unsigned u) { return __uint_as_float(u); }
 HI_FN unsigned hi_float_to_bits(float f) { return __float_as_uint(f); }
 #endif
 
+/// min / max of index expressions (the code generator prints Index min/max with these).
+HI_FN hi_i64 hi_imin(hi_i64 a, hi_i64 b) { return a < b ? a : b; }
+HI_FN hi_i64 hi_imax(hi_i64 a, hi_i64 b) { return a > b ? a : b; }
+
 HI_FN float hi_inf_f() { return hi_bits_to_float(0x7f800000u); }
 HI_FN float hi_nan_f() { return hi_bits_to_float(0x7fc00000u); }
 HI_FN double hi_inf_d() { return (double)hi_inf_f(); }
@@ -97,6 +101,8 @@ HI_FN float hi_pow(float a, float b) { return powf(a, b); }
 HI_FN double hi_pow(double a, double b) { return pow(a, b); }
 HI_FN float hi_fmod(float a, float b) { return fmodf(a, b); }
 HI_FN double hi_fmod(double a, double b) { return fmod(a, b); }
+HI_FN float hi_copysign(float a, float b) { return copysignf(a, b); }
+HI_FN double hi_copysign(double a, double b) { return copysign(a, b); }
 HI_FN float hi_abs(float x) { return fabsf(x); }
 HI_FN double hi_abs(double x) { return fabs(x); }
 template <class T> HI_FN T hi_abs(T x) { return x < 0 ? -x : x; }
@@ -126,8 +132,19 @@ template <class T> HI_FN T hi_floordiv(T a, T b) {
   T q = a / b;
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-HI_FN float hi_floordiv(float a, float b) { return floorf(a / b); }
-HI_FN double hi_floordiv(double a, double b) { return floor(a / b); }
+/// Floating floor division as eager computes it (from fmod, so it is exact where floor(a / b) would round).
+template <class T> HI_FN T hi_floordiv_fp(T a, T b) {
+  if (b == T(0)) return a / b;
+  const T m = hi_fmod(a, b);
+  T d = (a - m) / b;
+  if (m != T(0) && ((b < T(0)) != (m < T(0)))) d -= T(1);
+  if (d == T(0)) return hi_copysign(T(0), a / b);
+  T f = hi_floor(d);
+  if (d - f > T(0.5)) f += T(1);
+  return f;
+}
+HI_FN float hi_floordiv(float a, float b) { return hi_floordiv_fp(a, b); }
+HI_FN double hi_floordiv(double a, double b) { return hi_floordiv_fp(a, b); }
 template <class T> HI_FN T hi_remainder(T a, T b) {
   T r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
@@ -170,6 +187,41 @@ struct hi_any_op {
 struct hi_all_op {
   template <class T> HI_FN static T identity() { return T(1); }
   template <class T> HI_FN static T combine(T a, T b) { return (a && b) ? T(1) : T(0); }
+};
+
+/// argmax/argmin accumulator: the extreme value so far and its flat position in the reduction domain.
+template <class T> struct hi_arg_acc {
+  T v;
+  hi_i64 i;
+};
+template <class T> HI_FN hi_arg_acc<T> hi_make_arg(T v, hi_i64 i) {
+  hi_arg_acc<T> r;
+  r.v = v;
+  r.i = i;
+  return r;
+}
+template <class T> HI_FN hi_arg_acc<T> hi_shfl_xor(hi_arg_acc<T> a, int lane_mask) {
+  return hi_make_arg(hi_shfl_xor(a.v, lane_mask), hi_shfl_xor(a.i, lane_mask));
+}
+/// First position of the largest value, NaN counting as larger than everything (torch.argmax).
+struct hi_argmax_op {
+  template <class A> HI_FN static A identity() { return hi_make_arg(hi_lowest<decltype(A().v)>(), hi_highest<hi_i64>()); }
+  template <class T> HI_FN static hi_arg_acc<T> combine(hi_arg_acc<T> a, hi_arg_acc<T> b) {
+    const bool an = a.v != a.v, bn = b.v != b.v;
+    if (an || bn) return (an && bn) ? (a.i <= b.i ? a : b) : (an ? a : b);
+    if (a.v != b.v) return a.v > b.v ? a : b;
+    return a.i <= b.i ? a : b;
+  }
+};
+/// First position of the smallest value, NaN counting as smaller than everything (torch.argmin).
+struct hi_argmin_op {
+  template <class A> HI_FN static A identity() { return hi_make_arg(hi_highest<decltype(A().v)>(), hi_highest<hi_i64>()); }
+  template <class T> HI_FN static hi_arg_acc<T> combine(hi_arg_acc<T> a, hi_arg_acc<T> b) {
+    const bool an = a.v != a.v, bn = b.v != b.v;
+    if (an || bn) return (an && bn) ? (a.i <= b.i ? a : b) : (an ? a : b);
+    if (a.v != b.v) return a.v < b.v ? a : b;
+    return a.i <= b.i ? a : b;
+  }
 };
 
 /// Butterfly reduction across the warp; every lane ends with the result.

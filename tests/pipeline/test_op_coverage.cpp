@@ -1,0 +1,274 @@
+// Numerical coverage of the core ATen ops beyond the first cut: pointwise (integer division semantics, bitwise,
+// trigonometry), reductions (prod, any/all, argmax/argmin with ties and NaN, max/min with indices, cumsum), layout ops
+// (slice, select, cat, constant_pad_nd, flip, repeat), indirect loads (embedding, index_select, gather, index.Tensor)
+// and factories. Graphs are built with metas inferred by op_schema (what the JSON reader does), compiled for the cpu
+// device at warp widths 32 and 64, and compared with the reference interpreter. Index tensors are derived inside the
+// graph from the random int inputs (remainder / fmod) so they are in range, negative ones included where PyTorch
+// wraps them.
+#include <gtest/gtest.h>
+
+#include "ir/op_schema.h"
+#include "run_on_cpu.h"
+
+namespace hi {
+namespace {
+
+/// Builds a graph whose call metas come from infer_meta.
+class Builder {
+ public:
+  ValueRef input(const std::string& name, DType dtype, std::vector<int64_t> sizes) {
+    Node n;
+    n.name = name;
+    n.kind = NodeKind::Placeholder;
+    std::vector<Index> s;
+    for (int64_t v : sizes) s.emplace_back(v);
+    n.outputs.push_back(TensorMeta::contiguous(dtype, s));
+    return add(std::move(n));
+  }
+  ValueRef call(const std::string& target, std::vector<Arg> args, std::vector<std::pair<std::string, Arg>> kwargs = {}) {
+    Node n;
+    n.name = "n" + std::to_string(g_.nodes.size());
+    n.target = target;
+    n.args = std::move(args);
+    n.kwargs = std::move(kwargs);
+    n.outputs = infer_meta(g_, n);
+    return add(std::move(n));
+  }
+  /// Output `i` of a multi-output call.
+  static ValueRef nth(ValueRef r, int i) { return ValueRef{r.node, i}; }
+  void output(ValueRef v) { g_.outputs.push_back(v); }
+  const Graph& graph() const { return g_; }
+
+ private:
+  ValueRef add(Node n) {
+    g_.nodes.push_back(std::move(n));
+    return ValueRef{static_cast<int>(g_.nodes.size()) - 1, 0};
+  }
+  Graph g_;
+};
+
+Arg t(ValueRef v) { return Arg::of(v); }
+Arg i(int64_t v) { return Arg::of(v); }
+Arg f(double v) { return Arg::of(v); }
+Arg b(bool v) { return Arg::of(v); }
+Arg s(const std::string& v) { return Arg::of(v); }
+Arg dt(DType d) { return Arg::of(d); }
+Arg ints(std::vector<int64_t> v) {
+  std::vector<Index> r;
+  for (int64_t x : v) r.emplace_back(x);
+  return Arg::of(r);
+}
+Arg tensors(std::vector<std::optional<ValueRef>> v) { return Arg{std::move(v)}; }
+
+void check(const Builder& g, const std::string& target, double rtol = 1e-5, double atol = 1e-6) {
+  test::expect_matches(test::run_on_cpu(g.graph(), target), rtol, atol);
+}
+
+class OpCoverage : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OpCoverage, FloatPointwise) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {6, 33});
+  ValueRef y = g.input("y", DType::Float32, {6, 33});
+  ValueRef ypos = g.call("aten.add.Tensor", {t(g.call("aten.abs.default", {t(y)})), f(0.5)});
+  ValueRef yneg = g.call("aten.neg.default", {t(ypos)});
+  g.output(g.call("aten.fmod.Tensor", {t(x), t(yneg)}));
+  g.output(g.call("aten.fmod.Scalar", {t(x), f(0.7)}));
+  g.output(g.call("aten.remainder.Tensor", {t(x), t(yneg)}));
+  g.output(g.call("aten.remainder.Scalar", {t(x), f(0.7)}));
+  g.output(g.call("aten.div.Tensor_mode", {t(x), t(yneg)}, {{"rounding_mode", s("floor")}}));
+  g.output(g.call("aten.div.Tensor_mode", {t(x), t(ypos)}, {{"rounding_mode", s("trunc")}}));
+  g.output(g.call("aten.div.Scalar_mode", {t(x), f(0.3)}, {{"rounding_mode", s("floor")}}));
+  g.output(g.call("aten.pow.Scalar", {f(2.5), t(x)}));
+  g.output(g.call("aten.atan2.default", {t(x), t(y)}));
+  g.output(g.call("aten.hypot.default", {t(x), t(y)}));
+  ValueRef half = g.call("aten.mul.Tensor", {t(x), f(0.45)});
+  for (const char* op : {"aten.tan.default", "aten.atan.default", "aten.asin.default", "aten.acos.default",
+                         "aten.sinh.default", "aten.cosh.default", "aten.asinh.default", "aten.atanh.default",
+                         "aten.erfc.default", "aten.round.default"})
+    g.output(g.call(op, {t(half)}));
+  g.output(g.call("aten.acosh.default", {t(ypos)}));
+  g.output(g.call("aten.log10.default", {t(ypos)}));
+  g.output(g.call("aten.round.decimals", {t(x)}, {{"decimals", i(2)}}));
+  g.output(g.call("aten.round.decimals", {t(x)}, {{"decimals", i(0)}}));
+  g.output(g.call("aten.rsub.Scalar", {t(x), f(1.0)}));
+  g.output(g.call("aten.rsub.Tensor", {t(x), t(y)}, {{"alpha", f(2.0)}}));
+  g.output(g.call("aten.leaky_relu.default", {t(x), f(0.1)}));
+  g.output(g.call("aten.hardtanh.default", {t(x), f(-0.5), f(0.75)}));
+  ValueRef gt = g.call("aten.gt.Scalar", {t(x), f(0.0)});
+  ValueRef lt = g.call("aten.lt.Scalar", {t(y), f(0.5)});
+  g.output(g.call("aten.logical_xor.default", {t(gt), t(lt)}));
+  g.output(g.call("aten.where.ScalarSelf", {t(gt), f(-3.0), t(y)}));
+  g.output(g.call("aten.where.ScalarOther", {t(gt), t(x), i(7)}));
+  ValueRef inf = g.call("aten.div.Tensor", {t(x), t(g.call("aten.round.default", {t(y)}))});  // x/0 -> inf
+  g.output(g.call("aten.isinf.default", {t(inf)}));
+  g.output(g.call("aten.isnan.default", {t(inf)}));
+  check(g, GetParam());
+}
+
+TEST_P(OpCoverage, IntegerAndBoolPointwise) {
+  Builder g;
+  ValueRef a = g.input("a", DType::Int64, {3, 41});
+  ValueRef bb = g.input("b", DType::Int64, {3, 41});
+  ValueRef c = g.input("c", DType::Int32, {41});
+  // Non-zero divisors of both signs.
+  ValueRef d = g.call("aten.where.ScalarSelf", {t(g.call("aten.eq.Scalar", {t(bb), i(0)})), i(-3), t(bb)});
+  g.output(g.call("aten.fmod.Tensor", {t(a), t(d)}));
+  g.output(g.call("aten.remainder.Tensor", {t(a), t(d)}));
+  g.output(g.call("aten.remainder.Scalar", {t(a), i(-5)}));
+  g.output(g.call("aten.div.Tensor_mode", {t(a), t(d)}, {{"rounding_mode", s("floor")}}));
+  g.output(g.call("aten.div.Tensor_mode", {t(a), t(d)}, {{"rounding_mode", s("trunc")}}));
+  g.output(g.call("aten.div.Scalar_mode", {t(a), i(3)}, {{"rounding_mode", s("floor")}}));
+  g.output(g.call("aten.bitwise_and.Tensor", {t(a), t(c)}));
+  g.output(g.call("aten.bitwise_or.Scalar", {t(a), i(5)}));
+  g.output(g.call("aten.bitwise_xor.Tensor", {t(a), t(bb)}));
+  g.output(g.call("aten.bitwise_not.default", {t(c)}));
+  g.output(g.call("aten.maximum.default", {t(a), t(c)}));
+  g.output(g.call("aten.minimum.default", {t(a), t(bb)}));
+  g.output(g.call("aten.abs.default", {t(c)}));
+  g.output(g.call("aten.neg.default", {t(a)}));
+  g.output(g.call("aten.sign.default", {t(a)}));
+  g.output(g.call("aten.clamp.default", {t(a), i(-3), i(4)}));
+  g.output(g.call("aten.rsub.Scalar", {t(a), i(10)}));
+  g.output(g.call("aten.pow.Tensor_Scalar", {t(a), i(3)}));
+  g.output(g.call("aten.isinf.default", {t(a)}));
+  g.output(g.call("aten.round.default", {t(a)}));
+  g.output(g.call("aten.atan2.default", {t(a), t(d)}));
+  ValueRef p = g.call("aten.gt.Scalar", {t(a), i(0)});
+  ValueRef q = g.call("aten.lt.Scalar", {t(bb), i(2)});
+  g.output(g.call("aten.bitwise_and.Tensor", {t(p), t(q)}));
+  g.output(g.call("aten.bitwise_xor.Tensor", {t(p), t(q)}));
+  g.output(g.call("aten.bitwise_not.default", {t(p)}));
+  g.output(g.call("aten.logical_xor.default", {t(a), t(bb)}));
+  check(g, GetParam(), 1e-6, 1e-6);
+}
+
+TEST_P(OpCoverage, Reductions) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {7, 45});
+  ValueRef n = g.input("n", DType::Int64, {5, 6, 9});
+  ValueRef h = g.input("h", DType::BFloat16, {4, 70});
+  ValueRef small = g.call("aten.add.Tensor", {t(g.call("aten.mul.Tensor", {t(x), f(0.25)})), f(1.0)});
+  g.output(g.call("aten.prod.dim_int", {t(small), i(1)}));
+  g.output(g.call("aten.prod.dim_int", {t(small), i(0), b(true)}));
+  g.output(g.call("aten.prod.default", {t(g.call("aten.slice.Tensor", {t(small), i(1), i(0), i(8)}))}));
+  g.output(g.call("aten.prod.dim_int", {t(g.call("aten.remainder.Scalar", {t(n), i(3)})), i(2)}));
+  ValueRef pos = g.call("aten.gt.Scalar", {t(x), f(1.5)});
+  g.output(g.call("aten.any.dim", {t(pos), i(1)}));
+  g.output(g.call("aten.all.dim", {t(g.call("aten.gt.Scalar", {t(x), f(-1.9)})), i(0), b(true)}));
+  g.output(g.call("aten.any.default", {t(pos)}));
+  g.output(g.call("aten.all.default", {t(pos)}));
+  g.output(g.call("aten.any.dims", {t(n), ints({0, 2})}));
+  // argmax / argmin: float rows, integer ties (first index wins), flat, keepdim, non-last dims, NaN first.
+  g.output(g.call("aten.argmax.default", {t(x), i(-1)}));
+  g.output(g.call("aten.argmin.default", {t(x), i(0), b(true)}));
+  g.output(g.call("aten.argmax.default", {t(x)}));
+  g.output(g.call("aten.argmin.default", {t(n)}, {{"keepdim", b(true)}}));
+  g.output(g.call("aten.argmax.default", {t(n), i(2)}));
+  g.output(g.call("aten.argmin.default", {t(n), i(1)}));
+  g.output(g.call("aten.argmax.default", {t(h), i(1)}));
+  ValueRef nan = g.call("aten.log.default", {t(x)});  // NaN where x < 0
+  g.output(g.call("aten.argmax.default", {t(nan), i(1)}));
+  g.output(g.call("aten.argmin.default", {t(nan), i(1)}));
+  ValueRef mx = g.call("aten.max.dim", {t(x), i(1)});
+  g.output(Builder::nth(mx, 0));
+  g.output(Builder::nth(mx, 1));
+  ValueRef mn = g.call("aten.min.dim", {t(n), i(1), b(true)});
+  g.output(Builder::nth(mn, 0));
+  g.output(Builder::nth(mn, 1));
+  ValueRef mh = g.call("aten.max.dim", {t(h), i(-1)});
+  g.output(Builder::nth(mh, 0));
+  g.output(Builder::nth(mh, 1));
+  g.output(g.call("aten.max.default", {t(x)}));
+  g.output(g.call("aten.min.default", {t(n)}));
+  g.output(g.call("aten.sum.dim_IntList", {t(x), ints({1})}, {{"dtype", dt(DType::Float64)}}));
+  g.output(g.call("aten.sum.dim_IntList", {t(n), ints({0})}, {{"dtype", dt(DType::Float32)}}));
+  g.output(g.call("aten.std.correction", {t(x), ints({1})}));
+  g.output(g.call("aten.cumsum.default", {t(x), i(1)}));
+  g.output(g.call("aten.cumsum.default", {t(n), i(0)}));
+  g.output(g.call("aten.cumprod.default", {t(small), i(0)}));
+  check(g, GetParam(), 1e-4, 1e-5);
+}
+
+TEST_P(OpCoverage, LayoutOps) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {6, 10, 7});
+  ValueRef y = g.input("y", DType::Float32, {6, 3, 7});
+  ValueRef k = g.input("k", DType::Int64, {6, 2, 7});
+  ValueRef h = g.input("h", DType::BFloat16, {5, 9});
+  g.output(g.call("aten.slice.Tensor", {t(x), i(1), i(1), i(9), i(3)}));
+  g.output(g.call("aten.slice.Tensor", {t(x), i(2), i(-4), i(INT64_MAX)}));
+  g.output(g.call("aten.slice.Tensor", {t(x), i(0), i(-100), i(-2)}));
+  g.output(g.call("aten.select.int", {t(x), i(1), i(-3)}));
+  g.output(g.call("aten.select.int", {t(x), i(2), i(0)}));
+  g.output(g.call("aten.cat.default", {tensors({x, y, k}), i(1)}));
+  g.output(g.call("aten.cat.default", {tensors({y, g.call("aten.exp.default", {t(y)})}), i(-1)}));
+  g.output(g.call("aten.cat.default", {tensors({x, x})}));
+  g.output(g.call("aten.constant_pad_nd.default", {t(x), ints({1, 2, 0, 3}), f(-1.5)}));
+  g.output(g.call("aten.constant_pad_nd.default", {t(x), ints({-2, 1, 1, -3})}));
+  g.output(g.call("aten.constant_pad_nd.default", {t(h), ints({2, 2}), f(0.25)}));
+  g.output(g.call("aten.flip.default", {t(x), ints({0, -1})}));
+  g.output(g.call("aten.repeat.default", {t(y), ints({2, 1, 3, 1})}));
+  g.output(g.call("aten.repeat.default", {t(h), ints({2, 2})}));
+  check(g, GetParam());
+}
+
+TEST_P(OpCoverage, IndirectLoads) {
+  Builder g;
+  ValueRef w = g.input("w", DType::Float32, {10, 16});
+  ValueRef raw = g.input("raw", DType::Int64, {3, 5});
+  ValueRef x = g.input("x", DType::Float32, {6, 7, 8});
+  ValueRef raw3 = g.input("raw3", DType::Int64, {6, 4, 8});
+  ValueRef wb = g.input("wb", DType::BFloat16, {12, 9});
+  ValueRef ids = g.call("aten.remainder.Scalar", {t(raw), i(10)});
+  g.output(g.call("aten.embedding.default", {t(w), t(ids)}));
+  // The weight computed in the graph (realized before the indirect load), and bfloat16 storage.
+  g.output(g.call("aten.embedding.default", {t(g.call("aten.tanh.default", {t(w)})), t(ids)}));
+  g.output(g.call("aten.embedding.default", {t(wb), t(g.call("aten.remainder.Scalar", {t(raw), i(12)}))}));
+  ValueRef sel = g.call("aten.remainder.Scalar", {t(g.call("aten.view.default", {t(raw), ints({15})})), i(7)});
+  g.output(g.call("aten.index_select.default", {t(x), i(1), t(sel)}));
+  g.output(g.call("aten.index_select.default",
+                  {t(w), i(0), t(g.call("aten.remainder.Scalar", {t(g.call("aten.view.default", {t(raw), ints({15})})), i(10)}))}));
+  ValueRef gi = g.call("aten.remainder.Scalar", {t(raw3), i(7)});
+  g.output(g.call("aten.gather.default", {t(x), i(1), t(gi)}));
+  g.output(g.call("aten.gather.default", {t(g.call("aten.exp.default", {t(x)})), i(1), t(gi)}));
+  // index.Tensor: negative indices wrap (fmod keeps the sign), adjacent and separated indexed dims, broadcasting.
+  ValueRef i1 = g.call("aten.fmod.Scalar", {t(raw), i(7)});                                       // [3, 5]
+  ValueRef i2 = g.call("aten.fmod.Scalar", {t(g.call("aten.slice.Tensor", {t(raw), i(0), i(0), i(1)})), i(8)});  // [1, 5]
+  ValueRef i0 = g.call("aten.remainder.Scalar", {t(g.call("aten.select.int", {t(raw), i(0), i(2)})), i(6)});   // [5]
+  g.output(g.call("aten.index.Tensor", {t(x), tensors({std::nullopt, i1, i2})}));
+  g.output(g.call("aten.index.Tensor", {t(x), tensors({i0, std::nullopt, i2})}));
+  g.output(g.call("aten.index.Tensor", {t(x), tensors({i1})}));
+  g.output(g.call("aten.index.Tensor", {t(x), tensors({std::nullopt, i0})}));
+  // An indirect load feeding a reduction.
+  g.output(g.call("aten.sum.dim_IntList", {t(g.call("aten.embedding.default", {t(w), t(ids)})), ints({-1})}));
+  check(g, GetParam());
+}
+
+TEST_P(OpCoverage, Factories) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {4, 9});
+  g.output(g.call("aten.arange.start_step", {f(0.5), i(10), f(1.5)}));
+  g.output(g.call("aten.arange.start_step", {i(-3), i(40), i(4)}));
+  g.output(g.call("aten.arange.default", {i(12)}));
+  g.output(g.call("aten.arange.start", {i(2), i(9)}, {{"dtype", dt(DType::Float32)}}));
+  g.output(g.call("prims.iota.default", {i(7)},
+                  {{"start", i(3)}, {"step", i(2)}, {"dtype", dt(DType::Int64)}, {"device", s("cpu")},
+                   {"requires_grad", b(false)}}));
+  g.output(g.call("aten.full.default", {ints({3, 4}), f(2.5)}));
+  g.output(g.call("aten.full.default", {ints({5}), i(7)}, {{"dtype", dt(DType::Int32)}}));
+  g.output(g.call("aten.zeros.default", {ints({2, 3})}));
+  g.output(g.call("aten.ones.default", {ints({2, 3})}, {{"dtype", dt(DType::Bool)}}));
+  g.output(g.call("aten.scalar_tensor.default", {f(-4.25)}));
+  g.output(g.call("aten.full_like.default", {t(x), f(3.0)}));
+  // Factories feeding pointwise math: x + arange over the last dim.
+  ValueRef r = g.call("aten.arange.start_step", {i(0), i(9), i(1)}, {{"dtype", dt(DType::Float32)}});
+  g.output(g.call("aten.add.Tensor", {t(x), t(r)}));
+  check(g, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(WarpWidths, OpCoverage, ::testing::Values("cpu", "cpu-w64"),
+                         [](const auto& info) { return info.param == "cpu" ? std::string("w32") : std::string("w64"); });
+
+}  // namespace
+}  // namespace hi
