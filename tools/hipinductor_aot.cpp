@@ -17,6 +17,7 @@
 #include "frontend/graph_json.h"
 #include "runtime/amd_code_object.h"
 #include "runtime/code_object_cache.h"
+#include "tools/pipeline/cli_errors.h"
 #include "tools/pipeline/compile_graph.h"
 
 namespace fs = std::filesystem;
@@ -145,20 +146,7 @@ int main(int argc, char** argv) {
   }
   try {
     return hi::run(graph, archs, out_dir);
-  } catch (const hi::GraphFormatError& e) {
-    std::cerr << "hipinductor-aot: " << e.what() << "\n";
-    return 2;
-  } catch (const hi::LoweringError& e) {
-    std::cerr << "hipinductor-aot: " << graph << ": " << e.what() << "\n";
-    return 2;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "hipinductor-aot: " << e.what() << "\n";
-    return 2;
-  } catch (const hi::CompileError& e) {
-    std::cerr << "hipinductor-aot: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "hipinductor-aot: " << e.what() << "\n";
-    return 1;
+  } catch (...) {
+    return hi::report_error("hipinductor-aot", graph, std::current_exception());
   }
 }

@@ -1,6 +1,7 @@
 // hipinductor-demo GRAPH.json: the walking skeleton end to end, for a human. Prints the fused kernels' HIP source,
 // their gfx90a and gfx942 code-object facts (HIPRTC, no GPU needed), and the max error of a cpu-device run of the
-// same source against the reference interpreter. Exit status 2 on bad input.
+// same source against the reference interpreter. Exit status 2 on bad input (malformed graph, unsupported op), 1 on
+// a compiler failure; see cli_errors.h.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "runtime/amd_code_object.h"
 #include "runtime/code_object_cache.h"
 #include "tools/pipeline/check_numerics.h"
+#include "tools/pipeline/cli_errors.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"hipinductor-demo: compile one graph and show what came out"};
@@ -48,11 +50,7 @@ int main(int argc, char** argv) {
         std::printf("%-8s output %zu: max abs error %.3g\n", cpu, i, hi::max_abs_error(r.actual[i], r.expected[i]));
     }
     return 0;
-  } catch (const hi::GraphFormatError& e) {
-    std::cerr << "hipinductor-demo: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "hipinductor-demo: " << e.what() << "\n";
-    return 1;
+  } catch (...) {
+    return hi::report_error("hipinductor-demo", path, std::current_exception());
   }
 }

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/op_schema.h"
-#include "graph_builder.h"
+#include "tests/common/graph_builder.h"
 
 namespace hi {
 namespace {
@@ -189,7 +189,7 @@ TEST(InferMeta, Broadcasting) {
   out = b.infer("mul", "aten.mul.Tensor", {A(s), A(c)});
   EXPECT_EQ(out[0].sizes, (std::vector<Index>{Index::var("s0"), Index(3), Index(5)}));
   out = b.infer("mul", "aten.mul.Tensor", {A(s), F(2.0)});
-  EXPECT_EQ(out[0].sizes, b.g.meta(s).sizes);
+  EXPECT_EQ(out[0].sizes, b.graph().meta(s).sizes);
   out = b.infer("w", "aten.where.self", {A(b.input("m", DType::Bool, sizes({7, 1, 1, 1}))), A(a), A(c)});
   EXPECT_EQ(out[0].sizes, sizes({7, 8, 3, 5}));
   EXPECT_EQ(error_of([&] { b.infer("add", "aten.add.Tensor", {A(a), A(bad)}); }),
@@ -424,14 +424,14 @@ TEST(InferMeta, Views) {
   EXPECT_EQ(m.offset, Index(8));
 
   // A permuted input: reshape copies (contiguous strides), view of a transposed 2-d tensor keeps its layout.
-  ValueRef p = b.call("p", "aten.permute.default", {A(x), L(sizes({1, 0, 2}))});
+  ValueRef p = b.call_inferred("p", "aten.permute.default", {A(x), L(sizes({1, 0, 2}))});
   m = meta("aten.reshape.default", {A(p), L(sizes({3, 8}))});
   EXPECT_EQ(m.strides, sizes({8, 1}));
   EXPECT_EQ(error_of([&] { meta("aten.view.default", {A(p), L(sizes({3, 8}))}); }),
             "node 'v' (aten.view.default): argument 'size': view as [3, 8] is not compatible with the input's sizes "
             "[3, 2, 4] and strides [4, 12, 1] (use reshape)");
   ValueRef y = b.input("y", DType::Float32, sizes({4, 6}));
-  ValueRef yt = b.call("yt", "aten.t.default", {A(y)});
+  ValueRef yt = b.call_inferred("yt", "aten.t.default", {A(y)});
   m = meta("aten.view.default", {A(yt), L(sizes({6, 2, 2}))});
   EXPECT_EQ(m.strides, sizes({1, 12, 6}));  // torch: empty(4, 6).t().view(6, 2, 2).stride()
 

@@ -2,13 +2,18 @@
 // the CDNA code shapes execute), compared with the reference interpreter.
 #include <gtest/gtest.h>
 
-#include "graph_builder.h"
 #include "run_on_cpu.h"
+#include "tests/common/graph_builder.h"
 
 namespace hi {
 namespace {
 
-using B = test::GraphBuilder;
+using test::A;
+using test::B;
+using test::F;
+using test::I;
+using test::L;
+using test::S;
 
 class CpuNumerics : public ::testing::TestWithParam<std::string> {};
 
@@ -33,10 +38,10 @@ TEST_P(CpuNumerics, NonContiguousInputs) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {7, 9}, {1, 7}, 3);
   ValueRef y = g.input("y", DType::Float32, {1, 9});
-  ValueRef a = g.call("aten.mul.Tensor", {B::t(x), B::t(y)}, DType::Float32, {7, 9});
-  ValueRef p = g.call("aten.permute.default", {B::t(a), B::ints({1, 0})}, DType::Float32, {9, 7});
-  ValueRef r = g.call("aten.view.default", {B::t(p), B::ints({63})}, DType::Float32, {63});
-  ValueRef e = g.call("aten.expand.default", {B::t(r), B::ints({2, 63})}, DType::Float32, {2, 63});
+  ValueRef a = g.call("aten.mul.Tensor", {A(x), A(y)}, DType::Float32, {7, 9});
+  ValueRef p = g.call("aten.permute.default", {A(a), L({1, 0})}, DType::Float32, {9, 7});
+  ValueRef r = g.call("aten.view.default", {A(p), L({63})}, DType::Float32, {63});
+  ValueRef e = g.call("aten.expand.default", {A(r), L({2, 63})}, DType::Float32, {2, 63});
   g.output(e);
   test::expect_matches(test::run_on_cpu(g.graph(), GetParam()), 1e-6, 1e-7);
 }
@@ -44,10 +49,10 @@ TEST_P(CpuNumerics, NonContiguousInputs) {
 TEST_P(CpuNumerics, ReductionsOverNonLastDims) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {5, 6, 7});
-  ValueRef s0 = g.call("aten.sum.dim_IntList", {B::t(x), B::ints({0})}, DType::Float32, {6, 7});
-  ValueRef m1 = g.call("aten.amax.default", {B::t(x), B::ints({1}), B::b(true)}, DType::Float32, {5, 1, 7});
-  ValueRef mn = g.call("aten.mean.dim", {B::t(x), B::ints({0, 2})}, DType::Float32, {6});
-  ValueRef mi = g.call("aten.amin.default", {B::t(x), B::ints({-1, 0})}, DType::Float32, {6});
+  ValueRef s0 = g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {6, 7});
+  ValueRef m1 = g.call("aten.amax.default", {A(x), L({1}), B(true)}, DType::Float32, {5, 1, 7});
+  ValueRef mn = g.call("aten.mean.dim", {A(x), L({0, 2})}, DType::Float32, {6});
+  ValueRef mi = g.call("aten.amin.default", {A(x), L({-1, 0})}, DType::Float32, {6});
   g.output(s0);
   g.output(m1);
   g.output(mn);
@@ -58,12 +63,12 @@ TEST_P(CpuNumerics, ReductionsOverNonLastDims) {
 TEST_P(CpuNumerics, GeluBothApproximationsAndResidual) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {10, 20});
-  ValueRef a = g.call("aten.gelu.default", {B::t(x)}, DType::Float32, {10, 20});
-  ValueRef b = g.call("aten.gelu.default", {B::t(x)}, DType::Float32, {10, 20}, {{"approximate", B::s("tanh")}});
-  ValueRef c = g.call("aten.add.Tensor", {B::t(a), B::t(b)}, DType::Float32, {10, 20}, {{"alpha", B::f(0.5)}});
-  ValueRef d = g.call("aten.clamp.default", {B::t(c), B::f(-0.25), B::f(1.5)}, DType::Float32, {10, 20});
-  ValueRef w = g.call("aten.where.self", {B::t(g.call("aten.gt.Scalar", {B::t(x), B::f(0.0)}, DType::Bool, {10, 20})),
-                                          B::t(d), B::t(x)},
+  ValueRef a = g.call("aten.gelu.default", {A(x)}, DType::Float32, {10, 20});
+  ValueRef b = g.call("aten.gelu.default", {A(x)}, DType::Float32, {10, 20}, {{"approximate", S("tanh")}});
+  ValueRef c = g.call("aten.add.Tensor", {A(a), A(b)}, DType::Float32, {10, 20}, {{"alpha", F(0.5)}});
+  ValueRef d = g.call("aten.clamp.default", {A(c), F(-0.25), F(1.5)}, DType::Float32, {10, 20});
+  ValueRef w = g.call("aten.where.self", {A(g.call("aten.gt.Scalar", {A(x), F(0.0)}, DType::Bool, {10, 20})),
+                                          A(d), A(x)},
                       DType::Float32, {10, 20});
   g.output(w);
   test::expect_matches(test::run_on_cpu(g.graph(), GetParam()), 1e-5, 1e-6);
@@ -73,9 +78,9 @@ TEST_P(CpuNumerics, TypePromotionAndConversion) {
   test::GraphBuilder g;
   ValueRef i = g.input("i", DType::Int64, {12});
   ValueRef h = g.input("h", DType::BFloat16, {12});
-  ValueRef a = g.call("aten.add.Tensor", {B::t(i), B::t(h)}, DType::BFloat16, {12});
-  ValueRef d = g.call("aten.div.Tensor", {B::t(i), B::i(3)}, DType::Float32, {12});
-  ValueRef c = g.call("prims.convert_element_type.default", {B::t(d), Arg::of(DType::Int32)}, DType::Int32, {12});
+  ValueRef a = g.call("aten.add.Tensor", {A(i), A(h)}, DType::BFloat16, {12});
+  ValueRef d = g.call("aten.div.Tensor", {A(i), I(3)}, DType::Float32, {12});
+  ValueRef c = g.call("prims.convert_element_type.default", {A(d), Arg::of(DType::Int32)}, DType::Int32, {12});
   g.output(a);
   g.output(d);
   g.output(c);

@@ -1,13 +1,17 @@
 // Fusion decisions: how many kernels representative graphs become, and what stays out of memory.
 #include <gtest/gtest.h>
 
-#include "graph_builder.h"
 #include "lowering/fuse_kernels.h"
 #include "lowering/lower_graph.h"
 #include "lowering/plan_memory.h"
+#include "tests/common/graph_builder.h"
 
 namespace hi {
 namespace {
+
+using test::A;
+using test::B;
+using test::L;
 
 LoopProgram scheduled(const Graph& g) {
   LoopProgram p = lower_graph(g);
@@ -49,9 +53,8 @@ TEST(Fusion, TenPointwiseOpsAreOneKernel) {
 
 TEST(Fusion, ReductionOverLeadingDimIsAColumnReduction) {
   test::GraphBuilder g;
-  using B = test::GraphBuilder;
   ValueRef x = g.input("x", DType::Float32, {100, 48});
-  ValueRef s = g.call("aten.sum.dim_IntList", {B::t(x), B::ints({0})}, DType::Float32, {48});
+  ValueRef s = g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {48});
   g.output(s);
   LoopProgram p = scheduled(g.graph());
   ASSERT_EQ(p.kernels.size(), 1u);
@@ -61,10 +64,9 @@ TEST(Fusion, ReductionOverLeadingDimIsAColumnReduction) {
 TEST(Fusion, ConsumerOfReductionAtAnotherIndexIsNotFused) {
   // y = x - sum(x, dim=0): the sum is per column, the row kernel would need other rows' results.
   test::GraphBuilder g;
-  using B = test::GraphBuilder;
   ValueRef x = g.input("x", DType::Float32, {16, 32});
-  ValueRef s = g.call("aten.sum.dim_IntList", {B::t(x), B::ints({0}), B::b(true)}, DType::Float32, {1, 32});
-  ValueRef y = g.call("aten.sub.Tensor", {B::t(x), B::t(s)}, DType::Float32, {16, 32});
+  ValueRef s = g.call("aten.sum.dim_IntList", {A(x), L({0}), B(true)}, DType::Float32, {1, 32});
+  ValueRef y = g.call("aten.sub.Tensor", {A(x), A(s)}, DType::Float32, {16, 32});
   g.output(y);
   LoopProgram p = scheduled(g.graph());
   EXPECT_EQ(p.kernels.size(), 2u) << p.str();
@@ -73,9 +75,8 @@ TEST(Fusion, ConsumerOfReductionAtAnotherIndexIsNotFused) {
 
 TEST(Fusion, UnknownOpNamesTheNode) {
   test::GraphBuilder g;
-  using B = test::GraphBuilder;
   ValueRef x = g.input("x", DType::Float32, {4});
-  ValueRef y = g.call("aten.frobnicate.default", {B::t(x)}, DType::Float32, {4});
+  ValueRef y = g.call("aten.frobnicate.default", {A(x)}, DType::Float32, {4});
   g.output(y);
   try {
     lower_graph(g.graph());

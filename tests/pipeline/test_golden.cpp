@@ -9,15 +9,17 @@
 #include <sstream>
 
 #include "frontend/graph_json.h"
-#include "graph_builder.h"
 #include "runtime/amd_code_object.h"
 #include "runtime/compiler.h"
+#include "tests/common/graph_builder.h"
 #include "tools/pipeline/compile_graph.h"
 
 namespace hi {
 namespace {
 
-using B = test::GraphBuilder;
+using test::A;
+using test::L;
+using test::S;
 
 struct GoldenCase {
   std::string name;
@@ -27,7 +29,7 @@ struct GoldenCase {
 Graph bf16_gelu_graph() {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::BFloat16, {256, 128});
-  ValueRef y = g.call("aten.gelu.default", {B::t(x)}, DType::BFloat16, {256, 128}, {{"approximate", B::s("tanh")}});
+  ValueRef y = g.call("aten.gelu.default", {A(x)}, DType::BFloat16, {256, 128}, {{"approximate", S("tanh")}});
   g.output(y);
   return g.graph();
 }
@@ -35,7 +37,7 @@ Graph bf16_gelu_graph() {
 Graph column_sum_graph() {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {1024, 512});
-  ValueRef s = g.call("aten.sum.dim_IntList", {B::t(x), B::ints({0})}, DType::Float32, {512});
+  ValueRef s = g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {512});
   g.output(s);
   return g.graph();
 }
