@@ -1087,6 +1087,21 @@ Metas constant_pad_nd(const MetaInference& m) {
   return one(in.dtype, sizes);
 }
 
+Metas slice_scatter(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  if (in.rank() == 0) m.fail("self", "cannot slice a 0-d tensor");
+  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
+  if (m.int_arg("step") <= 0) m.fail("step", "must be positive");
+  return one(in.dtype, in.sizes);
+}
+
+Metas copy(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  std::vector<Index> sizes = m.broadcast({"self", "src"});
+  if (sizes != in.sizes) m.fail("src", "does not broadcast to self's sizes " + sizes_str(in.sizes));
+  return one(in.dtype, in.sizes);
+}
+
 Metas flip(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   for (const Index& d : m.arg("dims").ints()) m.wrap_dim("dims", m.constant("dims", d), in.rank());
@@ -1412,6 +1427,10 @@ const OpDef kOps[] = {
     {"aten::cat(Tensor[] tensors, int dim=0) -> Tensor", RULE(cat(m))},
     {"aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", RULE(constant_pad_nd(m))},
     {"aten::flip(Tensor self, int[] dims) -> Tensor", RULE(flip(m))},
+    {"aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
+     "-> Tensor",
+     RULE(slice_scatter(m))},
+    {"aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", RULE(copy(m))},
     {"aten::repeat(Tensor self, SymInt[] repeats) -> Tensor", RULE(repeat(m))},
     // Indirect loads.
     {"aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", RULE(index_tensor(m))},

@@ -487,6 +487,7 @@ class GraphEvaluator {
   std::vector<HostTensor> constant_pad();
   std::vector<HostTensor> flip();
   std::vector<HostTensor> repeat();
+  std::vector<HostTensor> slice_scatter();
   std::vector<HostTensor> embedding();
   std::vector<HostTensor> index_select();
   std::vector<HostTensor> gather_op();
@@ -998,6 +999,25 @@ std::vector<HostTensor> GraphEvaluator::repeat() {
   }))};
 }
 
+std::vector<HostTensor> GraphEvaluator::slice_scatter() {
+  const HostTensor& self = tensor(0, "self");
+  const HostTensor& src = tensor(1, "src");
+  int64_t dim = wrap_dim(int_or(2, "dim", 0), self.rank());
+  int64_t n = self.sizes[dim];
+  const Arg* a = arg(3, "start");
+  int64_t start = (!a || a->is_none()) ? 0 : int_arg(3, "start");
+  if (start < 0) start += n;
+  start = std::clamp<int64_t>(start, 0, n);
+  int64_t step = int_or(5, "step", 1);
+  HostTensor out = output_from_values(0, self.values());
+  for_each_index(src.sizes, [&](const std::vector<int64_t>& c, int64_t) {
+    std::vector<int64_t> o = c;
+    o[dim] = start + c[dim] * step;
+    out.at(o) = round_to_dtype(out.dtype, src.at(c));
+  });
+  return {out};
+}
+
 /// An index value checked against `size` and wrapped when negative.
 int64_t GraphEvaluator::checked_index(double v, int64_t size) const {
   auto i = to_int64(v);
@@ -1239,6 +1259,13 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.constant_pad_nd.default"] = [](GraphEvaluator& E) { return E.constant_pad(); };
     t["aten.flip.default"] = [](GraphEvaluator& E) { return E.flip(); };
     t["aten.repeat.default"] = [](GraphEvaluator& E) { return E.repeat(); };
+    t["aten.slice_scatter.default"] = [](GraphEvaluator& E) { return E.slice_scatter(); };
+    t["aten.copy.default"] = [](GraphEvaluator& E) {
+      const HostTensor& src = E.tensor(1, "src");
+      HostTensor out = E.output();
+      return std::vector<HostTensor>{
+          E.output_from_values(0, E.broadcast(Operand{&src}, out.sizes, out.dtype, out.dtype))};
+    };
     t["aten.embedding.default"] = [](GraphEvaluator& E) { return E.embedding(); };
     t["aten.index_select.default"] = [](GraphEvaluator& E) { return E.index_select(); };
     t["aten.gather.default"] = [](GraphEvaluator& E) { return E.gather_op(); };

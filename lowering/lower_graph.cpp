@@ -1330,6 +1330,51 @@ std::vector<TensorValue> lower_range(GraphLowering& L, double start, double step
   })};
 }
 
+// ---- writes into a copy ---------------------------------------------------------------------------------------------
+
+/// slice_scatter: self, with the slice (dim, start:end:step) replaced by src.
+std::vector<TensorValue> lower_slice_scatter(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  TensorValue src = L.tensor(1, "src");
+  int64_t dim = L.wrap_dim(L.int_arg(2, "dim", 0), self.rank());
+  auto size = self.sizes[dim].as_const();
+  if (!size) L.fail("slice_scatter over a symbolic dim is not supported yet");
+  auto bound = [&](size_t pos, const char* name, int64_t dflt) {
+    const Arg* a = L.arg(pos, name);
+    if (!a || a->is_none()) return dflt;
+    return slice_bound(L.int_arg(pos, name), *size);
+  };
+  int64_t start = bound(3, "start", 0), end = bound(4, "end", *size), step = L.int_arg(5, "step", 1);
+  if (step <= 0) L.fail("step must be positive");
+  return {L.make(m.dtype, m.sizes, {&self, &src}, [&](const std::vector<Index>& c) {
+    Index k = max(c[dim] - Index(start), Index(0));
+    std::vector<Index> in = c;
+    in[dim] = clamp_coord(floordiv(k, Index(step)), src.sizes[dim]);
+    Expr pos = Expr::index_value(c[dim], DType::Int64);
+    Expr inside = Expr::binary(
+        BinaryOp::LogicalAnd,
+        Expr::binary(BinaryOp::Ge, pos, Expr::constant(static_cast<double>(start), DType::Int64), DType::Bool),
+        Expr::binary(BinaryOp::Lt, pos, Expr::constant(static_cast<double>(end), DType::Int64), DType::Bool),
+        DType::Bool);
+    if (step != 1)
+      inside = Expr::binary(BinaryOp::LogicalAnd, inside,
+                            Expr::binary(BinaryOp::Eq, Expr::index_value(mod(k, Index(step)), DType::Int64),
+                                         Expr::constant(0, DType::Int64), DType::Bool),
+                            DType::Bool);
+    return Expr::where(inside, Expr::cast(L.at(src, in), m.dtype), Expr::cast(L.at(self, c), m.dtype));
+  })};
+}
+
+/// copy: src broadcast to self's shape, in self's dtype.
+std::vector<TensorValue> lower_copy(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue src = L.tensor(1, "src");
+  return {L.make(m.dtype, m.sizes, {&src}, [&](const std::vector<Index>& c) {
+    return Expr::cast(L.at(src, L.broadcast_coords(src, m.sizes, c)), m.dtype);
+  })};
+}
+
 const std::map<std::string, LowerFn>& lowerings() {
   static const std::map<std::string, LowerFn> table = [] {
     std::map<std::string, LowerFn> t;
@@ -1479,6 +1524,8 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.constant_pad_nd.default"] = lower_constant_pad;
     t["aten.flip.default"] = lower_flip;
     t["aten.repeat.default"] = lower_repeat;
+    t["aten.slice_scatter.default"] = lower_slice_scatter;
+    t["aten.copy.default"] = lower_copy;
     // Indirect loads.
     t["aten.embedding.default"] = lower_embedding;
     t["aten.index_select.default"] = lower_index_select;

@@ -106,6 +106,22 @@ TEST_P(OpCoverage, FloatPointwise) {
   check(g, GetParam());
 }
 
+TEST_P(OpCoverage, BFloat16Pointwise) {
+  Builder g;
+  ValueRef x = g.input("x", DType::BFloat16, {5, 40});
+  ValueRef y = g.input("y", DType::BFloat16, {40});
+  ValueRef ypos = g.call("aten.add.Tensor", {t(g.call("aten.abs.default", {t(y)})), f(0.5)});
+  g.output(g.call("aten.remainder.Tensor", {t(x), t(ypos)}));
+  g.output(g.call("aten.fmod.Scalar", {t(x), f(0.75)}));
+  g.output(g.call("aten.div.Tensor_mode", {t(x), t(ypos)}, {{"rounding_mode", s("floor")}}));
+  g.output(g.call("aten.atan2.default", {t(x), t(y)}));
+  g.output(g.call("aten.tan.default", {t(g.call("aten.mul.Tensor", {t(x), f(0.5)}))}));
+  g.output(g.call("aten.round.default", {t(g.call("aten.mul.Tensor", {t(x), f(3.0)}))}));
+  g.output(g.call("aten.rsub.Scalar", {t(x), f(1.0)}));
+  g.output(g.call("aten.leaky_relu.default", {t(x)}));
+  check(g, GetParam(), 1e-2, 1e-2);
+}
+
 TEST_P(OpCoverage, IntegerAndBoolPointwise) {
   Builder g;
   ValueRef a = g.input("a", DType::Int64, {3, 41});
@@ -210,6 +226,11 @@ TEST_P(OpCoverage, LayoutOps) {
   g.output(g.call("aten.flip.default", {t(x), ints({0, -1})}));
   g.output(g.call("aten.repeat.default", {t(y), ints({2, 1, 3, 1})}));
   g.output(g.call("aten.repeat.default", {t(h), ints({2, 2})}));
+  ValueRef part = g.call("aten.slice.Tensor", {t(x), i(1), i(1), i(9), i(3)});  // [6, 3, 7]
+  g.output(g.call("aten.slice_scatter.default", {t(x), t(g.call("aten.neg.default", {t(part)})), i(1), i(1), i(9), i(3)}));
+  g.output(g.call("aten.slice_scatter.default", {t(x), t(y), i(1), i(-3)}));
+  ValueRef row = g.call("aten.slice.Tensor", {t(g.call("aten.select.int", {t(y), i(0), i(0)})), i(0), i(0), i(2)});
+  g.output(g.call("aten.copy.default", {t(k), t(row)}));  // [2, 7] float broadcast into [6, 2, 7] int64
   check(g, GetParam());
 }
 
