@@ -2,5 +2,25 @@
 # All tests: the GoogleTest suites through ctest, then the Python tests (when the extension was built).
 set -euo pipefail
 build=${1:-build}
-export HIPINDUCTOR_CACHE_DIR=${HIPINDUCTOR_CACHE_DIR:-$PWD/$build/test-cache}
+build_abs=$(cd "$build" && pwd)
+export HIPINDUCTOR_CACHE_DIR=${HIPINDUCTOR_CACHE_DIR:-$build_abs/test-cache}
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+
+# Python: the extension's tests and the package's, run against the build tree ($build/python, see
+# python/CMakeLists.txt). pytest's exit code 5 (no tests collected) is not a failure.
+if ! compgen -G "$build/python/hipinductor/_C*.so" >/dev/null; then
+  echo "run-tests: no $build/python/hipinductor/_C*.so (HIPINDUCTOR_BUILD_PYTHON=OFF?): Python tests skipped"
+  exit 0
+fi
+py_dirs=()
+for dir in tests/python_ext tests/python; do
+  if [[ -d $dir ]]; then py_dirs+=("$dir"); fi
+done
+if ((${#py_dirs[@]} == 0)); then
+  exit 0
+fi
+status=0
+PYTHONPATH="$build_abs/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -p no:cacheprovider "${py_dirs[@]}" || status=$?
+if ((status != 0 && status != 5)); then
+  exit "$status"
+fi

@@ -1,0 +1,207 @@
+"""hipinductor._C, the C++ extension: compile graph JSON, run it on the cpu device against eager PyTorch, errors.
+
+Run from the build tree: PYTHONPATH=build/python python3 -m pytest tests/python_ext (scripts/run-tests.sh does).
+"""
+
+import importlib.metadata
+import json
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+from hipinductor import _C
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def example(name):
+    return (EXAMPLES / f"{name}.json").read_text()
+
+
+def graph_json(nodes, outputs):
+    return json.dumps({"format": "hipinductor-graph", "version": 1, "nodes": nodes, "outputs": outputs})
+
+
+def placeholder(name, sizes, dtype="float32"):
+    return {"name": name, "op": "placeholder", "meta": {"dtype": dtype, "sizes": sizes}}
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    """Every test compiles into its own cache, so cache hits are only the ones a test makes."""
+    monkeypatch.setenv("HIPINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture(scope="module")
+def softmax_cpu():
+    return _C.compile(example("softmax"), "cpu", name="softmax", use_cache=False)
+
+
+def test_module_facts():
+    assert _C.version() == "0.1.0"
+    assert _C.codegen_version()
+    ops = _C.lowered_ops()
+    assert "aten.add.Tensor" in ops and "aten.native_layer_norm.default" in ops
+    assert ops == sorted(ops)
+    assert _C.has_lowering("aten.exp.default")
+    assert not _C.has_lowering("aten.no_such_op.default")
+
+
+def test_parse_target():
+    assert _C.parse_target("cpu") == "cpu"
+    assert _C.parse_target("cpu-w64") == "cpu-w64"
+    assert _C.parse_target("gfx942:sramecc+:xnack-") == "gfx942:sramecc+:xnack-"
+    assert _C.parse_target("sm_90") == "sm_90"
+    with pytest.raises(ValueError, match="gfx"):
+        _C.parse_target("not-a-gpu")
+
+
+def test_cache_dir_follows_environment(private_cache):
+    assert Path(_C.cache_dir()) == private_cache
+
+
+def test_softmax_runs_on_cpu_device(softmax_cpu):
+    cg = softmax_cpu
+    assert (cg.name, cg.target) == ("softmax", "cpu")
+    assert (cg.num_inputs, cg.num_outputs) == (1, 1)
+    assert cg.num_kernels == 1 == len(cg.kernel_names), cg.kernels_text
+    assert "__global__" in cg.kernels_text
+    assert all(k in cg.source for k in cg.kernel_names)
+    assert len(cg.source) > len(cg.kernels_text)
+    assert cg.loop_ir and cg.lower_ms > 0 and cg.compile_ms > 0 and not cg.cache_hit
+
+    x = torch.randn(32, 1000)
+    out = torch.empty(32, 1000)
+    cg.run([x.data_ptr()], [out.data_ptr()])
+    torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+
+
+def test_layernorm_gelu_residual_with_64_wide_warps():
+    cg = _C.compile(example("layernorm_gelu_residual"), target="cpu-w64", name="ln")
+    assert cg.target == "cpu-w64" and cg.num_inputs == 3
+    x, w, b = torch.randn(64, 256), torch.randn(256), torch.randn(256)
+    out = torch.empty(64, 256)
+    cg.run([x.data_ptr(), w.data_ptr(), b.data_ptr()], [out.data_ptr()])
+    expected = torch.nn.functional.gelu(torch.nn.functional.layer_norm(x, (256,), w, b, 1e-5), approximate="tanh") + x
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_run_checks_argument_counts(softmax_cpu):
+    x = torch.randn(32, 1000)
+    with pytest.raises(ValueError, match="1 inputs and 1 outputs"):
+        softmax_cpu.run([x.data_ptr()], [])
+
+
+def test_concurrent_runs_of_one_graph(softmax_cpu):
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(5):
+                x = torch.randn(32, 1000)
+                out = torch.empty(32, 1000)
+                softmax_cpu.run([x.data_ptr()], [out.data_ptr()])
+                torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+        except BaseException as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_second_compile_hits_the_cache(private_cache):
+    source = graph_json(
+        [placeholder("x", [4, 8]), {"name": "neg", "op": "aten.neg.default", "args": [{"ref": "x"}]}],
+        [{"ref": "neg"}],
+    )
+    first = _C.compile(source)
+    assert not first.cache_hit
+    assert any(private_cache.rglob("meta.json")), "the first compile stored no cache entry"
+    second = _C.compile(source)
+    assert second.cache_hit and second.compile_ms == 0
+    assert not _C.compile(source, use_cache=False).cache_hit
+
+    x = torch.randn(4, 8)
+    out = torch.empty(4, 8)
+    second.run([x.data_ptr()], [out.data_ptr()])
+    assert torch.equal(out, -x)
+
+
+def test_debug_dir_gets_every_stage(tmp_path):
+    _C.compile(example("softmax"), name="sm", debug_dir=str(tmp_path / "dump"))
+    written = {p.name for p in (tmp_path / "dump" / "sm").iterdir()}
+    assert {"graph.json", "loop_ir.txt", "kernels.txt", "plan.txt", "module.cpu.hip"} <= written
+
+
+def op_without_lowering():
+    for op in ("aten.mm.default", "aten.bmm.default", "aten.argmax.default"):
+        if not _C.has_lowering(op):
+            return op
+    pytest.skip("every candidate op has a lowering now; pick another")
+
+
+def test_lowering_error_names_the_node():
+    op = op_without_lowering()
+    a, b = placeholder("a", [4, 4]), placeholder("b", [4, 4])
+    args = [{"ref": "a"}, {"ref": "b"}] if op != "aten.argmax.default" else [{"ref": "a"}]
+    source = graph_json([a, b, {"name": "prod", "op": op, "args": args}], [{"ref": "prod"}])
+    with pytest.raises(_C.LoweringError) as info:
+        _C.compile(source)
+    assert isinstance(info.value, RuntimeError)
+    assert info.value.node == "prod"
+    assert str(info.value).startswith(f"node 'prod' ({op}): ")
+
+
+def test_graph_format_errors():
+    with pytest.raises(_C.GraphFormatError) as info:
+        _C.compile("{not json", name="broken")
+    assert isinstance(info.value, RuntimeError)
+    assert str(info.value).startswith("broken")
+    assert info.value.node is None
+
+    bad_arg = graph_json(
+        [placeholder("x", [4]), {"name": "add", "op": "aten.add.Tensor", "args": [{"ref": "x"}, "oops"]}],
+        [{"ref": "add"}],
+    )
+    with pytest.raises(_C.GraphFormatError, match=r"node 'add' \(aten.add.Tensor\)") as info:
+        _C.compile(bad_arg)
+    assert info.value.node == "add"
+
+
+def test_bad_target_is_a_value_error():
+    with pytest.raises(ValueError):
+        _C.compile(example("softmax"), target="gfx")
+
+
+def test_gpu_target_compiles_but_does_not_run():
+    try:
+        cg = _C.compile(example("softmax"), target="gfx90a", name="softmax_amd")
+    except RuntimeError as e:
+        if isinstance(e, (_C.CompileError, _C.LoweringError, _C.GraphFormatError)):
+            raise
+        pytest.skip(f"no HIPRTC here: {e}")
+    assert cg.target == "gfx90a" and "__global__" in cg.kernels_text
+    x = torch.randn(32, 1000)
+    with pytest.raises(RuntimeError, match="no gfx90a device in this build"):
+        cg.run([x.data_ptr()], [x.data_ptr()])
+
+
+def test_dynamo_entry_point_is_registered():
+    try:
+        importlib.metadata.distribution("hipinductor")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("no hipinductor distribution metadata on sys.path (not the build tree nor an installed wheel)")
+    eps = importlib.metadata.entry_points()
+    if hasattr(eps, "select"):
+        group = eps.select(group="torch_dynamo_backends")
+    else:  # Python 3.9: a dict of groups
+        group = eps.get("torch_dynamo_backends", [])
+    values = {ep.name: ep.value for ep in group}
+    assert values.get("hipinductor") == "hipinductor.backend:hipinductor_backend"
