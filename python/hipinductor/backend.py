@@ -32,10 +32,12 @@ def decomposition_table() -> dict:
 
 def _compiler(options: Options, kind: str):
     def compile_graph(gm: torch.fx.GraphModule, example_inputs):
+        from functorch.compile import make_boxed_func
+
         compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids))
         with _reports_lock:
             _reports.append(compiled.report)
-        return compiled
+        return make_boxed_func(compiled)
 
     return compile_graph
 

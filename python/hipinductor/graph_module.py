@@ -204,10 +204,14 @@ class CompiledFxGraph:
         raise TypeError(f"not an int: {x!r}")
 
     def _layout(self, t: torch.Tensor, env: dict) -> dict:
-        return {"dtype": _SUPPORTED_DTYPES[t.dtype],
-                "sizes": [self._sym_value(s, env) for s in t.shape],
-                "strides": [self._sym_value(s, env) for s in t.stride()],
-                "offset": self._sym_value(t.storage_offset(), env)}
+        """Layout of a tensor the compiled segment *produces*: a fresh allocation, so offset 0, and eager's strides
+        when they are a dense permutation (what PyTorch cares about), else contiguous ones (eager views into larger
+        storage, e.g. the pieces of a split, would only waste memory and cannot be allocated alone)."""
+        sizes = [self._sym_value(s, env) for s in t.shape]
+        strides = [self._sym_value(s, env) for s in t.stride()]
+        if not _is_dense(sizes, strides):
+            strides = _contiguous_strides(sizes)
+        return {"dtype": _SUPPORTED_DTYPES[t.dtype], "sizes": sizes, "strides": strides, "offset": 0}
 
     def _segment_json(self, seg: Segment, inputs: list[torch.Tensor], env: dict) -> dict:
         names: dict[fx.Node, tuple[str, int | None]] = {}
@@ -368,7 +372,8 @@ class CompiledFxGraph:
             lay = self._layout(meta, symbols)
             outputs.append(torch.empty_strided(lay["sizes"], lay["strides"], dtype=meta.dtype, device=inputs[0].device
                                                if inputs else "cpu"))
-        cg.run([t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs], 0)
+        # Kernels address element 0 of each storage and apply storage offsets themselves (they are compiled in).
+        cg.run([t.untyped_storage().data_ptr() for t in inputs], [t.untyped_storage().data_ptr() for t in outputs], 0)
         for n, t in zip(seg.outputs, outputs):
             env[n] = t
 
@@ -380,6 +385,25 @@ class CompiledFxGraph:
             if n.name == name:
                 return n
         return seg.nodes[0]
+
+
+def _contiguous_strides(sizes: list[int]) -> list[int]:
+    strides, step = [], 1
+    for n in reversed(sizes):
+        strides.append(step)
+        step *= max(n, 1)
+    return strides[::-1]
+
+
+def _is_dense(sizes: list[int], strides: list[int]) -> bool:
+    """Non-overlapping and dense: some permutation of the dims is contiguous (size-1 dims' strides don't matter)."""
+    dims = sorted((st, n) for n, st in zip(sizes, strides) if n != 1)
+    expected = 1
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
 
 
 class _Reject(Exception):
