@@ -400,6 +400,9 @@ TensorValue GraphLowering::add_reduction(const Expr& body, const std::vector<Ind
   c.buffer = b;
   c.sizes = out_sizes;
   c.reduce_sizes = reduce_sizes;
+  // Reducing no dims (a 0-d input, or an empty dim list on one) is a reduction over one element: keep it a
+  // reduction with a unit domain so kernels and the verifier see one shape of computation.
+  if (c.reduce_sizes.empty()) c.reduce_sizes.push_back(Index(1));
   c.body = body;
   for (const TensorValue* in : inputs) merge_names(c.origins, in->origins);
   merge_names(c.origins, {node_->name});
