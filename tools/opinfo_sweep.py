@@ -9,7 +9,7 @@ Each (op, dtype) pair ends in exactly one bucket, never silently:
 and, for matches, whether the pair ran *entirely* in hipinductor kernels (no eager fallback op, at least one kernel).
 Pairs whose eager call itself fails, and the random, sparse, linalg and FFT families, are not tried.
 
-    python3 tools/opinfo_sweep.py [--ops add,softmax] [--samples 1] [--jobs 2] [--json out.json]
+    python3 tools/opinfo_sweep.py [--ops add,softmax] [--samples 1] [--jobs 2] [--device cuda] [--json out.json]
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def tolerances(dtype):
 
 
 def run_pair(args) -> dict:
-    op_name, variant, dtype_name, samples = args
+    op_name, variant, dtype_name, samples, device = args
     import torch
     import torch._dynamo
     from torch.testing._internal.common_methods_invocations import op_db
@@ -55,7 +55,7 @@ def run_pair(args) -> dict:
     dtype = getattr(torch, dtype_name)
     result = {"op": op_name + (f".{variant}" if variant else ""), "dtype": dtype_name}
     try:
-        sample_list = list(op.sample_inputs("cpu", dtype, requires_grad=False))[:samples]
+        sample_list = list(op.sample_inputs(device, dtype, requires_grad=False))[:samples]
     except Exception as e:  # noqa: BLE001
         return {**result, "status": "not_tried", "reason": f"sample_inputs: {type(e).__name__}"}
     if not sample_list:
@@ -106,6 +106,7 @@ def main(argv=None) -> int:
     parser.add_argument("--samples", type=int, default=1, help="samples per (op, dtype) pair")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", help="write every pair's result here")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda on a GPU machine")
     parser.add_argument("--min-match", type=float, default=0.0, help="exit 1 below this match fraction")
     parser.add_argument("--min-entirely", type=float, default=0.0, help="exit 1 below this fraction in kernels")
     args = parser.parse_args(argv)
@@ -122,8 +123,8 @@ def main(argv=None) -> int:
         if wanted is None and skipped_family(op):
             continue
         for d in DTYPES:
-            if op.supports_dtype(getattr(torch, d), "cpu"):
-                pairs.append((op.name, op.variant_test_name, d, args.samples))
+            if op.supports_dtype(getattr(torch, d), args.device):
+                pairs.append((op.name, op.variant_test_name, d, args.samples, args.device))
     start = time.time()
     results = []
     with mp.get_context("spawn").Pool(args.jobs, maxtasksperchild=50) as pool:

@@ -54,6 +54,43 @@ def _warn_fallback_once(op: str, why: str) -> None:
     log.warning("hipinductor: %s runs in eager PyTorch (%s)", op, why)
 
 
+_gpu_targets: dict[tuple[str, int], tuple[str | None, str]] = {}
+
+
+def _gpu_key(device: torch.device) -> tuple[str, int]:
+    kind = "hip" if getattr(torch.version, "hip", None) else "cuda"
+    return kind, device.index if device.index is not None else torch.cuda.current_device()
+
+
+def _gpu_runtime(device: torch.device) -> tuple[str | None, str]:
+    """(hipinductor target of a GPU device, e.g. "sm_90" or "gfx942:sramecc+:xnack-"; or None and why not)."""
+    key = _gpu_key(device)
+    if key not in _gpu_targets:
+        try:
+            _gpu_targets[key] = (_C.gpu_target(*key), "")
+        except Exception as e:  # noqa: BLE001 - no runtime: those nodes run eagerly
+            _gpu_targets[key] = (None, str(e))
+    return _gpu_targets[key]
+
+
+def gpu_target(device: torch.device) -> str | None:
+    return _gpu_runtime(device)[0]
+
+
+def _device_problem(t: torch.Tensor) -> str | None:
+    if t.device.type == "cpu":
+        return None
+    if t.device.type == "cuda":
+        target, why = _gpu_runtime(t.device)
+        return None if target else f"no hipinductor GPU runtime: {why}"
+    return f"no hipinductor runtime for device '{t.device.type}'"
+
+
+def _node_device(node: fx.Node):
+    ts = _node_tensors(node)
+    return ts[0].device if ts else None
+
+
 def op_name(node: fx.Node) -> str:
     """`aten.add.Tensor` for an OpOverload target; the callable's name otherwise."""
     t = node.target
@@ -127,8 +164,11 @@ class CompiledFxGraph:
         for t in tensors:
             if t.dtype not in _SUPPORTED_DTYPES:
                 return False, f"dtype {t.dtype}"
-            if t.device.type != "cpu":
-                return False, f"no hipinductor runtime for device '{t.device.type}' in this build"
+            problem = _device_problem(t)
+            if problem:
+                return False, problem
+            if t.device != tensors[0].device:
+                return False, "inputs on several devices"
         return True, ""
 
     def _plan(self) -> None:
@@ -144,6 +184,10 @@ class CompiledFxGraph:
             # getitem of an eager node's tuple stays with it; of a lowered node, inside the segment.
             if node.target is operator.getitem and not (current and node.args[0] in current):
                 ok = False
+            if ok and current and node.target is not operator.getitem and \
+                    _node_device(node) != _node_device(next(n for n in current if n.target is not operator.getitem)):
+                self.steps.append(Segment(current))  # a segment runs on one device
+                current = []
             if ok:
                 current.append(node)
                 if node.target is not operator.getitem:
@@ -283,8 +327,10 @@ class CompiledFxGraph:
         if cg is not None:
             return cg
         graph = self._segment_json(seg, inputs, env)
+        device = _node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
+        target = self.options.target if device.type == "cpu" else gpu_target(device)
         start = time.perf_counter()
-        cg = _C.compile(json.dumps(graph), target=self.options.target,
+        cg = _C.compile(json.dumps(graph), target=target,
                         name=f"{self.name}_s{self.steps.index(seg)}", debug_dir=self.options.debug_dir,
                         use_cache=self.options.use_cache)
         self.report["compile_ms"] += (time.perf_counter() - start) * 1000.0
@@ -366,14 +412,27 @@ class CompiledFxGraph:
             m = re.search(r"node '([^']+)'", str(e))
             node = self._node_named(seg, m.group(1) if m else None)
             raise _Reject(node, str(e), recoverable=True) from None
+        device = _node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
         outputs = []
         for n in seg.outputs:
             meta = _tensor_meta(n)
             lay = self._layout(meta, symbols)
-            outputs.append(torch.empty_strided(lay["sizes"], lay["strides"], dtype=meta.dtype, device=inputs[0].device
-                                               if inputs else "cpu"))
+            outputs.append(torch.empty_strided(lay["sizes"], lay["strides"], dtype=meta.dtype, device=device))
         # Kernels address element 0 of each storage and apply storage offsets themselves (they are compiled in).
-        cg.run([t.untyped_storage().data_ptr() for t in inputs], [t.untyped_storage().data_ptr() for t in outputs], 0)
+        in_ptrs = [t.untyped_storage().data_ptr() for t in inputs]
+        out_ptrs = [t.untyped_storage().data_ptr() for t in outputs]
+        if device.type == "cpu":
+            cg.run(in_ptrs, out_ptrs)
+            return self._store(seg, outputs, env)
+        # GPU: launch on PyTorch's current stream; the workspace comes from PyTorch's caching allocator.
+        stream = torch.cuda.current_stream(device)
+        workspace = torch.empty(cg.workspace_bytes, dtype=torch.uint8, device=device) if cg.workspace_bytes else None
+        cg.run(in_ptrs, out_ptrs, stream=stream.cuda_stream, workspace=workspace.data_ptr() if workspace is not None
+               else 0, device=device.index or 0)
+        self._store(seg, outputs, env)
+
+    @staticmethod
+    def _store(seg: Segment, outputs: list[torch.Tensor], env: dict) -> None:
         for n, t in zip(seg.outputs, outputs):
             env[n] = t
 

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""hipinductor benchmark (not a test): eager vs torch.compile default (Inductor) vs hipinductor, in one run, on one GPU.
+
+Per case: ms (triton.testing.do_bench, else CUDA events), achieved GB/s and % of the device-to-device copy bandwidth
+measured in the same run, cold compile time (empty caches) and warm start (a new process, caches hit: time from
+torch.compile to the first result, per compiled graph). Cases as in ../shared/anchors: eight memory-bound kernels,
+and model blocks written with torch.nn (MLP with LayerNorm+GELU, a GPT-style block, a LLaMA-style block with
+RMSNorm+SwiGLU+RoPE), bf16 inference.
+
+    python3 bench/run_bench.py [--cases softmax_f32_8kx8k,...] [--out bench/results/h200-DATE.json] [--no-warm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DEV = "cuda"
+
+
+def rmsnorm(x, w):
+    return x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(x.dtype) * w
+
+
+# name -> (fn, make inputs, bytes factor: main input size x factor = bytes read + written)
+MICRO = {
+    "add_relu_f32_64M": (lambda a, b: torch.relu(a + b),
+                         lambda: [torch.randn(1 << 26, device=DEV), torch.randn(1 << 26, device=DEV)], 3),
+    "gelu_bf16_8kx8k": (lambda a: F.gelu(a, approximate="tanh"),
+                        lambda: [torch.randn(8192, 8192, device=DEV, dtype=torch.bfloat16)], 2),
+    "softmax_f32_8kx8k": (lambda a: torch.softmax(a, -1), lambda: [torch.randn(8192, 8192, device=DEV)], 2),
+    "softmax_bf16_32kx1k": (lambda a: torch.softmax(a, -1),
+                            lambda: [torch.randn(32768, 1024, device=DEV, dtype=torch.bfloat16)], 2),
+    "layernorm_bf16_16kx4k": (lambda a, w, b: F.layer_norm(a, (4096,), w, b),
+                              lambda: [torch.randn(16384, 4096, device=DEV, dtype=torch.bfloat16),
+                                       torch.randn(4096, device=DEV, dtype=torch.bfloat16),
+                                       torch.randn(4096, device=DEV, dtype=torch.bfloat16)], 2),
+    "rmsnorm_bf16_16kx4k": (rmsnorm, lambda: [torch.randn(16384, 4096, device=DEV, dtype=torch.bfloat16),
+                                              torch.randn(4096, device=DEV, dtype=torch.bfloat16)], 2),
+    "sum_rows_f32_16kx4k": (lambda a: a.sum(-1), lambda: [torch.randn(16384, 4096, device=DEV)], 1),
+    "sum_cols_f32_16kx4k": (lambda a: a.sum(0), lambda: [torch.randn(16384, 4096, device=DEV)], 1),
+}
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, d=1024, heads=16):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, -1)
+        q, k, v = (z.view(b, t, self.heads, -1).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return rmsnorm(x, self.weight)
+
+
+def rope(x, cos, sin):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return x * cos + torch.cat((-x2, x1), -1) * sin
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d=2048, heads=16, hidden=5632, t=1024):
+        super().__init__()
+        self.heads = heads
+        self.n1, self.n2 = RMSNorm(d), RMSNorm(d)
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
+        self.gate, self.up = nn.Linear(d, hidden, bias=False), nn.Linear(d, hidden, bias=False)
+        self.down = nn.Linear(hidden, d, bias=False)
+        hd = d // heads
+        inv = 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd))
+        ang = torch.outer(torch.arange(t).float(), inv)
+        emb = torch.cat((ang, ang), -1)
+        self.register_buffer("cos", emb.cos()[None, None], persistent=False)
+        self.register_buffer("sin", emb.sin()[None, None], persistent=False)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.n1(x)
+        q, k, v = (p(h).view(b, t, self.heads, -1).transpose(1, 2) for p in (self.q, self.k, self.v))
+        q, k = rope(q, self.cos, self.sin), rope(k, self.cos, self.sin)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
+        x = x + self.o(y)
+        h = self.n2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+def mlp_block():
+    return nn.Sequential(nn.LayerNorm(4096), nn.Linear(4096, 16384), nn.GELU(approximate="tanh"),
+                         nn.Linear(16384, 4096)), [torch.randn(8192, 4096)]
+
+
+MODELS = {
+    "mlp_block": mlp_block,
+    "gpt_block": lambda: (GPTBlock(), [torch.randn(8, 512, 1024)]),
+    "llama_block": lambda: (LlamaBlock(), [torch.randn(4, 1024, 2048)]),
+}
+
+
+def make_case(name):
+    """(callable, inputs, bytes moved or None)."""
+    torch.manual_seed(0)
+    if name in MICRO:
+        fn, mk, factor = MICRO[name]
+        args = mk()
+        return fn, args, args[0].numel() * args[0].element_size() * factor
+    model, args = MODELS[name]()
+    model = model.to(DEV, torch.bfloat16).eval()
+    return model, [a.to(DEV, torch.bfloat16) for a in args], None
+
+
+def bench(fn, args):
+    try:
+        from triton.testing import do_bench
+
+        return do_bench(lambda: fn(*args), warmup=25, rep=100)
+    except ImportError:
+        for _ in range(10):
+            fn(*args)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(50):
+            fn(*args)
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) / 50
+
+
+def copy_bandwidth():
+    x = torch.empty(1 << 30, dtype=torch.uint8, device=DEV)
+    y = torch.empty_like(x)
+    ms = bench(lambda: y.copy_(x), [])
+    return 2 * x.numel() / (ms * 1e-3) / 1e9
+
+
+def first_call_s(compiled, args):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        out = compiled(*args)
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0, out
+
+
+def warm_start(name, cache_dir):
+    """A new process whose caches are warm: seconds from torch.compile to the first result, and graphs compiled."""
+    env = dict(os.environ, HIPINDUCTOR_CACHE_DIR=cache_dir)
+    p = subprocess.run([sys.executable, __file__, "--child-warm", name], env=env, capture_output=True, text=True,
+                       timeout=600)
+    if p.returncode != 0:
+        return {"error": p.stderr.strip().splitlines()[-1:]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def child_warm(name):
+    import hipinductor
+
+    fn, args, _ = make_case(name)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    s, _ = first_call_s(torch.compile(fn, backend="hipinductor"), args)
+    reports = hipinductor.reports()
+    print(json.dumps({"warm_start_s": s, "graphs": len(reports),
+                      "cache_hits": sum(r["cache_hits"] for r in reports),
+                      "compile_ms": sum(r["compile_ms"] for r in reports)}))
+
+
+def run_case(name, copy_gbps, hip_cache, warm):
+    import hipinductor
+
+    fn, args, nbytes = make_case(name)
+    row = {}
+    with torch.no_grad():
+        ref = fn(*args)
+        row["eager_ms"] = bench(fn, args)
+        torch._dynamo.reset()
+        c = torch.compile(fn)
+        row["inductor_cold_compile_s"], _ = first_call_s(c, args)
+        row["inductor_ms"] = bench(c, args)
+        torch._dynamo.reset()
+        hipinductor.clear_reports()
+        h = torch.compile(fn, backend="hipinductor")
+        row["hipinductor_cold_compile_s"], out = first_call_s(h, args)
+        row["hipinductor_ms"] = bench(h, args)
+    reports = hipinductor.reports()
+    row["hipinductor_kernels"] = sum(r["kernels"] for r in reports)
+    row["hipinductor_fallback_ops"] = sorted({f for r in reports for f in r["fallback_ops"]})
+    row["hipinductor_graphs"] = len(reports)
+    row["hipinductor_eager_reason"] = [r["eager_reason"] for r in reports if r["eager_reason"]]
+    row["max_abs_err_vs_eager"] = (out.float() - ref.float()).abs().max().item()
+    row["ok"] = bool(torch.allclose(out.float(), ref.float(), atol=3e-2, rtol=3e-2))
+    if nbytes:
+        for k in ("eager", "inductor", "hipinductor"):
+            gbps = nbytes / row[f"{k}_ms"] / 1e6
+            row[f"{k}_GBps"] = gbps
+            row[f"{k}_pct_copy"] = 100 * gbps / copy_gbps
+    row["speedup_vs_inductor"] = row["inductor_ms"] / row["hipinductor_ms"]
+    if warm:
+        row["warm_start"] = warm_start(name, hip_cache)
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", help="comma-separated case names (default: all)")
+    parser.add_argument("--out", help="JSON file for the results")
+    parser.add_argument("--no-warm", action="store_true", help="skip warm-start subprocesses")
+    parser.add_argument("--child-warm", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_warm:
+        return child_warm(args.child_warm)
+
+    hip_cache = tempfile.mkdtemp(prefix="hipinductor-bench-cache-")
+    os.environ["HIPINDUCTOR_CACHE_DIR"] = hip_cache          # cold: empty caches for both compilers
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor-bench-cache-"))
+    names = args.cases.split(",") if args.cases else list(MICRO) + list(MODELS)
+    copy_gbps = copy_bandwidth()
+    results = {"gpu": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
+               "torch": torch.__version__, "copy_GBps": copy_gbps, "cases": {}}
+    print(f"copy bandwidth: {copy_gbps:.0f} GB/s", flush=True)
+    for name in names:
+        try:
+            row = run_case(name, copy_gbps, hip_cache, not args.no_warm)
+        except Exception as e:  # noqa: BLE001 - a failing case is a result, not the end of the run
+            row = {"error": f"{type(e).__name__}: {str(e)[:400]}"}
+        results["cases"][name] = row
+        short = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}
+        print(name, json.dumps(short), flush=True)
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=1)
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
