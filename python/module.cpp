@@ -1,4 +1,5 @@
-// hipinductor._C: the compiler pipeline (tools/pipeline/compile_graph.h) and the cpu device, for the Python package.
+// hipinductor._C: the compiler pipeline (tools/pipeline/compile_graph.h) and the devices that run its output (the cpu
+// device, the CUDA driver device, the HIP runtime device), for the Python package.
 //
 // Python hands over a graph as hipinductor-graph JSON (docs/graph-format.md) and gets a CompiledGraph back; running
 // it takes raw device pointers (tensor.data_ptr()), so this module never depends on libtorch. The GIL is released
@@ -10,7 +11,12 @@
 // outlive every CompiledGraph, including those collected during interpreter shutdown):
 //   - one CodeObjectCache per cache directory ($HIPINDUCTOR_CACHE_DIR is re-read on every compile, so tests and
 //     users may point it elsewhere at any time);
-//   - one CpuDevice per cpu target id ("cpu", "cpu-w64"), whose worker pool starts with the first run.
+//   - one CpuDevice per cpu target id ("cpu", "cpu-w64"), whose worker pool starts with the first run;
+//   - one GPU device per (kind, ordinal) (open_gpu_device: CudaDevice / HipDevice), opened by the first gpu_target()
+//     or run() that needs it. A device that fails to open is not remembered: the next call tries again and raises
+//     the device's message (no driver, no GPU) as RuntimeError.
+// On GPUs, run() launches on the stream it is given (PyTorch's current stream) and returns without waiting; the
+// caller's workspace pointer (from PyTorch's allocator, in that stream's order) is used when given.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -30,7 +36,9 @@
 #include "lowering/lower_graph.h"
 #include "runtime/code_object_cache.h"
 #include "runtime/compiler.h"
+#include "runtime/amd_code_object.h"
 #include "runtime/cpu_device.h"
+#include "runtime/gpu_devices.h"
 #include "tools/pipeline/compile_graph.h"
 
 #ifndef HIPINDUCTOR_VERSION
@@ -63,8 +71,50 @@ hi::Device& process_cpu_device(const hi::Target& target) {
   return *device;
 }
 
-/// One compiled graph as Python sees it: the immutable compile result plus, once it has run, a runner whose
-/// workspace is shared by all calls (hence the mutex: concurrent runs of one graph are serialized).
+/// The GPU device `ordinal` of `kind`, opened on first use and kept for the life of the process.
+hi::Device& process_gpu_device(hi::TargetKind kind, int ordinal) {
+  static std::mutex mutex;
+  static auto* devices = new std::map<std::pair<hi::TargetKind, int>, std::unique_ptr<hi::Device>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = devices->find({kind, ordinal});
+  if (found != devices->end()) return *found->second;
+  std::unique_ptr<hi::Device> device = hi::open_gpu_device(kind, ordinal);  // throws: nothing is remembered
+  std::unique_ptr<hi::Device>& slot = (*devices)[{kind, ordinal}];
+  slot = std::move(device);
+  return *slot;
+}
+
+py::dict facts_dict(const hi::GpuKernelFacts& k) {
+  py::dict d;
+  d["name"] = k.name;
+  d["registers"] = k.registers;
+  d["static_shared_bytes"] = k.static_shared_bytes;
+  d["local_bytes"] = k.local_bytes;
+  d["max_threads_per_block"] = k.max_threads_per_block;
+  return d;
+}
+
+/// The code object's metadata, with the keys of facts_dict too (registers = VGPRs, static_shared_bytes = LDS,
+/// local_bytes = scratch, max_threads_per_block = the flat workgroup size bound).
+py::dict facts_dict(const hi::AmdKernelFacts& k) {
+  py::dict d = facts_dict(hi::GpuKernelFacts{k.name, k.vgpr_count, k.lds_bytes, k.scratch_bytes,
+                                             k.max_flat_workgroup_size});
+  d["vgpr_count"] = k.vgpr_count;
+  d["sgpr_count"] = k.sgpr_count;
+  d["agpr_count"] = k.agpr_count;
+  d["lds_bytes"] = k.lds_bytes;
+  d["scratch_bytes"] = k.scratch_bytes;
+  d["vgpr_spill_count"] = k.vgpr_spill_count;
+  d["sgpr_spill_count"] = k.sgpr_spill_count;
+  d["wavefront_size"] = k.wavefront_size;
+  d["max_flat_workgroup_size"] = k.max_flat_workgroup_size;
+  d["waves_per_simd"] = k.waves_per_simd;
+  return d;
+}
+
+/// One compiled graph as Python sees it: the immutable compile result plus, once it has run, one runner per device
+/// ordinal, whose own workspace (used when the caller passes none) is shared by all calls on it (hence the mutex:
+/// concurrent runs of one graph are serialized).
 class PyCompiledGraph {
  public:
   PyCompiledGraph(std::shared_ptr<const hi::CompiledGraph> graph, std::string name)
@@ -74,24 +124,54 @@ class PyCompiledGraph {
   const std::string& name() const { return name_; }
 
   /// Called without the GIL.
-  void run(const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs, uintptr_t stream) {
+  void run(const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs, uintptr_t stream,
+           uintptr_t workspace, int device) {
     const hi::Target& target = graph_->module.target;
-    if (target.kind != hi::TargetKind::Cpu)
-      throw std::runtime_error("no " + target.id() +
-                               " device in this build / process: the GPU runtime is not implemented yet");
     std::vector<void*> in(inputs.size()), out(outputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) in[i] = reinterpret_cast<void*>(inputs[i]);
     for (size_t i = 0; i < outputs.size(); ++i) out[i] = reinterpret_cast<void*>(outputs[i]);
+    int ordinal = target.kind == hi::TargetKind::Cpu ? 0 : device;
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!runner_) runner_ = std::make_unique<hi::GraphRunner>(graph_, process_cpu_device(target));
-    runner_->run(in, out, reinterpret_cast<void*>(stream));
+    std::unique_ptr<hi::GraphRunner>& runner = runners_[ordinal];
+    if (!runner) {
+      hi::Device& on = target.kind == hi::TargetKind::Cpu ? process_cpu_device(target)
+                                                          : process_gpu_device(target.kind, ordinal);
+      runner = std::make_unique<hi::GraphRunner>(graph_, on);
+    }
+    if (workspace)
+      runner->run(in, out, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
+    else
+      runner->run(in, out, reinterpret_cast<void*>(stream));
+  }
+
+  /// See the kernel_facts property's docstring.
+  py::list kernel_facts() {
+    py::list facts;
+    const hi::Target& target = graph_->module.target;
+    if (target.kind == hi::TargetKind::Amd) {
+      std::vector<hi::AmdKernelFacts> amd;
+      {
+        py::gil_scoped_release release;
+        amd = hi::read_amd_kernel_facts(graph_->code.binary, target);
+      }
+      for (const hi::AmdKernelFacts& k : amd) facts.append(facts_dict(k));
+      return facts;
+    }
+    std::vector<hi::GpuKernelFacts> loaded;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!runners_.empty()) loaded = runners_.begin()->second->kernel_facts();
+    }
+    for (const hi::GpuKernelFacts& k : loaded) facts.append(facts_dict(k));
+    return facts;
   }
 
  private:
   std::shared_ptr<const hi::CompiledGraph> graph_;
   std::string name_;
   std::mutex mutex_;
-  std::unique_ptr<hi::GraphRunner> runner_;
+  std::map<int, std::unique_ptr<hi::GraphRunner>> runners_;  ///< by device ordinal (0 for the cpu device)
 };
 
 std::unique_ptr<PyCompiledGraph> compile(const std::string& graph_json, const std::string& target,
@@ -129,7 +209,7 @@ void set_error(py::handle type, const std::string& message,
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
-  m.doc() = "hipinductor's C++ core: graph JSON -> HIP kernels -> code objects, and the cpu device that runs them";
+  m.doc() = "hipinductor's C++ core: graph JSON -> HIP kernels -> code objects, and the devices that run them";
 
   // Leaked on purpose: exception types live as long as the interpreter.
   static py::handle graph_format_error =
@@ -174,6 +254,32 @@ PYBIND11_MODULE(_C, m) {
       "The code-object cache directory compile() uses now ($HIPINDUCTOR_CACHE_DIR, else "
       "$XDG_CACHE_HOME/hipinductor, else ~/.cache/hipinductor).");
 
+  m.def(
+      "gpu_target",
+      [](const std::string& kind, int ordinal) {
+        return process_gpu_device(hi::gpu_kind_from_name(kind), ordinal).target().id();
+      },
+      py::arg("kind") = "cuda", py::arg("ordinal") = 0, py::call_guard<py::gil_scoped_release>(),
+      "Target id of GPU `ordinal` of `kind` (\"cuda\" or \"hip\"): \"sm_90\", \"gfx942:sramecc+:xnack-\". Opens "
+      "the device on first use and keeps it. Raises RuntimeError with the device's message when it cannot be opened "
+      "(no driver library, no GPU), ValueError for an unknown kind.");
+  m.def(
+      "gpu_info",
+      [](const std::string& kind, int ordinal) {
+        hi::Device* device = nullptr;
+        {
+          py::gil_scoped_release release;
+          device = &process_gpu_device(hi::gpu_kind_from_name(kind), ordinal);
+        }
+        py::dict info;
+        info["name"] = device->name();
+        info["target"] = device->target().id();
+        info["multiprocessors"] = device->multiprocessor_count();
+        return info;
+      },
+      py::arg("kind") = "cuda", py::arg("ordinal") = 0,
+      "{name, target, multiprocessors (SMs or CUs)} of GPU `ordinal` of `kind`; raises as gpu_target does.");
+
   m.def("compile", &compile, py::arg("graph_json"), py::arg("target") = "cpu", py::arg("name") = "graph",
         py::arg("debug_dir") = py::none(), py::arg("use_cache") = true, py::call_guard<py::gil_scoped_release>(),
         "Compiles a hipinductor-graph JSON document for `target`: lowering, fusion, memory planning, HIP emission "
@@ -182,7 +288,7 @@ PYBIND11_MODULE(_C, m) {
         "GraphFormatError, LoweringError, CompileError, ValueError (bad target).");
 
   py::class_<PyCompiledGraph>(m, "CompiledGraph",
-                              "A compiled graph: its HIP source, kernels and code object, runnable on the cpu device.")
+                              "A compiled graph: its HIP source, kernels and code object, runnable on its target's device.")
       .def_property_readonly("name", &PyCompiledGraph::name)
       .def_property_readonly("target", [](const PyCompiledGraph& g) { return g.graph().module.target.id(); })
       .def_property_readonly(
@@ -216,10 +322,23 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("num_inputs", [](const PyCompiledGraph& g) { return g.graph().program.inputs.size(); })
       .def_property_readonly("num_outputs", [](const PyCompiledGraph& g) { return g.graph().program.outputs.size(); })
       .def("run", &PyCompiledGraph::run, py::arg("inputs"), py::arg("outputs"), py::arg("stream") = 0,
-           py::call_guard<py::gil_scoped_release>(),
-           "Runs the kernels in order. inputs / outputs: data pointers (tensor.data_ptr()) of each graph input's and "
-           "output's storage, laid out as the graph's meta says; the caller owns them and must keep them alive for "
-           "the call. Synchronous on the cpu device. Concurrent runs of one CompiledGraph are serialized.")
+           py::arg("workspace") = 0, py::arg("device") = 0, py::call_guard<py::gil_scoped_release>(),
+           "Runs the kernels in order. inputs / outputs: data pointers (untyped_storage().data_ptr()) of each graph "
+           "input's and output's storage, laid out as the graph's meta says; the caller owns them and must keep them "
+           "alive until the kernels finish. cpu targets: synchronous on the cpu device. GPU targets (sm_*, gfx*): "
+           "launched on GPU `device` (its process-wide device, opened on first use) on `stream` "
+           "(torch.cuda.current_stream().cuda_stream; 0 for the default stream), returning without waiting. "
+           "workspace: a device pointer to at least workspace_bytes bytes, 256-byte aligned (e.g. a uint8 tensor "
+           "from PyTorch's allocator, used in that stream's order); 0: the graph's own workspace, allocated once. "
+           "Concurrent runs of one CompiledGraph are serialized. Raises RuntimeError with the device's message when "
+           "the device cannot be opened or the code object was compiled for another GPU.")
+      .def_property_readonly(
+          "kernel_facts", &PyCompiledGraph::kernel_facts,
+          "Per-kernel resource facts, one dict per kernel with at least name, registers, static_shared_bytes, "
+          "local_bytes, max_threads_per_block. AMD targets: from the code object's metadata (comgr; no GPU needed), "
+          "plus vgpr_count, sgpr_count, agpr_count, lds_bytes, scratch_bytes, vgpr/sgpr_spill_count, wavefront_size, "
+          "max_flat_workgroup_size, waves_per_simd. NVIDIA targets: from the driver (cuFuncGetAttribute) once the "
+          "graph has run, else an empty list. cpu targets: an empty list.")
       .def("__repr__", [](const PyCompiledGraph& g) {
         return "<hipinductor._C.CompiledGraph '" + g.name() + "' target=" + g.graph().module.target.id() +
                " kernels=" + std::to_string(g.graph().module.kernels.size()) +

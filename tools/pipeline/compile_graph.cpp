@@ -1,9 +1,11 @@
 #include "tools/pipeline/compile_graph.h"
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "frontend/graph_json.h"
@@ -81,42 +83,90 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
     : graph_(std::move(graph)), device_(device) {
   std::vector<KernelInfo> infos;
   for (const EmittedKernel& k : graph_->module.kernels) infos.push_back({k.name, k.needs_sync});
-  module_ = device_.load(graph_->code.binary, infos);
-  if (graph_->program.workspace_bytes > 0) workspace_ = device_.alloc(graph_->program.workspace_bytes);
+  module_ = device_.load_for_target(graph_->module.target, graph_->code.binary, infos);
+
+  // Which run-time pointer each buffer gets; a later rule wins, as graph outputs may also be inputs and the plan
+  // places only intermediates in the workspace.
+  const LoopProgram& p = graph_->program;
+  std::vector<std::optional<PointerSource>> source(p.buffers.size());
+  for (size_t i = 0; i < p.inputs.size(); ++i) source[p.inputs[i]] = PointerSource{PointerSource::Kind::Input, i, 0, 0};
+  for (size_t i = 0; i < p.outputs.size(); ++i)
+    source[p.outputs[i]] = PointerSource{PointerSource::Kind::Output, i, 0, 0};
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    if (p.workspace_offsets[b] >= 0)
+      source[b] = PointerSource{PointerSource::Kind::Workspace, static_cast<size_t>(p.workspace_offsets[b]), 0, 0};
+
+  for (const EmittedKernel& k : graph_->module.kernels) {
+    auto grid = simplify(k.grid, p.size_ranges).as_const();
+    if (!grid) {
+      if (cannot_run_.empty()) cannot_run_ = "GraphRunner::run: kernel " + k.name + " has a symbolic grid";
+      continue;
+    }
+    if (*grid == 0) continue;
+    Launch launch{&k.name, Dim3{static_cast<unsigned>(*grid), 1, 1}, Dim3{static_cast<unsigned>(k.block), 1, 1},
+                  std::vector<void*>(k.params.size(), nullptr), std::vector<void*>(k.params.size(), nullptr)};
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      launch.args[i] = &launch.values[i];
+      const KernelParam& kp = k.params[i];
+      if (kp.kind == KernelParam::Kind::Size) {
+        if (cannot_run_.empty()) cannot_run_ = "GraphRunner::run: symbolic size '" + kp.symbol + "' needs a value";
+        continue;
+      }
+      // A buffer with no source (neither input, output nor planned) keeps a null pointer, as before.
+      if (!source[kp.buffer]) continue;
+      PointerSource s = *source[kp.buffer];
+      s.launch = launches_.size();
+      s.param = i;
+      sources_.push_back(s);
+    }
+    launches_.push_back(std::move(launch));  // moving the vectors keeps their buffers, so args stay valid
+  }
 }
 
 GraphRunner::~GraphRunner() {
-  if (workspace_) device_.free(workspace_);
+  if (own_workspace_) device_.free(own_workspace_);
 }
 
+size_t GraphRunner::workspace_bytes() const { return static_cast<size_t>(graph_->program.workspace_bytes); }
+
 void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* stream) {
+  if (workspace_bytes() > 0 && !own_workspace_) own_workspace_ = device_.alloc(workspace_bytes());
+  run(inputs, outputs, own_workspace_, stream);
+}
+
+void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace,
+                      void* stream) {
   const LoopProgram& p = graph_->program;
   if (inputs.size() != p.inputs.size() || outputs.size() != p.outputs.size())
     throw std::invalid_argument("GraphRunner::run: graph takes " + std::to_string(p.inputs.size()) + " inputs and " +
                                 std::to_string(p.outputs.size()) + " outputs, got " + std::to_string(inputs.size()) +
                                 " and " + std::to_string(outputs.size()));
-  std::vector<void*> pointer(p.buffers.size(), nullptr);
-  for (size_t i = 0; i < inputs.size(); ++i) pointer[p.inputs[i]] = inputs[i];
-  for (size_t i = 0; i < outputs.size(); ++i) pointer[p.outputs[i]] = outputs[i];
-  for (size_t b = 0; b < p.buffers.size(); ++b)
-    if (p.workspace_offsets[b] >= 0) pointer[b] = static_cast<char*>(workspace_) + p.workspace_offsets[b];
-
-  for (const EmittedKernel& k : graph_->module.kernels) {
-    std::vector<void*> values(k.params.size());
-    std::vector<void*> args(k.params.size());
-    for (size_t i = 0; i < k.params.size(); ++i) {
-      const KernelParam& kp = k.params[i];
-      if (kp.kind == KernelParam::Kind::Size)
-        throw std::invalid_argument("GraphRunner::run: symbolic size '" + kp.symbol + "' needs a value");
-      values[i] = pointer[kp.buffer];
-      args[i] = &values[i];
-    }
-    auto grid = simplify(k.grid, p.size_ranges).as_const();
-    if (!grid) throw std::invalid_argument("GraphRunner::run: kernel " + k.name + " has a symbolic grid");
-    if (*grid == 0) continue;
-    module_->launch(k.name, Dim3{static_cast<unsigned>(*grid), 1, 1}, Dim3{static_cast<unsigned>(k.block), 1, 1}, 0,
-                    args.data(), stream);
+  if (!cannot_run_.empty()) throw std::invalid_argument(cannot_run_);
+  if (workspace_bytes() > 0) {
+    if (!workspace)
+      throw std::invalid_argument("GraphRunner::run: the graph needs a workspace of " +
+                                  std::to_string(workspace_bytes()) + " bytes, got a null pointer");
+    if (reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0)
+      throw std::invalid_argument("GraphRunner::run: the workspace must be " + std::to_string(kWorkspaceAlignment) +
+                                  "-byte aligned");
   }
+  for (const PointerSource& s : sources_) {
+    void* pointer = nullptr;
+    switch (s.kind) {
+      case PointerSource::Kind::Input:
+        pointer = inputs[s.index];
+        break;
+      case PointerSource::Kind::Output:
+        pointer = outputs[s.index];
+        break;
+      case PointerSource::Kind::Workspace:
+        pointer = static_cast<char*>(workspace) + s.index;
+        break;
+    }
+    launches_[s.launch].values[s.param] = pointer;
+  }
+  for (Launch& launch : launches_)
+    module_->launch(*launch.kernel, launch.grid, launch.block, 0, launch.args.data(), stream);
 }
 
 }  // namespace hi

@@ -45,25 +45,58 @@ CompiledGraph generate(const Graph& graph, const CompileOptions& options);
 /// generate() plus compilation of the module (through options.cache when given). Throws CompileError.
 CompiledGraph compile_graph(const Graph& graph, const CompileOptions& options);
 
-/// Runs a CompiledGraph's kernels in order on a device.
+/// Runs a CompiledGraph's kernels in order on a device. Kernel argument arrays are built once, at construction; a run
+/// only writes the input, output and workspace pointers into them and launches. One run at a time per runner (the
+/// argument arrays are shared); the Python extension serializes runs of one graph.
 class GraphRunner {
  public:
+  /// Loads the code object on `device` (Device::load_for_target: the graph's target must run there). `device` must
+  /// outlive the runner.
   GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& device);
   ~GraphRunner();
   GraphRunner(const GraphRunner&) = delete;
   GraphRunner& operator=(const GraphRunner&) = delete;
 
   /// `inputs` / `outputs`: device pointers to each graph input's / output's storage (element 0 of the storage; the
-  /// buffers' storage offsets are applied by the kernels). Launches on `stream` (null: the default stream).
+  /// buffers' storage offsets are applied by the kernels). Launches on `stream` (null: the default stream); on GPUs
+  /// returns before the kernels finish. Intermediates live in the runner's own workspace, allocated through the
+  /// Device on the first run that needs it and reused (so runs on different streams must not overlap).
   void run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* stream = nullptr);
+  /// The same with the caller's workspace (on GPUs: from PyTorch's allocator, in `stream`'s order): at least
+  /// workspace_bytes() bytes, 256-byte aligned; may be null when workspace_bytes() is 0. Throws
+  /// std::invalid_argument for a missing or misaligned workspace.
+  void run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace, void* stream);
 
+  size_t workspace_bytes() const;
+  /// The device loader's per-kernel facts (registers, shared and local memory; empty on the cpu device).
+  std::vector<GpuKernelFacts> kernel_facts() const { return module_->kernel_facts(); }
   const CompiledGraph& graph() const { return *graph_; }
+  Device& device() const { return device_; }
+
+  static constexpr size_t kWorkspaceAlignment = 256;
 
  private:
+  /// Where a kernel's pointer argument comes from on each run.
+  struct PointerSource {
+    enum class Kind { Input, Output, Workspace } kind;
+    size_t index;   ///< Input / Output: position in run()'s vector; Workspace: byte offset
+    size_t launch;  ///< which launch's argument...
+    size_t param;   ///< ...and which of its parameters
+  };
+  struct Launch {
+    const std::string* kernel;
+    Dim3 grid, block;
+    std::vector<void*> values;  ///< argument values (device pointers)
+    std::vector<void*> args;    ///< args[i] = &values[i], what Module::launch takes
+  };
+
   std::shared_ptr<const CompiledGraph> graph_;
   Device& device_;
   std::unique_ptr<Module> module_;
-  void* workspace_ = nullptr;
+  std::vector<Launch> launches_;  ///< kernels with an empty grid are left out
+  std::vector<PointerSource> sources_;
+  std::string cannot_run_;  ///< why run() must refuse (symbolic sizes), or empty
+  void* own_workspace_ = nullptr;
 };
 
 }  // namespace hi
