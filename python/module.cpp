@@ -133,15 +133,22 @@ class PyCompiledGraph {
     int ordinal = target.kind == hi::TargetKind::Cpu ? 0 : device;
     std::lock_guard<std::mutex> lock(mutex_);
     std::unique_ptr<hi::GraphRunner>& runner = runners_[ordinal];
-    if (!runner) {
-      hi::Device& on = target.kind == hi::TargetKind::Cpu ? process_cpu_device(target)
-                                                          : process_gpu_device(target.kind, ordinal);
-      runner = std::make_unique<hi::GraphRunner>(graph_, on);
-    }
+    if (!runner) runner = std::make_unique<hi::GraphRunner>(graph_, device_for(target, ordinal));
     if (workspace)
       runner->run(in, out, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
     else
       runner->run(in, out, reinterpret_cast<void*>(stream));
+  }
+
+  /// The device to run on; a GPU device that cannot be opened is reported naming the target, then the device's
+  /// reason ("no sm_90 device in this build / process: the CUDA driver (libcuda) is not available: ...").
+  static hi::Device& device_for(const hi::Target& target, int ordinal) {
+    if (target.kind == hi::TargetKind::Cpu) return process_cpu_device(target);
+    try {
+      return process_gpu_device(target.kind, ordinal);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error("no " + target.id() + " device in this build / process: " + e.what());
+    }
   }
 
   /// See the kernel_facts property's docstring.
@@ -161,7 +168,11 @@ class PyCompiledGraph {
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!runners_.empty()) loaded = runners_.begin()->second->kernel_facts();
+      for (const auto& [ordinal, runner] : runners_)
+        if (runner) {
+          loaded = runner->kernel_facts();
+          break;
+        }
     }
     for (const hi::GpuKernelFacts& k : loaded) facts.append(facts_dict(k));
     return facts;

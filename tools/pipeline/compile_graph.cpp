@@ -131,17 +131,11 @@ size_t GraphRunner::workspace_bytes() const { return static_cast<size_t>(graph_-
 
 void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* stream) {
   if (workspace_bytes() > 0 && !own_workspace_) own_workspace_ = device_.alloc(workspace_bytes());
-  run(inputs, outputs, own_workspace_, stream);
+  launch_all(inputs, outputs, own_workspace_, stream);  // the device's alignment is the kernels' need
 }
 
 void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace,
                       void* stream) {
-  const LoopProgram& p = graph_->program;
-  if (inputs.size() != p.inputs.size() || outputs.size() != p.outputs.size())
-    throw std::invalid_argument("GraphRunner::run: graph takes " + std::to_string(p.inputs.size()) + " inputs and " +
-                                std::to_string(p.outputs.size()) + " outputs, got " + std::to_string(inputs.size()) +
-                                " and " + std::to_string(outputs.size()));
-  if (!cannot_run_.empty()) throw std::invalid_argument(cannot_run_);
   if (workspace_bytes() > 0) {
     if (!workspace)
       throw std::invalid_argument("GraphRunner::run: the graph needs a workspace of " +
@@ -150,6 +144,17 @@ void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>
       throw std::invalid_argument("GraphRunner::run: the workspace must be " + std::to_string(kWorkspaceAlignment) +
                                   "-byte aligned");
   }
+  launch_all(inputs, outputs, workspace, stream);
+}
+
+void GraphRunner::launch_all(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace,
+                             void* stream) {
+  const LoopProgram& p = graph_->program;
+  if (inputs.size() != p.inputs.size() || outputs.size() != p.outputs.size())
+    throw std::invalid_argument("GraphRunner::run: graph takes " + std::to_string(p.inputs.size()) + " inputs and " +
+                                std::to_string(p.outputs.size()) + " outputs, got " + std::to_string(inputs.size()) +
+                                " and " + std::to_string(outputs.size()));
+  if (!cannot_run_.empty()) throw std::invalid_argument(cannot_run_);
   for (const PointerSource& s : sources_) {
     void* pointer = nullptr;
     switch (s.kind) {

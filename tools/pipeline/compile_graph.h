@@ -90,6 +90,8 @@ class GraphRunner {
     std::vector<void*> args;    ///< args[i] = &values[i], what Module::launch takes
   };
 
+  void launch_all(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace, void* stream);
+
   std::shared_ptr<const CompiledGraph> graph_;
   Device& device_;
   std::unique_ptr<Module> module_;
