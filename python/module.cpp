@@ -34,9 +34,9 @@
 #include "codegen/target.h"
 #include "frontend/graph_json.h"
 #include "lowering/lower_graph.h"
+#include "runtime/amd_code_object.h"
 #include "runtime/code_object_cache.h"
 #include "runtime/compiler.h"
-#include "runtime/amd_code_object.h"
 #include "runtime/cpu_device.h"
 #include "runtime/gpu_devices.h"
 #include "tools/pipeline/compile_graph.h"
@@ -97,8 +97,8 @@ py::dict facts_dict(const hi::GpuKernelFacts& k) {
 /// The code object's metadata, with the keys of facts_dict too (registers = VGPRs, static_shared_bytes = LDS,
 /// local_bytes = scratch, max_threads_per_block = the flat workgroup size bound).
 py::dict facts_dict(const hi::AmdKernelFacts& k) {
-  py::dict d = facts_dict(hi::GpuKernelFacts{k.name, k.vgpr_count, k.lds_bytes, k.scratch_bytes,
-                                             k.max_flat_workgroup_size});
+  py::dict d =
+      facts_dict(hi::GpuKernelFacts{k.name, k.vgpr_count, k.lds_bytes, k.scratch_bytes, k.max_flat_workgroup_size});
   d["vgpr_count"] = k.vgpr_count;
   d["sgpr_count"] = k.sgpr_count;
   d["agpr_count"] = k.agpr_count;
@@ -298,8 +298,8 @@ PYBIND11_MODULE(_C, m) {
         "names debug dumps (written under debug_dir, or $HIPINDUCTOR_DEBUG_DIR, when set). Raises "
         "GraphFormatError, LoweringError, CompileError, ValueError (bad target).");
 
-  py::class_<PyCompiledGraph>(m, "CompiledGraph",
-                              "A compiled graph: its HIP source, kernels and code object, runnable on its target's device.")
+  py::class_<PyCompiledGraph>(
+      m, "CompiledGraph", "A compiled graph: its HIP source, kernels and code object, runnable on its target's device.")
       .def_property_readonly("name", &PyCompiledGraph::name)
       .def_property_readonly("target", [](const PyCompiledGraph& g) { return g.graph().module.target.id(); })
       .def_property_readonly(

@@ -61,8 +61,8 @@ struct CudaDriver {
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* context, CUdevice device);
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);  // cuDevicePrimaryCtxRelease_v2
   CUresult (*cuCtxGetCurrent)(CUcontext* context);
-  CUresult (*cuCtxPushCurrent)(CUcontext context);   // cuCtxPushCurrent_v2
-  CUresult (*cuCtxPopCurrent)(CUcontext* context);   // cuCtxPopCurrent_v2
+  CUresult (*cuCtxPushCurrent)(CUcontext context);  // cuCtxPushCurrent_v2
+  CUresult (*cuCtxPopCurrent)(CUcontext* context);  // cuCtxPopCurrent_v2
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuModuleLoadData)(CUmodule* module, const void* image);
   CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name);
@@ -71,8 +71,8 @@ struct CudaDriver {
   CUresult (*cuLaunchKernel)(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
                              unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream,
                              void** kernel_params, void** extra);
-  CUresult (*cuMemAlloc)(CUdeviceptr* pointer, size_t bytes);             // cuMemAlloc_v2
-  CUresult (*cuMemFree)(CUdeviceptr pointer);                             // cuMemFree_v2
+  CUresult (*cuMemAlloc)(CUdeviceptr* pointer, size_t bytes);                // cuMemAlloc_v2
+  CUresult (*cuMemFree)(CUdeviceptr pointer);                                // cuMemFree_v2
   CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void* src, size_t bytes);  // cuMemcpyHtoD_v2
   CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, size_t bytes);        // cuMemcpyDtoH_v2
   CUresult (*cuStreamSynchronize)(CUstream stream);
@@ -168,9 +168,13 @@ std::shared_ptr<const CudaDriver> load_cuda_driver() {
 /// Why `binary` is not a cubin, or "" when it is one.
 std::string not_a_cubin(const std::vector<char>& binary) {
   static const char kBundleMagic[] = "__CLANG_OFFLOAD_BUNDLE__";
-  if (binary.size() >= sizeof(kBundleMagic) - 1 && std::memcmp(binary.data(), kBundleMagic, sizeof(kBundleMagic) - 1) == 0)
+  if (binary.size() >= sizeof(kBundleMagic) - 1 &&
+      std::memcmp(binary.data(), kBundleMagic, sizeof(kBundleMagic) - 1) == 0)
     return "it is a clang offload bundle (an AMD code object from HIPRTC)";
-  if (binary.size() < 64 || std::memcmp(binary.data(), "\x7f" "ELF", 4) != 0)
+  if (binary.size() < 64 || std::memcmp(binary.data(),
+                                        "\x7f"
+                                        "ELF",
+                                        4) != 0)
     return "it is not an ELF file (" + std::to_string(binary.size()) + " bytes)";
   unsigned machine = static_cast<unsigned char>(binary[18]) | (static_cast<unsigned char>(binary[19]) << 8);
   if (machine == kElfMachineCuda) return "";
@@ -271,7 +275,9 @@ CudaDevice::CudaDevice(int ordinal) : driver_(load_cuda_driver()), ordinal_(ordi
   d.check(d.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
 }
 
-CudaDevice::~CudaDevice() { driver_->cuDevicePrimaryCtxRelease(device_); }
+CudaDevice::~CudaDevice() {
+  driver_->cuDevicePrimaryCtxRelease(device_);
+}
 
 std::string CudaDevice::name() const {
   return gpu_name_ + " (cuda:" + std::to_string(ordinal_) + ", " + target_.id() + ", " +

@@ -82,7 +82,7 @@ class CudaDevice final : public Device {
  private:
   std::shared_ptr<const CudaDriver> driver_;
   int ordinal_;
-  int device_ = 0;            ///< CUdevice
+  int device_ = 0;           ///< CUdevice
   void* context_ = nullptr;  ///< CUcontext (primary)
   Target target_;
   int multiprocessors_ = 0;

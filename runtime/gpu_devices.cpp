@@ -22,7 +22,8 @@ std::unique_ptr<Device> open_gpu_device(TargetKind kind, int ordinal) {
 TargetKind gpu_kind_from_name(const std::string& name) {
   if (name == "cuda" || name == "nvidia") return TargetKind::Nvidia;
   if (name == "hip" || name == "rocm" || name == "amd") return TargetKind::Amd;
-  throw std::invalid_argument("unknown GPU kind '" + name + "'; expected \"cuda\" (or \"nvidia\") or \"hip\" (or "
+  throw std::invalid_argument("unknown GPU kind '" + name +
+                              "'; expected \"cuda\" (or \"nvidia\") or \"hip\" (or "
                               "\"rocm\", \"amd\")");
 }
 

@@ -109,8 +109,7 @@ struct HipRuntime {
     bind(hipDeviceSynchronize, "hipDeviceSynchronize");
     bind(hipGetErrorName, "hipGetErrorName");
     bind(hipGetErrorString, "hipGetErrorString");
-    hipFuncGetAttribute =
-        reinterpret_cast<decltype(hipFuncGetAttribute)>(library.find_symbol("hipFuncGetAttribute"));
+    hipFuncGetAttribute = reinterpret_cast<decltype(hipFuncGetAttribute)>(library.find_symbol("hipFuncGetAttribute"));
   }
 
   /// "hipErrorNoDevice (no ROCm-capable device is detected)".
@@ -178,9 +177,13 @@ std::string version_text(int version) {
 /// Why `binary` is not an AMD code object, or "" when it is one.
 std::string not_an_amd_code_object(const std::vector<char>& binary) {
   static const char kBundleMagic[] = "__CLANG_OFFLOAD_BUNDLE__";
-  if (binary.size() >= sizeof(kBundleMagic) - 1 && std::memcmp(binary.data(), kBundleMagic, sizeof(kBundleMagic) - 1) == 0)
+  if (binary.size() >= sizeof(kBundleMagic) - 1 &&
+      std::memcmp(binary.data(), kBundleMagic, sizeof(kBundleMagic) - 1) == 0)
     return "";
-  if (binary.size() < 64 || std::memcmp(binary.data(), "\x7f" "ELF", 4) != 0)
+  if (binary.size() < 64 || std::memcmp(binary.data(),
+                                        "\x7f"
+                                        "ELF",
+                                        4) != 0)
     return "it is neither an ELF file nor a clang offload bundle (" + std::to_string(binary.size()) + " bytes)";
   unsigned machine = static_cast<unsigned char>(binary[18]) | (static_cast<unsigned char>(binary[19]) << 8);
   if (machine == kElfMachineAmdgpu) return "";
@@ -196,8 +199,7 @@ HipModule::HipModule(std::shared_ptr<const HipRuntime> runtime, int device, void
   DeviceScope scope(*runtime_, device_);
   for (const KernelInfo& info : kernels_) {
     hipFunction_t f = nullptr;
-    runtime_->check(runtime_->hipModuleGetFunction(&f, module_, info.name.c_str()), "hipModuleGetFunction",
-                    &info.name);
+    runtime_->check(runtime_->hipModuleGetFunction(&f, module_, info.name.c_str()), "hipModuleGetFunction", &info.name);
     functions_[info.name] = f;
   }
 }
@@ -317,8 +319,8 @@ HipDevice::HipDevice(int ordinal) : runtime_(load_hip_runtime()), ordinal_(ordin
 }
 
 std::string HipDevice::name() const {
-  return gpu_name_ + " (hip:" + std::to_string(ordinal_) + ", " + target_.id() + ", " +
-         std::to_string(compute_units_) + " CUs, HIP " + runtime_version_ + ")";
+  return gpu_name_ + " (hip:" + std::to_string(ordinal_) + ", " + target_.id() + ", " + std::to_string(compute_units_) +
+         " CUs, HIP " + runtime_version_ + ")";
 }
 
 std::unique_ptr<Module> HipDevice::load(const std::vector<char>& binary, const std::vector<KernelInfo>& kernels) {

@@ -20,11 +20,15 @@
 namespace hi {
 namespace {
 
-void branch(const std::string& what) { std::cout << "[ BRANCH   ] " << what << std::endl; }
+void branch(const std::string& what) {
+  std::cout << "[ BRANCH   ] " << what << std::endl;
+}
 
 /// Whether dlopen accepts `soname`. The handle is kept open on purpose: unloading libamdhip64 unloads comgr while
 /// libLLVM (NODELETE) stays, and loading it again then aborts on LLVM's "Option registered more than once" check.
-bool library_loads(const char* soname) { return dlopen(soname, RTLD_NOW | RTLD_LOCAL) != nullptr; }
+bool library_loads(const char* soname) {
+  return dlopen(soname, RTLD_NOW | RTLD_LOCAL) != nullptr;
+}
 
 /// The message of what `make` throws, or "" when it does not throw.
 template <typename Make>
@@ -38,19 +42,23 @@ std::string error_of(Make make) {
 }
 
 TEST(CodeRunsOn, NvidiaFollowsCubinCompatibility) {
-  auto runs = [](const char* code, const char* device) { return code_runs_on(parse_target(code), parse_target(device)); };
+  auto runs = [](const char* code, const char* device) {
+    return code_runs_on(parse_target(code), parse_target(device));
+  };
   EXPECT_TRUE(runs("sm_90", "sm_90"));
   EXPECT_TRUE(runs("sm_80", "sm_86"));   // same major, higher minor
   EXPECT_FALSE(runs("sm_86", "sm_80"));  // newer minor than the device
   EXPECT_FALSE(runs("sm_80", "sm_90"));  // another major
   EXPECT_FALSE(runs("sm_90", "sm_100"));
-  EXPECT_TRUE(runs("sm_90a", "sm_90"));   // arch-specific: exactly that GPU
+  EXPECT_TRUE(runs("sm_90a", "sm_90"));  // arch-specific: exactly that GPU
   EXPECT_FALSE(runs("sm_90a", "sm_91"));
   EXPECT_TRUE(runs("sm_100", "sm_103"));
 }
 
 TEST(CodeRunsOn, AmdNeedsSameProcessorAndStatedFeatures) {
-  auto runs = [](const char* code, const char* device) { return code_runs_on(parse_target(code), parse_target(device)); };
+  auto runs = [](const char* code, const char* device) {
+    return code_runs_on(parse_target(code), parse_target(device));
+  };
   EXPECT_TRUE(runs("gfx942:sramecc+:xnack-", "gfx942:sramecc+:xnack-"));
   EXPECT_TRUE(runs("gfx942", "gfx942:sramecc+:xnack-"));  // no feature stated: any
   EXPECT_TRUE(runs("gfx942:xnack-", "gfx942:sramecc+:xnack-"));
@@ -59,7 +67,9 @@ TEST(CodeRunsOn, AmdNeedsSameProcessorAndStatedFeatures) {
 }
 
 TEST(CodeRunsOn, KindsAndCpuWarpWidthsDoNotMix) {
-  auto runs = [](const char* code, const char* device) { return code_runs_on(parse_target(code), parse_target(device)); };
+  auto runs = [](const char* code, const char* device) {
+    return code_runs_on(parse_target(code), parse_target(device));
+  };
   EXPECT_TRUE(runs("cpu", "cpu"));
   EXPECT_FALSE(runs("cpu", "cpu-w64"));
   EXPECT_FALSE(runs("sm_90", "gfx942"));
@@ -76,8 +86,8 @@ TEST(OpenGpuDevice, RefusesTheCpuAndUnknownKinds) {
 }
 
 TEST(HipDevice, FailsClearlyWithoutAnAmdGpuOrOpensOne) {
-  bool have_library = library_loads("libamdhip64.so.6") || library_loads("libamdhip64.so.5") ||
-                      library_loads("libamdhip64.so");
+  bool have_library =
+      library_loads("libamdhip64.so.6") || library_loads("libamdhip64.so.5") || library_loads("libamdhip64.so");
   std::unique_ptr<Device> device;
   std::string message = error_of([&] { device = open_gpu_device(TargetKind::Amd, 0); });
   if (device) {
@@ -153,8 +163,7 @@ TEST(CudaDevice, FailsClearlyWithoutLibcudaOrRunsAKernel) {
 
   std::unique_ptr<Compiler> nvrtc = make_nvrtc_compiler();
   CompiledCode code = nvrtc->compile(kCudaKernels, "gpu_device_test", target, {});
-  std::unique_ptr<Module> module =
-      device->load_for_target(target, code.binary, {{"axpy", false}, {"block_sum", true}});
+  std::unique_ptr<Module> module = device->load_for_target(target, code.binary, {{"axpy", false}, {"block_sum", true}});
 
   // axpy over n elements, a grid that does not divide n.
   const int n = 1000;

@@ -127,7 +127,9 @@ GraphRunner::~GraphRunner() {
   if (own_workspace_) device_.free(own_workspace_);
 }
 
-size_t GraphRunner::workspace_bytes() const { return static_cast<size_t>(graph_->program.workspace_bytes); }
+size_t GraphRunner::workspace_bytes() const {
+  return static_cast<size_t>(graph_->program.workspace_bytes);
+}
 
 void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* stream) {
   if (workspace_bytes() > 0 && !own_workspace_) own_workspace_ = device_.alloc(workspace_bytes());
