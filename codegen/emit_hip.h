@@ -45,8 +45,9 @@ std::string_view codegen_version();
 /// Prelude text by file name ("common.h", "amd.h", ...); defined from codegen/preludes/ at build time.
 std::string_view embedded_prelude(std::string_view name);
 
-/// Emits `program` (which must have kernels, see fuse_kernels) for `target`. `graph_name` goes into the header comment.
-EmittedModule emit_hip(const LoopProgram& program, const Target& target, const std::string& graph_name = "graph");
+/// Emits `program` (which must have kernels, see fuse_kernels) for `target`. The source depends on nothing else (no
+/// names, no dates), so equal programs give equal sources and hit the code-object cache.
+EmittedModule emit_hip(const LoopProgram& program, const Target& target);
 
 /// Only the kernels' text (no preamble/preludes), for golden tests and reading.
 std::string kernels_text(const EmittedModule& m);

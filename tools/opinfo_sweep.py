@@ -29,6 +29,7 @@ SKIP_WORDS = ("rand", "normal", "bernoulli", "dropout", "multinomial", "uniform"
               "cholesky", "qr", "eig", "inverse", "det", "solve", "pinv", "matrix_exp", "triangular", "slogdet",
               "lstsq", "ormqr", "geqrf", "householder", "linalg", "fft", "new_", "_refs", "jiterator", "sparse")
 DTYPES = ("float32", "bfloat16")
+PAIR_TIMEOUT_S = 120
 
 
 def skipped_family(op) -> bool:
@@ -43,6 +44,17 @@ def tolerances(dtype):
 
 
 def run_pair(args) -> dict:
+    import faulthandler
+
+    # A pair that hangs prints every thread's stack and ends its worker; the sweep records it as an error.
+    faulthandler.dump_traceback_later(PAIR_TIMEOUT_S, exit=True)
+    try:
+        return _run_pair(args)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _run_pair(args) -> dict:
     op_name, variant, dtype_name, samples, device = args
     import torch
     import torch._dynamo
@@ -90,14 +102,75 @@ def run_pair(args) -> dict:
         kernels = sum(r["kernels"] for r in reports)
         fallbacks = sorted({f for r in reports for f in r["fallback_ops"]})
         eager = [r["eager_reason"] for r in reports if r["eager_reason"]]
-        if kernels == 0 or fallbacks or eager:
+        # A pair runs entirely in hipinductor when dynamo handed its work to the backend and nothing of it ran in
+        # eager PyTorch: no fallback op, no graph sent back to eager. Graphs of views only (AOTAutograd replays view
+        # outputs itself) need no kernel and count; no graph at all (a graph break around the op) does not.
+        if not reports or fallbacks or eager:
             entirely = False
             result.setdefault("fallback_ops", fallbacks)
             if eager:
                 result["eager_reason"] = eager[0][:300]
     if tried == 0:
         return {**result, "status": "not_tried", "reason": "eager fails on every sample"}
-    return {**result, "status": "match", "entirely": entirely}
+    return {**result, "status": "match", "entirely": entirely, "kernels": kernels}
+
+
+def _worker(tasks, done) -> None:
+    while True:
+        item = tasks.get()
+        if item is None:
+            return
+        index, pair = item
+        done.put(("start", index, os.getpid()))
+        done.put(("done", index, run_pair(pair)))
+
+
+def run_all(pairs, jobs: int, start: float) -> list[dict]:
+    """Runs the pairs in `jobs` worker processes; a worker that dies (a crash, or a hang ended by the watchdog)
+    costs only its pair, which is recorded as an error, and is replaced."""
+    ctx = mp.get_context("spawn")
+    tasks, done = ctx.Queue(), ctx.Queue()
+    for item in enumerate(pairs):
+        tasks.put(item)
+    workers = {}
+
+    def spawn():
+        w = ctx.Process(target=_worker, args=(tasks, done), daemon=True)
+        w.start()
+        workers[w.pid] = w
+
+    for _ in range(jobs):
+        spawn()
+    running: dict[int, int] = {}  # pid -> pair index
+    results: dict[int, dict] = {}
+    import queue
+
+    while len(results) < len(pairs):
+        try:
+            kind, index, value = done.get(timeout=5)
+        except queue.Empty:
+            for pid, w in list(workers.items()):
+                if not w.is_alive():
+                    del workers[pid]
+                    if pid in running:
+                        i = running.pop(pid)
+                        name, variant, dtype = pairs[i][0], pairs[i][1], pairs[i][2]
+                        results[i] = {"op": name + (f".{variant}" if variant else ""), "dtype": dtype,
+                                      "status": "error",
+                                      "reason": f"worker died (exit {w.exitcode}): crashed, or hung > {PAIR_TIMEOUT_S} s"}
+                    spawn()
+            continue
+        if kind == "start":
+            running[value] = index
+            continue
+        running = {pid: i for pid, i in running.items() if i != index}
+        results[index] = value
+        if len(results) % 50 == 0 or len(results) == len(pairs):
+            print(f"opinfo sweep: {len(results)}/{len(pairs)} pairs, {time.time() - start:.0f} s", file=sys.stderr,
+                  flush=True)
+    for _ in workers:
+        tasks.put(None)
+    return [results[i] for i in range(len(pairs))]
 
 
 def main(argv=None) -> int:
@@ -126,16 +199,12 @@ def main(argv=None) -> int:
             if op.supports_dtype(getattr(torch, d), args.device):
                 pairs.append((op.name, op.variant_test_name, d, args.samples, args.device))
     start = time.time()
-    results = []
-    with mp.get_context("spawn").Pool(args.jobs, maxtasksperchild=50) as pool:
-        for i, r in enumerate(pool.imap_unordered(run_pair, pairs, chunksize=4), 1):
-            results.append(r)
-            if i % 50 == 0 or i == len(pairs):
-                print(f"opinfo sweep: {i}/{len(pairs)} pairs, {time.time() - start:.0f} s", file=sys.stderr, flush=True)
+    results = run_all(pairs, args.jobs, start)
     results.sort(key=lambda r: (r["op"], r["dtype"]))
     tried = [r for r in results if r["status"] != "not_tried"]
     match = [r for r in tried if r["status"] == "match"]
     entirely = [r for r in match if r.get("entirely")]
+    no_kernel = sum(1 for r in entirely if r.get("kernels") == 0)
     for r in tried:
         if r["status"] != "match":
             print(f"  {r['status']:8s} {r['op']} {r['dtype']}: {r['reason']}")
@@ -143,7 +212,8 @@ def main(argv=None) -> int:
     print(f"opinfo sweep: {len(tried)} pairs tried ({len(results) - len(tried)} not tried), "
           f"{len(match)} match ({100 * len(match) / n:.1f} %), "
           f"{sum(r['status'] == 'mismatch' for r in tried)} mismatch, {sum(r['status'] == 'error' for r in tried)} error, "
-          f"{len(entirely)} entirely in hipinductor kernels ({100 * len(entirely) / n:.1f} %), "
+          f"{len(entirely)} entirely in hipinductor kernels ({100 * len(entirely) / n:.1f} %, of which {no_kernel} "
+          f"views only), "
           f"{time.time() - start:.0f} s")
     if args.json:
         with open(args.json, "w") as f:

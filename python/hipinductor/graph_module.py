@@ -384,6 +384,9 @@ class CompiledFxGraph:
         placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
         for node, value in zip(placeholders, args):
             env[node] = value
+        for node in self.gm.graph.nodes:
+            if node.op == "get_attr":  # constants AOTAutograd lifted into the module (_tensor_constant0, ...)
+                env[node] = getattr(self.gm, node.target)
         symbols = None
         for step in self.steps:
             if isinstance(step, Segment):
@@ -403,6 +406,8 @@ class CompiledFxGraph:
         for n, t in zip(seg.inputs, inputs):
             if not isinstance(t, torch.Tensor):
                 raise _Reject(next(u for u in seg.nodes if n in u.all_input_nodes), f"input '{n.name}' is not a tensor")
+        if any(t.numel() == 0 for t in inputs) or any(m.numel() == 0 for m in map(_tensor_meta, seg.outputs)):
+            return self._run_eagerly(seg, env)  # empty tensors: nothing worth a kernel, and no index math on 0
         try:
             cg = self._compile_segment(seg, inputs, symbols)
         except _C.LoweringError as e:
@@ -430,6 +435,13 @@ class CompiledFxGraph:
         cg.run(in_ptrs, out_ptrs, stream=stream.cuda_stream, workspace=workspace.data_ptr() if workspace is not None
                else 0, device=device.index or 0)
         self._store(seg, outputs, env)
+
+    @staticmethod
+    def _run_eagerly(seg: Segment, env: dict) -> None:
+        for node in seg.nodes:
+            a = fx.node.map_arg(node.args, lambda n: env[n])
+            kw = fx.node.map_arg(node.kwargs, lambda n: env[n])
+            env[node] = node.target(*a, **kw)
 
     @staticmethod
     def _store(seg: Segment, outputs: list[torch.Tensor], env: dict) -> None:

@@ -62,7 +62,7 @@ CompiledGraph generate(const Graph& graph, const CompileOptions& options) {
   dump("kernels.txt", p.str());
   plan_memory(p);
   dump("plan.txt", plan_text(p));
-  out.module = emit_hip(p, options.target, options.graph_name);
+  out.module = emit_hip(p, options.target);
   dump("module." + options.target.file_tag() + ".hip", out.module.source);
   out.program = std::move(p);
   out.lower_ms = ms_since(start);
