@@ -26,10 +26,13 @@ enum class UnaryOp : uint8_t {
   Neg, Abs, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tan, Asin, Acos, Atan,
   Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Sigmoid, Relu, Erf, Erfc, GeluErf, GeluTanh, Silu, Floor, Ceil, Round, Trunc,
   Sign, LogicalNot, BitwiseNot, IsNan, IsInf, Square,
+  Lgamma, Digamma, Erfinv,
 };
 enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div, FloorDiv, TruncDiv, Remainder, Fmod, Pow, Maximum, Minimum, Atan2, Hypot, Eq, Ne, Lt, Le, Gt, Ge,
   LogicalAnd, LogicalOr, LogicalXor, BitwiseAnd, BitwiseOr, BitwiseXor, ShiftLeft, ShiftRight,
+  Fmax, Fmin,  ///< NaN-ignoring maximum / minimum (NaN only when both are NaN)
+  Copysign, Nextafter,
 };
 /// ArgMax/ArgMin: a Reduce with two args, (value, position): position is the element's flat (row-major) index over
 /// the reduction domain as an Int64 IndexValue; the result (Int64) is the position of the first extreme element, NaN

@@ -88,7 +88,16 @@ Arg parse_default(std::string_view text, const ArgSchema& a, std::string_view sc
 ArgSchema parse_arg(std::string_view text, bool kwarg_only, std::string_view schema) {
   ArgSchema a;
   a.kwarg_only = kwarg_only;
-  size_t space = text.find(' ');
+  // The type ends at the first space outside an alias annotation (`Tensor(a -> *) self`).
+  size_t space = std::string_view::npos;
+  for (size_t i = 0, depth = 0; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')' && depth > 0) --depth;
+    if (text[i] == ' ' && depth == 0) {
+      space = i;
+      break;
+    }
+  }
   if (space == std::string_view::npos) bad_schema(schema, "argument '" + std::string(text) + "' has no name");
   std::string type;
   for (size_t i = 0; i < space; ++i) {  // drop alias annotations: Tensor(a) -> Tensor, Tensor(a!) -> Tensor
@@ -185,6 +194,7 @@ OpSchema parse_op_schema(std::string_view text) {
     op.num_outputs = 1;
   }
   op.is_view = returns.find("(a)") != std::string_view::npos;
+  op.returns_list = returns.ends_with("[]");
   return op;
 }
 
@@ -1198,6 +1208,200 @@ Metas index_tensor(const MetaInference& m) {
   return one(in.dtype, sizes);
 }
 
+// --- ops of the second coverage round ---------------------------------------------------------------------------
+
+Metas linalg_vector_norm(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  m.require_floating("self", in.dtype, "linalg_vector_norm");
+  DType t = m.given("dtype") ? m.arg("dtype").dtype() : in.dtype;
+  m.require_floating("dtype", t, "linalg_vector_norm");
+  return one(t, m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean()));
+}
+
+/// Views of `in` along dim `d` of the given lengths, one after the other (the pieces of a split).
+Metas split_pieces(const TensorMeta& in, size_t d, const std::vector<Index>& lengths) {
+  Metas out;
+  Index start(0);
+  for (const Index& len : lengths) {
+    TensorMeta piece = in;
+    piece.sizes[d] = len;
+    piece.offset = in.offset + start * in.strides[d];
+    out.push_back(std::move(piece));
+    start = start + len;
+  }
+  return out;
+}
+
+size_t split_dim(const MetaInference& m, const TensorMeta& in) {
+  if (in.rank() == 0) m.fail("self", "cannot split a 0-d tensor");
+  return static_cast<size_t>(m.wrap_dim("dim", m.int_arg("dim"), in.rank()));
+}
+
+Metas split_with_sizes(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  size_t d = split_dim(m, in);
+  const std::vector<Index>& lengths = m.arg("split_sizes").ints();
+  Index total(0);
+  for (const Index& len : lengths) {
+    if (len.is_const() && len.value() < 0) m.fail("split_sizes", "negative size in " + sizes_str(lengths));
+    total = total + len;
+  }
+  if (total != in.sizes[d]) {
+    m.fail("split_sizes", sizes_str(lengths) + " does not add up to dim " + std::to_string(d) + "'s size " +
+                              in.sizes[d].str());
+  }
+  return split_pieces(in, d, lengths);
+}
+
+/// split.Tensor and chunk: pieces of `split_size` along the dim, the last one shorter.
+Metas split_even(const MetaInference& m, const TensorMeta& in, size_t d, int64_t split_size) {
+  if (!in.sizes[d].is_const()) m.fail("self", "splitting a symbolic dim is not supported");
+  int64_t n = in.sizes[d].value();
+  if (split_size < 0 || (split_size == 0 && n != 0)) {
+    m.fail("split_size", "split size " + std::to_string(split_size) + " cannot split a dim of size " + std::to_string(n));
+  }
+  int64_t count = split_size == 0 ? 1 : std::max<int64_t>((n + split_size - 1) / split_size, 1);
+  std::vector<Index> lengths;
+  for (int64_t k = 0; k < count; ++k) lengths.emplace_back(std::min(split_size, n - k * split_size));
+  return split_pieces(in, d, lengths);
+}
+
+Metas split_tensor(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  size_t d = split_dim(m, in);
+  return split_even(m, in, d, m.int_arg("split_size"));
+}
+
+Metas chunk(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  size_t d = split_dim(m, in);
+  int64_t chunks = m.int_arg("chunks");
+  if (chunks <= 0) m.fail("chunks", "must be positive, got " + std::to_string(chunks));
+  if (!in.sizes[d].is_const()) m.fail("self", "chunking a symbolic dim is not supported");
+  int64_t n = in.sizes[d].value();
+  if (n == 0) return split_pieces(in, d, std::vector<Index>(static_cast<size_t>(chunks), Index(0)));
+  return split_even(m, in, d, (n + chunks - 1) / chunks);
+}
+
+Metas unbind(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  size_t d = split_dim(m, in);
+  if (!in.sizes[d].is_const()) m.fail("self", "unbinding a symbolic dim is not supported");
+  Metas out;
+  for (int64_t k = 0; k < in.sizes[d].value(); ++k) {
+    TensorMeta piece{in.dtype, {}, {}, in.offset + Index(k) * in.strides[d]};
+    for (size_t i = 0; i < in.sizes.size(); ++i) {
+      if (i == d) continue;
+      piece.sizes.push_back(in.sizes[i]);
+      piece.strides.push_back(in.strides[i]);
+    }
+    out.push_back(std::move(piece));
+  }
+  return out;
+}
+
+Metas diagonal(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  if (in.rank() < 2) m.fail("self", "diagonal needs a tensor of rank >= 2, got " + sizes_str(in.sizes));
+  size_t d1 = static_cast<size_t>(m.wrap_dim("dim1", m.int_arg("dim1"), in.rank()));
+  size_t d2 = static_cast<size_t>(m.wrap_dim("dim2", m.int_arg("dim2"), in.rank()));
+  if (d1 == d2) m.fail("dim2", "dim1 and dim2 must differ, both are " + std::to_string(d1));
+  int64_t offset = m.int_arg("offset");
+  if (!in.sizes[d1].is_const() || !in.sizes[d2].is_const()) m.fail("self", "diagonal of symbolic dims is not supported");
+  int64_t s1 = in.sizes[d1].value(), s2 = in.sizes[d2].value();
+  int64_t len = offset >= 0 ? std::min(s1, s2 - offset) : std::min(s1 + offset, s2);
+  len = std::max<int64_t>(len, 0);
+  TensorMeta out{in.dtype, {}, {}, in.offset};
+  if (len > 0) out.offset = in.offset + (offset >= 0 ? Index(offset) * in.strides[d2] : Index(-offset) * in.strides[d1]);
+  for (size_t i = 0; i < in.sizes.size(); ++i) {
+    if (i == d1 || i == d2) continue;
+    out.sizes.push_back(in.sizes[i]);
+    out.strides.push_back(in.strides[i]);
+  }
+  out.sizes.emplace_back(len);
+  out.strides.push_back(in.strides[d1] + in.strides[d2]);
+  return {out};
+}
+
+Metas copysign(const MetaInference& m) {
+  return one(to_float(m.result_type({"self", "other"})), m.broadcast({"self", "other"}));
+}
+
+Metas nextafter(const MetaInference& m) {
+  DType t = m.result_type({"self", "other"});
+  m.require_floating("self", t, "nextafter");
+  return one(t, m.broadcast({"self", "other"}));
+}
+
+Metas as_strided(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  const std::vector<Index>& sizes = m.arg("size").ints();
+  const std::vector<Index>& strides = m.arg("stride").ints();
+  if (sizes.size() != strides.size()) {
+    m.fail("stride", std::to_string(strides.size()) + " strides for " + std::to_string(sizes.size()) + " sizes");
+  }
+  for (const Index& s : sizes)
+    if (s.is_const() && s.value() < 0) m.fail("size", "negative size in " + sizes_str(sizes));
+  Index offset = m.given("storage_offset") ? m.arg("storage_offset").integer() : in.offset;
+  if (offset.is_const() && offset.value() < 0) m.fail("storage_offset", "must be non-negative, got " + offset.str());
+  return {TensorMeta{in.dtype, sizes, strides, offset}};
+}
+
+void require_channel_vector(const MetaInference& m, std::string_view name, const Index& channels) {
+  if (m.given(name) && m.tensor(name).sizes != std::vector<Index>{channels}) {
+    m.fail(name, "expected sizes [" + channels.str() + "], got " + sizes_str(m.tensor(name).sizes));
+  }
+}
+
+Metas native_group_norm(const MetaInference& m) {
+  TensorMeta in = m.tensor("input");
+  m.require_floating("input", in.dtype, "native_group_norm");
+  if (in.rank() < 2) m.fail("input", "expected a tensor of rank >= 2, got " + sizes_str(in.sizes));
+  Index n = m.arg("N").integer(), c = m.arg("C").integer(), hxw = m.arg("HxW").integer();
+  int64_t group = m.int_arg("group");
+  if (in.sizes[0] != n) m.fail("N", n.str() + " differs from the input's batch size " + in.sizes[0].str());
+  if (in.sizes[1] != c) m.fail("C", c.str() + " differs from the input's channels " + in.sizes[1].str());
+  std::vector<Index> spatial(in.sizes.begin() + 2, in.sizes.end());
+  if (product(spatial) != hxw) m.fail("HxW", hxw.str() + " differs from the input's spatial size " + product(spatial).str());
+  if (group <= 0 || !c.is_const() || c.value() % group != 0) {
+    m.fail("group", std::to_string(group) + " groups do not divide " + c.str() + " channels");
+  }
+  require_channel_vector(m, "weight", c);
+  require_channel_vector(m, "bias", c);
+  return {TensorMeta::contiguous(in.dtype, in.sizes), TensorMeta::contiguous(in.dtype, {n, Index(group)}),
+          TensorMeta::contiguous(in.dtype, {n, Index(group)})};
+}
+
+/// _native_batch_norm_legit_no_training, _native_batch_norm_legit_functional and _native_batch_norm_legit.no_stats,
+/// with the metas FakeTensor gives on the cpu device (PyTorch's decomposition): save_mean / save_rstd in the input's
+/// dtype, and of size [0] when not training; running statistics out in the computation type (float32 for half
+/// types). On GPUs save_mean / save_rstd are float32 [C] when not training; the lowering follows the node's metas.
+Metas batch_norm(const MetaInference& m, int kind /*0 no_training, 1 functional, 2 no_stats*/) {
+  TensorMeta in = m.tensor("input");
+  m.require_floating("input", in.dtype, "batch_norm");
+  if (in.rank() < 2) m.fail("input", "expected a tensor of rank >= 2, got " + sizes_str(in.sizes));
+  const Index& c = in.sizes[1];
+  for (std::string_view name : {"weight", "bias"}) require_channel_vector(m, name, c);
+  bool training = kind == 2 || (kind == 1 && m.arg("training").boolean());
+  DType compute = (in.dtype == DType::Float16 || in.dtype == DType::BFloat16) ? DType::Float32 : in.dtype;
+  if (kind != 2) {
+    for (std::string_view name : {"running_mean", "running_var"}) {
+      if (m.tensor(name).sizes != std::vector<Index>{c}) {
+        m.fail(name, "expected sizes [" + c.str() + "], got " + sizes_str(m.tensor(name).sizes));
+      }
+    }
+  }
+  TensorMeta save = TensorMeta::contiguous(in.dtype, {training ? c : Index(0)});
+  Metas out{TensorMeta::contiguous(in.dtype, in.sizes), save, save};
+  if (kind == 1) {
+    DType running = training ? promote_types(compute, m.tensor("running_mean").dtype) : compute;
+    out.push_back(TensorMeta::contiguous(running, {c}));
+    out.push_back(TensorMeta::contiguous(training ? promote_types(compute, m.tensor("running_var").dtype) : compute,
+                                         {c}));
+  }
+  return out;
+}
+
 // --- matrix products -----------------------------------------------------------------------------------------------
 
 Metas matmul(const MetaInference& m, std::string_view a_name, std::string_view b_name, int64_t rank) {
@@ -1520,6 +1724,39 @@ const OpDef kOps[] = {
     {"aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
      "bool? pin_memory=None) -> Tensor",
      RULE(scalar_tensor(m))},
+    // Second coverage round.
+    {"aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+     "ScalarType? dtype=None) -> Tensor",
+     RULE(linalg_vector_norm(m))},
+    {"aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+     RULE(split_with_sizes(m))},
+    {"aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", RULE(split_tensor(m))},
+    {"aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", RULE(unbind(m))},
+    {"aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", RULE(chunk(m))},
+    {"aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", RULE(diagonal(m))},
+    {"aten::fmax(Tensor self, Tensor other) -> Tensor", RULE(binary(m, "self", "other"))},
+    {"aten::fmin(Tensor self, Tensor other) -> Tensor", RULE(binary(m, "self", "other"))},
+    {"aten::copysign.Tensor(Tensor self, Tensor other) -> Tensor", RULE(copysign(m))},
+    {"aten::copysign.Scalar(Tensor self, Scalar other) -> Tensor", RULE(copysign(m))},
+    {"aten::nextafter(Tensor self, Tensor other) -> Tensor", RULE(nextafter(m))},
+    {"aten::lgamma(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::digamma(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::erfinv(Tensor self) -> Tensor", RULE(unary_float(m))},
+    {"aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+     RULE(as_strided(m))},
+    {"aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, "
+     "float eps) -> (Tensor, Tensor, Tensor)",
+     RULE(native_group_norm(m))},
+    {"aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
+     "Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+     RULE(batch_norm(m, 0))},
+    {"aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
+     "Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, "
+     "Tensor running_mean_out, Tensor running_var_out)",
+     RULE(batch_norm(m, 1))},
+    {"aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, "
+     "float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+     RULE(batch_norm(m, 2))},
 };
 
 #undef RULE

@@ -66,6 +66,9 @@ struct OpSchema {
   std::vector<ArgSchema> args;
   int num_outputs = 1;
   bool is_view = false;        ///< returns an alias of its first argument (`Tensor(a)`)
+  /// Returns a list (`Tensor(a)[]`: split, unbind): the node has one output per element, as many as infer_meta
+  /// gives; num_outputs is 1 then and does not count them.
+  bool returns_list = false;
 
   /// Position of the argument called `name`, or -1.
   int arg_index(std::string_view name) const;

@@ -184,7 +184,7 @@ double remainder(double a, double b) {
 
 enum class Binary {
   Add, Sub, Mul, Div, Pow, Maximum, Minimum, FloorDiv, TruncDiv, Remainder, Fmod, BitwiseAnd, BitwiseOr, BitwiseXor,
-  Atan2, Hypot,
+  Atan2, Hypot, Fmax, Fmin, Copysign, Nextafter,
   // Comparisons and logic from here on (they compute in the operands' promoted type).
   Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor
 };
@@ -194,8 +194,59 @@ bool is_comparison(Binary op) { return op >= Binary::Eq; }
 enum class Unary {
   Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Erf, Sin, Cos, Reciprocal, Log1p, Expm1, Floor, Ceil,
   LogicalNot, Silu, Exp2, Log2, Trunc, Sign, IsNan, GeluErf, GeluTanh, Tan, Atan, Asin, Acos, Sinh, Cosh, Asinh,
-  Acosh, Atanh, Erfc, Log10, Round, IsInf
+  Acosh, Atanh, Erfc, Log10, Round, IsInf, Lgamma, Digamma, Erfinv
 };
+
+/// digamma in double as PyTorch's calc_digamma: reflection, recurrence up to 10, asymptotic series.
+double digamma(double x) {
+  if (x == 0) return std::copysign(INFINITY, -x);
+  if (std::isnan(x)) return x;
+  if (x < 0) {
+    if (x == std::trunc(x)) return std::numeric_limits<double>::quiet_NaN();
+    double q = 0;
+    double r = std::modf(x, &q);
+    return digamma(1 - x) - M_PI / std::tan(M_PI * r);
+  }
+  if (std::isinf(x)) return x;
+  double result = 0;
+  while (x < 10) {
+    result -= 1 / x;
+    x += 1;
+  }
+  if (x == 10) return result + 2.25175258906672110764;
+  static const double A[] = {8.33333333333333333333E-2,  -2.10927960927960927961E-2, 7.57575757575757575758E-3,
+                             -4.16666666666666666667E-3, 3.96825396825396825397E-3,  -8.33333333333333333333E-3,
+                             8.33333333333333333333E-2};
+  double y = 0;
+  if (x < 1.0e17) {
+    double z = 1.0 / (x * x);
+    double p = 0;
+    for (double a : A) p = p * z + a;
+    y = z * p;
+  }
+  return result + std::log(x) - 0.5 / x - y;
+}
+
+/// erfinv in double: Winitzki's approximation, then Newton steps on erf (|y| <= 0.5) or erfc until they stop moving.
+double erfinv(double y) {
+  if (std::isnan(y) || y < -1 || y > 1) return std::numeric_limits<double>::quiet_NaN();
+  if (y == 1 || y == -1) return y * INFINITY;
+  if (y == 0) return y;
+  double a = std::fabs(y);
+  const double k = 0.147;
+  double ln = std::log((1 - a) * (1 + a));
+  double t = 2 / (M_PI * k) + ln / 2;
+  double x = std::sqrt(std::sqrt(t * t - ln / k) - t);
+  for (int i = 0; i < 100; ++i) {
+    double d = 2 / std::sqrt(M_PI) * std::exp(-x * x);
+    if (!(d > 0)) break;
+    double r = a <= 0.5 ? std::erf(x) - a : (1 - a) - std::erfc(x);
+    double step = r / d;
+    x -= step;
+    if (std::fabs(step) <= 1e-17 * x) break;
+  }
+  return std::copysign(x, y);
+}
 
 double apply_unary(Unary op, double v) {
   constexpr double kSqrt2OverPi = 0.79788456080286535588;
@@ -239,6 +290,9 @@ double apply_unary(Unary op, double v) {
     case Unary::Log10: return std::log10(v);
     case Unary::Round: return std::nearbyint(v);  // half to even
     case Unary::IsInf: return std::isinf(v) ? 1.0 : 0.0;
+    case Unary::Lgamma: return std::lgamma(v);
+    case Unary::Digamma: return digamma(v);
+    case Unary::Erfinv: return erfinv(v);
   }
   return v;
 }
@@ -494,6 +548,14 @@ class GraphEvaluator {
   std::vector<HostTensor> index_tensor();
   std::vector<HostTensor> fill(double value);
   std::vector<HostTensor> range(double start, double step);
+  // Second coverage round.
+  std::vector<HostTensor> vector_norm();
+  std::vector<HostTensor> split(bool unbind);
+  std::vector<HostTensor> diagonal();
+  std::vector<HostTensor> as_strided();
+  std::vector<HostTensor> group_norm();
+  std::vector<HostTensor> batch_norm(int kind);
+  std::map<int, size_t> input_of_node_;  ///< placeholder node -> position in inputs_ (as_strided reads its storage)
 
   const Graph& g_;
   const std::vector<HostTensor>& inputs_;
@@ -578,6 +640,14 @@ std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool r
       case Binary::Fmod: r = std::fmod(u, v); break;
       case Binary::Atan2: r = std::atan2(u, v); break;
       case Binary::Hypot: r = std::hypot(u, v); break;
+      case Binary::Fmax: r = std::isnan(u) ? v : (std::isnan(v) ? u : std::max(u, v)); break;
+      case Binary::Fmin: r = std::isnan(u) ? v : (std::isnan(v) ? u : std::min(u, v)); break;
+      case Binary::Copysign: r = std::copysign(u, v); break;
+      case Binary::Nextafter:
+        if (out.dtype == DType::Float64) r = std::nextafter(u, v);
+        else if (out.dtype == DType::Float32) r = std::nextafterf(static_cast<float>(u), static_cast<float>(v));
+        else fail("nextafter is only supported for float32 and float64");
+        break;
       case Binary::BitwiseAnd: case Binary::BitwiseOr: case Binary::BitwiseXor:
         fail("bitwise ops need integer or bool operands");
     }
@@ -1106,6 +1176,180 @@ std::vector<HostTensor> GraphEvaluator::range(double start, double step) {
   return {out};
 }
 
+// ---- second coverage round -------------------------------------------------------------------------------------------
+
+std::vector<HostTensor> GraphEvaluator::vector_norm() {
+  const HostTensor& self = tensor(0, "self");
+  double ord = float_arg(1, "ord", 2.0);
+  std::optional<std::vector<int64_t>> dims = ints_arg(2, "dim");
+  DType t = out_meta().dtype;
+  Groups g = group_elements(self.sizes, reduced_dims(dims, self.rank()));
+  std::vector<double> v = self.values();
+  bool is_max = std::isinf(ord) && ord > 0, is_min = std::isinf(ord) && ord < 0;
+  std::vector<double> acc(static_cast<size_t>(g.count), is_max ? -INFINITY : (is_min ? INFINITY : 0.0));
+  for (size_t i = 0; i < v.size(); ++i) {
+    double a = std::fabs(round_to_dtype(t, v[i]));  // dtype=: the input is converted first
+    double& r = acc[g.group[i]];
+    if (is_max) r = nan_max(r, a);
+    else if (is_min) r = nan_min(r, a);
+    else if (ord == 0) r += (a != 0) ? 1.0 : 0.0;  // NaN != 0 counts
+    else if (ord == 1) r += a;
+    else if (ord == 2) r += a * a;
+    else r += std::pow(a, ord);
+  }
+  for (double& r : acc) {
+    if (ord == 2) r = std::sqrt(r);
+    else if (!std::isinf(ord) && ord != 0 && ord != 1) r = std::pow(r, 1.0 / ord);
+  }
+  return {output_from_values(0, acc)};
+}
+
+std::vector<HostTensor> GraphEvaluator::split(bool unbind) {
+  const HostTensor& self = tensor(0, "self");
+  int64_t dim = wrap_dim(int_or(unbind ? 1 : 2, "dim", 0), self.rank());
+  std::vector<HostTensor> out;
+  int64_t start = 0;
+  for (size_t k = 0; k < node_->outputs.size(); ++k) {
+    HostTensor piece = output(k);
+    if (unbind) {
+      auto kk = static_cast<int64_t>(k);
+      out.push_back(output_from_values(k, gather(self, piece.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+        for (int64_t d = 0, o = 0; d < self.rank(); ++d) in[d] = d == dim ? kk : c[o++];
+      })));
+      continue;
+    }
+    if (piece.rank() != self.rank()) fail("output " + std::to_string(k) + " has the wrong rank");
+    out.push_back(output_from_values(k, gather(self, piece.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+      in = c;
+      in[dim] += start;
+    })));
+    start += piece.sizes[dim];
+  }
+  if (!unbind && start != self.sizes[dim]) fail("the pieces do not cover the split dim");
+  return out;
+}
+
+std::vector<HostTensor> GraphEvaluator::diagonal() {
+  const HostTensor& self = tensor(0, "self");
+  int64_t offset = int_or(1, "offset", 0);
+  int64_t d1 = wrap_dim(int_or(2, "dim1", 0), self.rank()), d2 = wrap_dim(int_or(3, "dim2", 1), self.rank());
+  if (d1 == d2) fail("dim1 and dim2 must differ");
+  HostTensor out = output();
+  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+    for (int64_t d = 0, o = 0; d < self.rank(); ++d) {
+      if (d == d1) in[d] = c.back() + (offset < 0 ? -offset : 0);
+      else if (d == d2) in[d] = c.back() + (offset > 0 ? offset : 0);
+      else in[d] = c[o++];
+    }
+  }))};
+}
+
+/// as_strided reads the storage of its input: a graph input's own storage (layout included), else the row-major
+/// storage of the computed value.
+std::vector<HostTensor> GraphEvaluator::as_strided() {
+  const Arg& a = required(0, "self");
+  if (!a.is_tensor()) fail("argument 'self' must be a tensor");
+  auto placeholder = input_of_node_.find(a.tensor().node);
+  const HostTensor& self = placeholder != input_of_node_.end() ? inputs_[placeholder->second] : value(a.tensor());
+  auto sizes = ints_arg(1, "size");
+  auto strides = ints_arg(2, "stride");
+  if (!sizes || !strides || sizes->size() != strides->size()) fail("size and stride must be lists of one length");
+  const Arg* off = arg(3, "storage_offset");
+  int64_t offset = (!off || off->is_none()) ? self.offset : int_arg(3, "storage_offset");
+  HostTensor view;
+  view.dtype = self.dtype;
+  view.sizes = *sizes;
+  view.strides = *strides;
+  view.offset = offset;
+  if (HostTensor::storage_size(view.sizes, view.strides, view.offset) > static_cast<int64_t>(self.storage.size()))
+    fail("as_strided reaches past its input's storage");
+  view.storage = self.storage;
+  return {output_from_values(0, view.values())};
+}
+
+std::vector<HostTensor> GraphEvaluator::group_norm() {
+  const HostTensor& x = tensor(0, "input");
+  std::optional<const HostTensor*> w = optional_tensor(1, "weight");
+  std::optional<const HostTensor*> b = optional_tensor(2, "bias");
+  int64_t groups = int_arg(6, "group");
+  double eps = float_arg(7, "eps", 1e-5);
+  if (x.rank() < 2 || groups <= 0 || x.sizes[1] % groups != 0) fail("group must divide the channels");
+  int64_t n = x.sizes[0], c = x.sizes[1], per_group = c / groups;
+  int64_t spatial = x.numel() / std::max<int64_t>(n * c, 1);
+  std::vector<double> v = x.values();  // row-major [N, C, spatial]
+  std::vector<double> mean(static_cast<size_t>(n * groups), 0.0), var(mean.size(), 0.0);
+  auto group_of = [&](size_t i) {
+    int64_t k = static_cast<int64_t>(i) / spatial;  // n * C + channel
+    return (k / c) * groups + (k % c) / per_group;
+  };
+  double count = static_cast<double>(per_group * spatial);
+  for (size_t i = 0; i < v.size(); ++i) mean[group_of(i)] += v[i];
+  for (double& m : mean) m /= count;
+  for (size_t i = 0; i < v.size(); ++i) var[group_of(i)] += (v[i] - mean[group_of(i)]) * (v[i] - mean[group_of(i)]);
+  std::vector<double> rstd(var.size());
+  for (size_t k = 0; k < var.size(); ++k) rstd[k] = 1.0 / std::sqrt(var[k] / count + eps);
+  std::vector<double> y(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t ch = (static_cast<int64_t>(i) / spatial) % c;
+    y[i] = (v[i] - mean[group_of(i)]) * rstd[group_of(i)];
+    if (w) y[i] *= (*w)->at({ch});
+    if (b) y[i] += (*b)->at({ch});
+  }
+  return {output_from_values(0, y), output_from_values(1, mean), output_from_values(2, rstd)};
+}
+
+std::vector<HostTensor> GraphEvaluator::batch_norm(int kind) {
+  const HostTensor& x = tensor(0, "input");
+  std::optional<const HostTensor*> w = optional_tensor(1, "weight");
+  std::optional<const HostTensor*> b = optional_tensor(2, "bias");
+  const HostTensor* rm = kind == 2 ? nullptr : &tensor(3, "running_mean");
+  const HostTensor* rv = kind == 2 ? nullptr : &tensor(4, "running_var");
+  bool training = kind == 0 ? false : bool_arg(kind == 1 ? 5 : 3, "training", true);
+  double momentum = float_arg(kind == 0 ? 5 : kind == 1 ? 6 : 4, "momentum", 0.1);
+  double eps = float_arg(kind == 0 ? 6 : kind == 1 ? 7 : 5, "eps", 1e-5);
+  if (x.rank() < 2) fail("input must have rank >= 2");
+  if (!training && !rm) fail("batch norm without running statistics must be training");
+  int64_t c = x.sizes[1];
+  std::vector<bool> reduced(static_cast<size_t>(x.rank()), true);
+  reduced[1] = false;
+  Groups g = group_elements(x.sizes, reduced);
+  std::vector<double> v = x.values();
+  std::vector<double> mean(static_cast<size_t>(c)), var(static_cast<size_t>(c));
+  if (training) {
+    moments(v, g, 0.0, mean, var);
+  } else {
+    for (int64_t k = 0; k < c; ++k) {
+      mean[k] = rm->at({k});
+      var[k] = rv->at({k});
+    }
+  }
+  std::vector<double> invstd(static_cast<size_t>(c));
+  for (int64_t k = 0; k < c; ++k) invstd[k] = 1.0 / std::sqrt(var[k] + eps);
+  std::vector<double> y(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t ch = g.group[i];
+    y[i] = (v[i] - mean[ch]) * invstd[ch];
+    if (w) y[i] *= (*w)->at({ch});
+    if (b) y[i] += (*b)->at({ch});
+  }
+  std::vector<HostTensor> out{output_from_values(0, y)};
+  auto stat = [&](size_t i, const std::vector<double>& s) {
+    return out_meta(i).sizes.size() == 1 && out_meta(i).sizes[0].is_const(0) ? output(i) : output_from_values(i, s);
+  };
+  out.push_back(stat(1, mean));
+  out.push_back(stat(2, invstd));
+  if (kind != 1) return out;
+  std::vector<double> new_mean(static_cast<size_t>(c)), new_var(static_cast<size_t>(c));
+  double n = static_cast<double>(g.size);
+  for (int64_t k = 0; k < c; ++k) {
+    new_mean[k] = training ? momentum * mean[k] + (1 - momentum) * rm->at({k}) : rm->at({k});
+    new_var[k] = training ? momentum * var[k] * n / (n - 1) + (1 - momentum) * rv->at({k}) : rv->at({k});
+  }
+  out.push_back(output_from_values(3, new_mean));
+  out.push_back(output_from_values(4, new_var));
+  return out;
+}
+
 const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
   static const std::map<std::string, OpFn> table = [] {
     std::map<std::string, OpFn> t;
@@ -1285,6 +1529,25 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
       return E.range(static_cast<double>(E.int_or(kKwargOnly, "start", 0)),
                      static_cast<double>(E.int_or(kKwargOnly, "step", 1)));
     };
+    // Second coverage round.
+    t["aten.linalg_vector_norm.default"] = [](GraphEvaluator& E) { return E.vector_norm(); };
+    for (const char* name : {"aten.split_with_sizes.default", "aten.split.Tensor", "aten.chunk.default"})
+      t[name] = [](GraphEvaluator& E) { return E.split(false); };
+    t["aten.unbind.int"] = [](GraphEvaluator& E) { return E.split(true); };
+    t["aten.diagonal.default"] = [](GraphEvaluator& E) { return E.diagonal(); };
+    t["aten.as_strided.default"] = [](GraphEvaluator& E) { return E.as_strided(); };
+    t["aten.fmax.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Fmax, false); };
+    t["aten.fmin.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Fmin, false); };
+    t["aten.copysign.Tensor"] = [](GraphEvaluator& E) { return E.binary(Binary::Copysign, false); };
+    t["aten.copysign.Scalar"] = [](GraphEvaluator& E) { return E.binary(Binary::Copysign, false); };
+    t["aten.nextafter.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Nextafter, false); };
+    t["aten.lgamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Lgamma); };
+    t["aten.digamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Digamma); };
+    t["aten.erfinv.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Erfinv); };
+    t["aten.native_group_norm.default"] = [](GraphEvaluator& E) { return E.group_norm(); };
+    t["aten._native_batch_norm_legit_no_training.default"] = [](GraphEvaluator& E) { return E.batch_norm(0); };
+    t["aten._native_batch_norm_legit_functional.default"] = [](GraphEvaluator& E) { return E.batch_norm(1); };
+    t["aten._native_batch_norm_legit.no_stats"] = [](GraphEvaluator& E) { return E.batch_norm(2); };
     return t;
   }();
   return table;
@@ -1314,6 +1577,7 @@ std::vector<HostTensor> GraphEvaluator::run() {
       if (in.strides.size() != in.sizes.size() ||
           HostTensor::storage_size(in.sizes, in.strides, in.offset) > static_cast<int64_t>(in.storage.size()))
         fail("input's strides/offset reach past its storage");
+      input_of_node_[static_cast<int>(&n - g_.nodes.data())] = next_input - 1;
       slot.push_back(HostTensor::from_values(in.dtype, in.sizes, in.values()));
       continue;
     }

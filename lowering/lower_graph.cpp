@@ -273,6 +273,16 @@ class GraphLowering {
     return Expr::indirect_load(plain->buffer, plain->index, plain->dtype, std::move(args));
   }
 
+  /// The graph input buffer `v` reads, when `v` is that input itself (a plain load in the input's own layout).
+  std::optional<int> input_buffer(const TensorValue& v) const {
+    if (v.body->op != ExprOp::Load || !v.body->args.empty()) return std::nullopt;
+    const Buffer& b = p_.buffers[v.body->buffer];
+    if (b.kind != BufferKind::Input) return std::nullopt;
+    if (simplify(v.body->index, ranges_) != simplify(Computation::store_index(b), ranges_)) return std::nullopt;
+    return v.body->buffer;
+  }
+  const Buffer& buffer(int b) const { return p_.buffers.at(b); }
+
   void note_size(const Index& s) {
     if (auto c = s.as_const()) return;
     for (const auto& name : free_vars(s))
@@ -343,6 +353,7 @@ TensorValue GraphLowering::reduce(const TensorValue& input, std::vector<int64_t>
   if (dims.empty())
     for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
   for (auto& d : dims) d = wrap_dim(d, rank);
+  if (rank == 0) dims.clear();  // dim 0 / -1 of a scalar names the scalar itself: nothing to reduce over
   std::sort(dims.begin(), dims.end());
   dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
   std::vector<bool> reduced(rank, false);
@@ -737,7 +748,8 @@ std::vector<TensorValue> lower_sum(GraphLowering& L, bool all_dims, bool mean) {
     for (int64_t d = 0; d < self.rank(); ++d) wrapped.push_back(d);
   std::set<int64_t> seen;
   for (int64_t d : wrapped)
-    if (seen.insert(L.wrap_dim(d, self.rank())).second) count = count * self.sizes[L.wrap_dim(d, self.rank())];
+    if (self.rank() > 0 && seen.insert(L.wrap_dim(d, self.rank())).second)
+      count = count * self.sizes[L.wrap_dim(d, self.rank())];
   auto n = count.as_const();
   if (!n) L.fail("mean over symbolic sizes is not supported yet");
   return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) {
@@ -765,6 +777,7 @@ Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_
   DType acc = compute_type(x.dtype) == DType::Float64 ? DType::Float64 : DType::Float32;
   int64_t n = 1;
   for (int64_t d : dims) {
+    if (x.rank() == 0) break;  // the scalar is its own mean
     auto s = x.sizes[L.wrap_dim(d, x.rank())].as_const();
     if (!s) L.fail("normalization over symbolic sizes is not supported yet");
     n *= *s;
@@ -1378,6 +1391,290 @@ std::vector<TensorValue> lower_copy(GraphLowering& L) {
   })};
 }
 
+// ---- second coverage round ----------------------------------------------------------------------------------------
+
+/// linalg_vector_norm: ord 2 (sqrt of the sum of squares), 1, inf / -inf (max / min of |x|), 0 (count of non-zeros)
+/// and any other p (sum(|x|^p)^(1/p)), accumulated in float (double for float64 results).
+std::vector<TensorValue> lower_vector_norm(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  auto ord_arg = L.scalar(1, "ord");
+  double ord = ord_arg ? ord_arg->value : 2.0;
+  std::vector<int64_t> dims = dims_of(L, 2, "dim");
+  bool keepdim = L.bool_arg(3, "keepdim", false);
+  DType acc = compute_type(m.dtype);
+  if (self.dtype != m.dtype) {  // dtype=: the input is converted first
+    TensorValue in = self;
+    self = L.make(m.dtype, in.sizes, {&in}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(in, c), m.dtype); });
+  }
+  auto abs_of = [](const Expr& v) { return Expr::unary(UnaryOp::Abs, v); };
+  std::function<Expr(const Expr&)> finish = [](const Expr& v) { return v; };
+  TensorValue r;
+  if (std::isinf(ord)) {
+    r = L.reduce(self, dims, keepdim, ord > 0 ? ReduceOp::Max : ReduceOp::Min, acc, abs_of);
+  } else if (ord == 0) {
+    r = L.reduce(self, dims, keepdim, ReduceOp::Sum, acc, [&](const Expr& v) {
+      return Expr::cast(Expr::binary(BinaryOp::Ne, v, Expr::constant(0, acc), DType::Bool), acc);
+    });
+  } else if (ord == 1) {
+    r = L.reduce(self, dims, keepdim, ReduceOp::Sum, acc, abs_of);
+  } else if (ord == 2) {
+    r = L.reduce(self, dims, keepdim, ReduceOp::Sum, acc,
+                 [&](const Expr& v) { return Expr::binary(BinaryOp::Mul, v, v, acc); });
+    finish = [](const Expr& v) { return Expr::unary(UnaryOp::Sqrt, v); };
+  } else {
+    r = L.reduce(self, dims, keepdim, ReduceOp::Sum, acc, [&](const Expr& v) {
+      return Expr::binary(BinaryOp::Pow, Expr::unary(UnaryOp::Abs, v), Expr::constant(ord, acc), acc);
+    });
+    finish = [&, acc](const Expr& v) { return Expr::binary(BinaryOp::Pow, v, Expr::constant(1.0 / ord, acc), acc); };
+  }
+  return {L.make(m.dtype, m.sizes, {&r}, [&](const std::vector<Index>& c) {
+    return Expr::cast(finish(L.at(r, c)), m.dtype);
+  })};
+}
+
+/// split_with_sizes / split.Tensor / chunk (`unbind` false) and unbind: each output is a view of a piece along the
+/// split dim; the pieces' sizes come from the node's output metas.
+std::vector<TensorValue> lower_split(GraphLowering& L, bool unbind) {
+  TensorValue self = L.tensor(0, "self");
+  int64_t dim = L.wrap_dim(L.int_arg(unbind ? 1 : 2, "dim", 0), self.rank());
+  std::vector<TensorValue> out;
+  Index start(0);
+  for (size_t k = 0; k < L.node().outputs.size(); ++k) {
+    const TensorMeta& m = L.out_meta(k);
+    if (unbind) {
+      out.push_back(L.remap(self, m.sizes, [&](const std::vector<Index>& c) {
+        std::vector<Index> in(c.begin(), c.begin() + dim);
+        in.emplace_back(static_cast<int64_t>(k));
+        in.insert(in.end(), c.begin() + dim, c.end());
+        return in;
+      }));
+      continue;
+    }
+    if (m.sizes.size() != self.sizes.size()) L.fail("output " + std::to_string(k) + " has the wrong rank");
+    out.push_back(L.remap(self, m.sizes, [&](const std::vector<Index>& c) {
+      std::vector<Index> in = c;
+      in[dim] = start + c[dim];
+      return in;
+    }));
+    start = start + m.sizes[dim];
+  }
+  return out;
+}
+
+std::vector<TensorValue> lower_diagonal(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  int64_t offset = L.int_arg(1, "offset", 0);
+  int64_t d1 = L.wrap_dim(L.int_arg(2, "dim1", 0), self.rank()), d2 = L.wrap_dim(L.int_arg(3, "dim2", 1), self.rank());
+  if (d1 == d2) L.fail("dim1 and dim2 must differ");
+  return {L.remap(self, m.sizes, [&](const std::vector<Index>& c) {
+    std::vector<Index> in;
+    size_t o = 0;
+    for (int64_t d = 0; d < self.rank(); ++d) {
+      if (d == d1) in.push_back(c.back() + Index(offset < 0 ? -offset : 0));
+      else if (d == d2) in.push_back(c.back() + Index(offset > 0 ? offset : 0));
+      else in.push_back(c[o++]);
+    }
+    return in;
+  })};
+}
+
+/// as_strided of a graph input read directly: a load from the same storage at storage_offset + sum(c_i * stride_i).
+/// Of a computed value there is no storage to stride through: rejected (the node then runs eagerly).
+std::vector<TensorValue> lower_as_strided(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  std::optional<int> b = L.input_buffer(self);
+  if (!b) L.fail("as_strided of a computed value is not supported");
+  const Buffer& in = L.buffer(*b);
+  auto sizes = L.ints_arg(1, "size");
+  auto strides = L.ints_arg(2, "stride");
+  if (!sizes || !strides || sizes->size() != strides->size()) L.fail("size and stride must be lists of one length");
+  Index offset = in.offset;
+  if (const Arg* a = L.arg(3, "storage_offset"); a && !a->is_none()) {
+    if (a->kind() != Arg::Kind::Int) L.fail("storage_offset must be an int");
+    offset = a->integer();
+  }
+  // The view must stay inside the storage the input's own layout spans (all the kernel is known to be given).
+  std::vector<Index> reach{offset};
+  bool empty = false;
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    auto s = (*sizes)[i].as_const(), st = (*strides)[i].as_const();
+    if (!s || !st) L.fail("as_strided with symbolic sizes or strides is not supported");
+    if (*st < 0) L.fail("as_strided with negative strides is not supported");
+    if (*s == 0) empty = true;
+    reach.push_back(Index((*s - 1) * *st));
+  }
+  auto last = sum(reach).as_const(), have = in.storage_elements().as_const();
+  if (!empty && (!last || !have || *last >= *have))
+    L.fail("as_strided reaches past the storage of its input's layout (element " + sum(reach).str() + " of " +
+           in.storage_elements().str() + ")");
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    std::vector<Index> terms{offset};
+    for (size_t i = 0; i < c.size(); ++i) terms.push_back(c[i] * (*strides)[i]);
+    return Expr::cast(Expr::load(*b, sum(terms), in.dtype), m.dtype);
+  })};
+}
+
+/// `v` with one value per channel (sizes [C]) broadcast over dim 1 of a tensor read at `c`.
+Expr per_channel(GraphLowering& L, const TensorValue& v, const std::vector<Index>& c, DType t) {
+  return Expr::cast(L.at(v, {c[1]}), t);
+}
+
+/// native_group_norm: statistics over (channels of a group, spatial dims) per (sample, group).
+std::vector<TensorValue> lower_group_norm(GraphLowering& L) {
+  TensorValue x = L.tensor(0, "input");
+  std::optional<TensorValue> w = L.optional_tensor(1, "weight");
+  std::optional<TensorValue> b = L.optional_tensor(2, "bias");
+  int64_t groups = L.int_arg(6, "group");
+  double eps = L.float_arg(7, "eps", 1e-5);
+  if (x.rank() < 2) L.fail("input must have rank >= 2");
+  auto channels = x.sizes[1].as_const();
+  if (!channels || groups <= 0 || *channels % groups != 0) L.fail("group must divide a constant channel count");
+  int64_t per_group = *channels / groups;
+  DType acc = compute_type(x.dtype) == DType::Float64 ? DType::Float64 : DType::Float32;
+  std::vector<Index> stat_sizes{x.sizes[0], Index(groups)};
+  std::vector<Index> reduce_sizes{Index(per_group)};
+  reduce_sizes.insert(reduce_sizes.end(), x.sizes.begin() + 2, x.sizes.end());
+  int64_t count = 1;
+  for (const Index& s : reduce_sizes) {
+    if (!s.is_const()) L.fail("group norm over symbolic sizes is not supported yet");
+    count *= s.value();
+  }
+  auto x_at = [&](const std::vector<Index>& xv, const std::vector<Index>& r) {
+    std::vector<Index> in{xv[0], xv[1] * Index(per_group) + r[0]};
+    in.insert(in.end(), r.begin() + 1, r.end());
+    return Expr::cast(L.at(x, in), acc);
+  };
+  TensorValue total = L.reduction(stat_sizes, reduce_sizes, {&x}, [&](const auto& xv, const auto& r) {
+    return Expr::reduce(ReduceOp::Sum, x_at(xv, r));
+  });
+  TensorValue mean = L.make(acc, stat_sizes, {&total}, [&](const std::vector<Index>& c) {
+    return Expr::binary(BinaryOp::Div, L.at(total, c), Expr::constant(static_cast<double>(count), acc), acc);
+  });
+  TensorValue sq = L.reduction(stat_sizes, reduce_sizes, {&x, &mean}, [&](const auto& xv, const auto& r) {
+    Expr d = Expr::binary(BinaryOp::Sub, x_at(xv, r), L.at(mean, xv), acc);
+    return Expr::reduce(ReduceOp::Sum, Expr::binary(BinaryOp::Mul, d, d, acc));
+  });
+  TensorValue rstd = L.make(acc, stat_sizes, {&sq}, [&](const std::vector<Index>& c) {
+    Expr var = Expr::binary(BinaryOp::Div, L.at(sq, c), Expr::constant(static_cast<double>(count), acc), acc);
+    return Expr::unary(UnaryOp::Rsqrt, Expr::binary(BinaryOp::Add, var, Expr::constant(eps, acc), acc));
+  });
+  const TensorMeta& m = L.out_meta(0);
+  std::vector<const TensorValue*> ts{&x, &mean, &rstd};
+  if (w) ts.push_back(&*w);
+  if (b) ts.push_back(&*b);
+  std::vector<TensorValue> out;
+  out.push_back(L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
+    std::vector<Index> g{c[0], floordiv(c[1], Index(per_group))};
+    Expr v = Expr::binary(BinaryOp::Sub, Expr::cast(L.at(x, c), acc), L.at(mean, g), acc);
+    v = Expr::binary(BinaryOp::Mul, v, L.at(rstd, g), acc);
+    if (w) v = Expr::binary(BinaryOp::Mul, v, per_channel(L, *w, c, acc), acc);
+    if (b) v = Expr::binary(BinaryOp::Add, v, per_channel(L, *b, c, acc), acc);
+    return Expr::cast(v, m.dtype);
+  }));
+  for (int i = 1; i <= 2; ++i) {
+    const TensorMeta& mm = L.out_meta(i);
+    const TensorValue& src = i == 1 ? mean : rstd;
+    out.push_back(L.make(mm.dtype, mm.sizes, {&src}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(src, c), mm.dtype); }));
+  }
+  return out;
+}
+
+/// _native_batch_norm_legit_no_training (kind 0), _native_batch_norm_legit_functional (1), _native_batch_norm_legit
+/// .no_stats (2). Channels are dim 1. Training normalises with the batch's biased variance and updates the running
+/// statistics with the unbiased one; otherwise the running statistics normalise. save_mean / save_rstd follow the
+/// node's metas: empty ([0], the cpu device when not training) or the statistics used.
+std::vector<TensorValue> lower_batch_norm(GraphLowering& L, int kind) {
+  TensorValue x = L.tensor(0, "input");
+  std::optional<TensorValue> w = L.optional_tensor(1, "weight");
+  std::optional<TensorValue> b = L.optional_tensor(2, "bias");
+  if (x.rank() < 2) L.fail("input must have rank >= 2");
+  std::optional<TensorValue> rm, rv;
+  bool training = true;
+  double momentum = 0.1, eps = 1e-5;
+  if (kind == 0) {
+    rm = L.tensor(3, "running_mean");
+    rv = L.tensor(4, "running_var");
+    training = false;
+    momentum = L.float_arg(5, "momentum", 0.1);
+    eps = L.float_arg(6, "eps", 1e-5);
+  } else if (kind == 1) {
+    rm = L.tensor(3, "running_mean");
+    rv = L.tensor(4, "running_var");
+    training = L.bool_arg(5, "training", true);
+    momentum = L.float_arg(6, "momentum", 0.1);
+    eps = L.float_arg(7, "eps", 1e-5);
+  } else {
+    training = L.bool_arg(3, "training", true);
+    momentum = L.float_arg(4, "momentum", 0.1);
+    eps = L.float_arg(5, "eps", 1e-5);
+  }
+  if (!training && !rm) L.fail("batch norm without running statistics must be training");
+  DType acc = compute_type(x.dtype) == DType::Float64 ? DType::Float64 : DType::Float32;
+  std::vector<Index> c_sizes{x.sizes[1]};
+  TensorValue mean, var;
+  int64_t n = 1;
+  if (training) {
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < x.rank(); ++d)
+      if (d != 1) dims.push_back(d);
+    Moments mo = moments(L, x, dims, 0.0);
+    n = mo.count;
+    mean = squeeze_dims(L, mo.mean, c_sizes);
+    var = squeeze_dims(L, mo.variance, c_sizes);
+  } else {
+    mean = L.make(acc, c_sizes, {&*rm}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(*rm, c), acc); });
+    var = L.make(acc, c_sizes, {&*rv}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(*rv, c), acc); });
+  }
+  TensorValue invstd = L.make(acc, c_sizes, {&var}, [&](const std::vector<Index>& c) {
+    return Expr::unary(UnaryOp::Rsqrt, Expr::binary(BinaryOp::Add, L.at(var, c), Expr::constant(eps, acc), acc));
+  });
+  const TensorMeta& m = L.out_meta(0);
+  std::vector<const TensorValue*> ts{&x, &mean, &invstd};
+  if (w) ts.push_back(&*w);
+  if (b) ts.push_back(&*b);
+  std::vector<TensorValue> out;
+  out.push_back(L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
+    Expr v = Expr::binary(BinaryOp::Sub, Expr::cast(L.at(x, c), acc), per_channel(L, mean, c, acc), acc);
+    v = Expr::binary(BinaryOp::Mul, v, per_channel(L, invstd, c, acc), acc);
+    if (w) v = Expr::binary(BinaryOp::Mul, v, per_channel(L, *w, c, acc), acc);
+    if (b) v = Expr::binary(BinaryOp::Add, v, per_channel(L, *b, c, acc), acc);
+    return Expr::cast(v, m.dtype);
+  }));
+  auto copy_of = [&](const TensorValue& src, const TensorMeta& mm) {
+    if (mm.sizes.size() == 1 && mm.sizes[0].is_const(0))
+      return L.make(mm.dtype, mm.sizes, {}, [&](const std::vector<Index>&) { return Expr::constant(0, mm.dtype); });
+    if (mm.sizes != c_sizes) L.fail("batch norm statistics must have sizes [C] or [0]");
+    return L.make(mm.dtype, mm.sizes, {&src}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(src, c), mm.dtype); });
+  };
+  out.push_back(copy_of(mean, L.out_meta(1)));
+  out.push_back(copy_of(invstd, L.out_meta(2)));
+  if (kind != 1) return out;
+  for (int i = 0; i < 2; ++i) {
+    const TensorMeta& mm = L.out_meta(3 + i);
+    const TensorValue& running = i == 0 ? *rm : *rv;
+    if (!training) {
+      out.push_back(copy_of(running, mm));
+      continue;
+    }
+    DType t = compute_type(mm.dtype);
+    const TensorValue& stat = i == 0 ? mean : var;
+    double scale = i == 0 ? 1.0 : static_cast<double>(n) / static_cast<double>(n - 1);
+    out.push_back(L.make(mm.dtype, mm.sizes, {&stat, &running}, [&](const std::vector<Index>& c) {
+      Expr s = Expr::cast(L.at(stat, c), t);
+      if (i == 1) s = Expr::binary(BinaryOp::Mul, s, Expr::constant(scale, t), t);
+      Expr v = Expr::binary(BinaryOp::Add, Expr::binary(BinaryOp::Mul, Expr::constant(momentum, t), s, t),
+                            Expr::binary(BinaryOp::Mul, Expr::constant(1.0 - momentum, t),
+                                         Expr::cast(L.at(running, c), t), t),
+                            t);
+      return Expr::cast(v, mm.dtype);
+    }));
+  }
+  return out;
+}
+
 const std::map<std::string, LowerFn>& lowerings() {
   static const std::map<std::string, LowerFn> table = [] {
     std::map<std::string, LowerFn> t;
@@ -1550,6 +1847,30 @@ const std::map<std::string, LowerFn>& lowerings() {
       return lower_range(L, static_cast<double>(L.int_arg(kKwargOnly, "start", 0)),
                          static_cast<double>(L.int_arg(kKwargOnly, "step", 1)));
     };
+    // Second coverage round.
+    t["aten.linalg_vector_norm.default"] = lower_vector_norm;
+    t["aten.split_with_sizes.default"] = [](GraphLowering& L) { return lower_split(L, false); };
+    t["aten.split.Tensor"] = [](GraphLowering& L) { return lower_split(L, false); };
+    t["aten.chunk.default"] = [](GraphLowering& L) { return lower_split(L, false); };
+    t["aten.unbind.int"] = [](GraphLowering& L) { return lower_split(L, true); };
+    t["aten.diagonal.default"] = lower_diagonal;
+    t["aten.as_strided.default"] = lower_as_strided;
+    t["aten.fmax.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Fmax, false); };
+    t["aten.fmin.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Fmin, false); };
+    t["aten.copysign.Tensor"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Copysign, false); };
+    t["aten.copysign.Scalar"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Copysign, true); };
+    t["aten.nextafter.default"] = [](GraphLowering& L) {
+      DType d = L.out_meta().dtype;
+      if (d != DType::Float32 && d != DType::Float64) L.fail("nextafter is only lowered for float32 and float64");
+      return lower_binary(L, BinaryOp::Nextafter, false, false, false);
+    };
+    t["aten.lgamma.default"] = [](GraphLowering& L) { return lower_unary(L, UnaryOp::Lgamma); };
+    t["aten.digamma.default"] = [](GraphLowering& L) { return lower_unary(L, UnaryOp::Digamma); };
+    t["aten.erfinv.default"] = [](GraphLowering& L) { return lower_unary(L, UnaryOp::Erfinv); };
+    t["aten.native_group_norm.default"] = lower_group_norm;
+    t["aten._native_batch_norm_legit_no_training.default"] = [](GraphLowering& L) { return lower_batch_norm(L, 0); };
+    t["aten._native_batch_norm_legit_functional.default"] = [](GraphLowering& L) { return lower_batch_norm(L, 1); };
+    t["aten._native_batch_norm_legit.no_stats"] = [](GraphLowering& L) { return lower_batch_norm(L, 2); };
     return t;
   }();
   return table;

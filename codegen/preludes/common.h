@@ -152,6 +152,96 @@ template <class T> HI_FN T hi_remainder(T a, T b) {
 HI_FN float hi_remainder(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 HI_FN double hi_remainder(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 
+/// fmax/fmin ignore NaN: the other operand wins, NaN only when both are NaN (torch.fmax / torch.fmin).
+template <class T> HI_FN T hi_fmax(T a, T b) { return a != a ? b : (b != b ? a : (a > b ? a : b)); }
+template <class T> HI_FN T hi_fmin(T a, T b) { return a != a ? b : (b != b ? a : (a < b ? a : b)); }
+
+/// digamma as PyTorch's calc_digamma: reflection for negative x, recurrence up to 10, then the asymptotic series.
+template <class T> HI_FN T hi_digamma_impl(T x) {
+  const T psi_10 = T(2.25175258906672110764);
+  if (x == T(0)) return x != x ? x : (hi_float_to_bits((float)x) >> 31 ? T(hi_inf_d()) : T(-hi_inf_d()));
+  if (x != x) return x;
+  T result = T(0);
+  if (x < T(0)) {
+    if (x == hi_trunc(x)) return T(hi_nan_d());
+    // digamma(x) = digamma(1 - x) - pi / tan(pi * x), with tan's argument reduced to the fraction (in double).
+    const double r = (double)x - trunc((double)x);
+    result = -(T)(3.14159265358979323846 / tan(3.14159265358979323846 * r));
+    x = T(1) - x;
+  }
+  if (x == hi_inf_d()) return x;
+  while (x < T(10)) {
+    result -= T(1) / x;
+    x += T(1);
+  }
+  if (x == T(10)) return result + psi_10;
+  T y = T(0);
+  if (x < T(1.0e17)) {
+    const T z = T(1) / (x * x);
+    T p = T(8.33333333333333333333E-2);
+    p = p * z + T(-2.10927960927960927961E-2);
+    p = p * z + T(7.57575757575757575758E-3);
+    p = p * z + T(-4.16666666666666666667E-3);
+    p = p * z + T(3.96825396825396825397E-3);
+    p = p * z + T(-8.33333333333333333333E-3);
+    p = p * z + T(8.33333333333333333333E-2);
+    y = z * p;
+  }
+  return result + hi_log(x) - (T(0.5) / x) - y;
+}
+HI_FN float hi_digamma(float x) { return hi_digamma_impl(x); }
+HI_FN double hi_digamma(double x) { return hi_digamma_impl(x); }
+
+/// erfinv: Giles' single-precision approximation ("Approximating the erfinv function", 2010), refined by Newton
+/// steps in double on erf (|y| <= 0.5) or erfc (larger |y|, where erf(x) - y would cancel).
+HI_FN double hi_erfinv_refine(double x, double y) {
+  const double a = fabs(y), s = y < 0 ? -1.0 : 1.0;
+  double v = fabs(x);
+  if (!(v < 4.0)) v = 4.0;  // |y| within 2^-24 of 1 in double: start in the tail, erfc's Newton steps walk out
+  const double deriv_scale = 1.12837916709551257390;  // 2 / sqrt(pi)
+  for (int k = 0; k < (v >= 3.5 ? 6 : 2); ++k) {
+    const double d = deriv_scale * exp(-v * v);
+    if (!(d > 0)) break;
+    const double r = a <= 0.5 ? erf(v) - a : (1.0 - a) - erfc(v);
+    v -= r / d;
+  }
+  return s * v;
+}
+HI_FN float hi_erfinv_approx(float x) {
+  float w = -logf((1.0f - x) * (1.0f + x)), p;
+  if (w < 5.0f) {
+    w = w - 2.5f;
+    p = 2.81022636e-08f;
+    p = 3.43273939e-07f + p * w;
+    p = -3.5233877e-06f + p * w;
+    p = -4.39150654e-06f + p * w;
+    p = 0.00021858087f + p * w;
+    p = -0.00125372503f + p * w;
+    p = -0.00417768164f + p * w;
+    p = 0.246640727f + p * w;
+    p = 1.50140941f + p * w;
+  } else {
+    w = sqrtf(w) - 3.0f;
+    p = -0.000200214257f;
+    p = 0.000100950558f + p * w;
+    p = 0.00134934322f + p * w;
+    p = -0.00367342844f + p * w;
+    p = 0.00573950773f + p * w;
+    p = -0.0076224613f + p * w;
+    p = 0.00943887047f + p * w;
+    p = 1.00167406f + p * w;
+    p = 2.83297682f + p * w;
+  }
+  return p * x;
+}
+HI_FN double hi_erfinv(double y) {
+  if (y != y || y < -1.0 || y > 1.0) return hi_nan_d();
+  if (y == 1.0 || y == -1.0) return y * hi_inf_d();
+  if (y == 0.0) return y;
+  return hi_erfinv_refine((double)hi_erfinv_approx((float)y), y);
+}
+HI_FN float hi_erfinv(float y) { return (float)hi_erfinv((double)y); }
+
 // ---- reductions ----
 template <class T> HI_FN T hi_lowest();
 template <> HI_FN float hi_lowest<float>() { return -hi_inf_f(); }
