@@ -254,9 +254,11 @@ class GraphReader {
     if (schema->num_outputs == 1 && meta.is_object()) {
       node.outputs.push_back(read_meta(meta, "meta"));
     } else if (meta.is_array()) {
-      if (meta.size() != static_cast<size_t>(schema->num_outputs)) {
+      // A list-returning op (split, unbind) has as many outputs as its meta inference gives.
+      size_t expected = schema->returns_list ? inferred.size() : static_cast<size_t>(schema->num_outputs);
+      if (meta.size() != expected) {
         fail("node '" + node.name + "': meta: " + std::to_string(meta.size()) + " entries given, " + op_ + " has " +
-             std::to_string(schema->num_outputs) + " output" + (schema->num_outputs == 1 ? "" : "s"));
+             std::to_string(expected) + " output" + (expected == 1 ? "" : "s"));
       }
       for (size_t i = 0; i < meta.size(); ++i) {
         std::string field = "meta[" + std::to_string(i) + "]";
@@ -269,6 +271,10 @@ class GraphReader {
                                                                           std::to_string(schema->num_outputs) +
                                                                           " objects") +
                              ", got " + describe(meta));
+    }
+    if (node.outputs.size() != inferred.size()) {
+      fail("node '" + node.name + "': meta: " + std::to_string(node.outputs.size()) + " entries given, " + op_ +
+           " gives " + std::to_string(inferred.size()) + " here");
     }
     for (size_t i = 0; i < inferred.size(); ++i) {
       std::string field = meta.is_array() ? "meta[" + std::to_string(i) + "]" : "meta";

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "frontend/graph_json.h"
 #include "ir/op_schema.h"
 #include "lowering/lower_graph.h"
 #include "run_on_cpu.h"
@@ -329,6 +330,25 @@ TEST(OpCoverage2Schemas, SplitMetasAreViews) {
   EXPECT_EQ(dm.sizes, (std::vector<Index>{Index(3)}));
   EXPECT_EQ(dm.strides, (std::vector<Index>{Index(11)}));
   EXPECT_EQ(dm.offset, Index(10));
+}
+
+TEST(OpCoverage2Schemas, ListReturningOpsRoundTripThroughJson) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {4, 10});
+  ValueRef s = g.call("aten.split_with_sizes.default", {t(x), ints({3, 7}), i(1)});
+  ValueRef one = g.call("aten.split.Tensor", {t(x), i(4)});  // a single piece: meta written as an object
+  g.output_all(s);
+  g.output(one);
+  Graph back = read_graph_json(write_graph_json(g.graph()), "split.json");
+  ASSERT_EQ(back.nodes[s.node].outputs.size(), 2u);
+  EXPECT_EQ(back.nodes[s.node].outputs[1].sizes, (std::vector<Index>{Index(4), Index(7)}));
+  EXPECT_EQ(back.nodes[one.node].outputs.size(), 1u);
+  // A meta list whose length differs from the pieces the op makes is rejected.
+  Builder wrong;
+  ValueRef wx = wrong.input("x", DType::Float32, {4, 10});
+  wrong.output(wrong.call_with("aten.split_with_sizes.default", {t(wx), ints({3, 7}), i(1)},
+                               {{DType::Float32, {4, 3}}, {DType::Float32, {4, 7}}, {DType::Float32, {4, 7}}}));
+  EXPECT_THROW(read_graph_json(write_graph_json(wrong.graph()), "wrong.json"), std::exception);
 }
 
 INSTANTIATE_TEST_SUITE_P(WarpWidths, OpCoverage2, ::testing::Values("cpu", "cpu-w64"),
