@@ -169,6 +169,9 @@ class KernelPrinter {
   void emit_pointwise();
   void emit_row_reduction();
   void emit_column_reduction();
+  /// Row kernels: a per-row value (reduction result, row epilogue) in a register for later phases, and stored by
+  /// thread 0 when other kernels read it.
+  void keep_row_value(const Computation& c, const std::string& value);
   /// Stores computation `c` (body already substituted) into its buffer, or keeps it in a register if local.
   void store(const Computation& c, const std::string& value, DType value_dtype, const Index& where);
   Expr kernel_body(const Computation& c) {
@@ -423,13 +426,7 @@ void KernelPrinter::emit_row_reduction() {
     if (is_row_epilogue(c, k_)) {
       // One value per row: every thread computes it (it may feed later phases), thread 0 stores it.
       line("// " + c.name + ": row epilogue");
-      std::string v = expr(body);
-      if (is_local(c.buffer)) {
-        store(c, v, body->dtype, Index(0));
-      } else {
-        line("if (threadIdx.x == 0) " + param_name(c.buffer) + "[" + index(kernel_store_index(c)) +
-             "] = " + store_value(convert(v, body->dtype, b.dtype), b.dtype) + ";");
-      }
+      keep_row_value(c, convert(expr(body), body->dtype, b.dtype));
       continue;
     }
     if (!c.is_reduction()) {
@@ -451,17 +448,21 @@ void KernelPrinter::emit_row_reduction() {
     close();
     line("__shared__ " + acc_t + " smem_" + b.name + "[" + std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
     line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
-    std::string v = convert(acc + a.result_suffix, a.result_dtype, b.dtype);
-    if (is_local(c.buffer)) {
-      std::string name = "v_" + b.name;
-      line("const " + value_type(b.dtype) + " " + name + " = " + v + ";");
-      local_value_[c.buffer] = name;
-    } else {
-      line("if (threadIdx.x == 0) " + param_name(c.buffer) + "[" + index(kernel_store_index(c)) +
-           "] = " + store_value(v, b.dtype) + ";");
-    }
+    keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));
   }
   close();
+}
+
+void KernelPrinter::keep_row_value(const Computation& c, const std::string& value) {
+  // Every thread holds the row's value in a register, and later phases of this kernel read it from there even when
+  // it also goes to memory: reading it back from memory would race with the thread that stores it.
+  const Buffer& b = p_.buffers[c.buffer];
+  std::string name = "v_" + b.name;
+  line("const " + value_type(b.dtype) + " " + name + " = " + value + ";");
+  local_value_[c.buffer] = name;
+  if (!is_local(c.buffer))
+    line("if (threadIdx.x == 0) " + param_name(c.buffer) + "[" + index(kernel_store_index(c)) +
+         "] = " + store_value(name, b.dtype) + ";");
 }
 
 void KernelPrinter::emit_column_reduction() {

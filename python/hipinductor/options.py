@@ -24,6 +24,9 @@ class Options:
     use_cache: bool = True
     #: Raise on compiler faults instead of running the graph eagerly with a warning (also HIPINDUCTOR_STRICT=1).
     strict: bool = field(default_factory=lambda: _env_flag("HIPINDUCTOR_STRICT"))
+    #: Debugging: also run every compiled segment eagerly and raise on the first one whose outputs differ
+    #: (HIPINDUCTOR_CHECK=1); names the graph, the segment and its debug-dump folder.
+    check: bool = field(default_factory=lambda: _env_flag("HIPINDUCTOR_CHECK"))
     #: ATen overloads (e.g. "aten.mm.default") to run in eager PyTorch even when hipinductor lowers them.
     fallback_ops: frozenset = frozenset()
 

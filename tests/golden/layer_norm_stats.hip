@@ -41,11 +41,13 @@ extern "C" __global__ void __launch_bounds__(256) fused_native_layer_norm_0(cons
     }
     // out1: row epilogue
     const float t16 = v_buf0 / 256.0f;
-    if (threadIdx.x == 0) out_ptr6[row] = t16;
+    const float v_out1 = t16;
+    if (threadIdx.x == 0) out_ptr6[row] = v_out1;
     // out2: row epilogue
     const float t17 = v_buf1 / 256.0f;
     const float t18 = t17 + 1e-05f;
     const float t19 = hi_rsqrt(t18);
-    if (threadIdx.x == 0) out_ptr7[row] = t19;
+    const float v_out2 = t19;
+    if (threadIdx.x == 0) out_ptr7[row] = v_out2;
   }
 }
