@@ -136,7 +136,7 @@ class CompiledFxGraph:
         self.lock = threading.Lock()
         self.report = Report(
             name=self.name, ops_lowered=[], fallback_ops=[], kernels=0, compile_ms=0.0, cache_hits=0,
-            segments=0, eager_reason=None, workspace_bytes=0)
+            segments=0, eager_reason=None, workspace_bytes=0, eager_views=[])
         self.forced_eager: set[fx.Node] = set()
         self.graph_eager_reason: str | None = None
         self._plan()
@@ -171,38 +171,66 @@ class CompiledFxGraph:
                 return False, "inputs on several devices"
         return True, ""
 
+    def _decide(self) -> dict:
+        """node -> (lowered?, why not). A view whose users are not lowered runs eagerly: there it is free, while
+        lowered it would be a copy kernel (a transposed weight feeding an eager matmul, copied every call)."""
+        decision = {}
+        for node in self.gm.graph.nodes:
+            if node.op == "call_function":
+                decision[node] = self._lowerable(node)
+        for node in reversed(list(self.gm.graph.nodes)):
+            if decision.get(node, (False, ""))[0] and _is_view(node):
+                if not any(decision.get(u, (False, ""))[0] for u in node.users):
+                    decision[node] = (False, _EAGER_VIEW)
+        return decision
+
     def _plan(self) -> None:
         graph = self.gm.graph
         self.steps: list[Any] = []  # fx.Node (eager) or Segment
         current: list[fx.Node] = []
         lowered_ops: list[str] = []
         fallback_ops: list[str] = []
+        eager_views: list[str] = []
+        decision = self._decide()
+        pending_views: list[fx.Node] = []  # eager views deferred so they don't split the open segment
+
+        def close_segment():
+            nonlocal current
+            if current:
+                self.steps.append(Segment(current))
+                current = []
+            self.steps.extend(pending_views)
+            pending_views.clear()
+
         for node in graph.nodes:
             if node.op in ("placeholder", "output", "get_attr"):
                 continue
-            ok, why = self._lowerable(node)
+            ok, why = decision[node]
             # getitem of an eager node's tuple stays with it; of a lowered node, inside the segment.
             if node.target is operator.getitem and not (current and node.args[0] in current):
                 ok = False
             if ok and current and node.target is not operator.getitem and \
                     _node_device(node) != _node_device(next(n for n in current if n.target is not operator.getitem)):
-                self.steps.append(Segment(current))  # a segment runs on one device
-                current = []
+                close_segment()  # a segment runs on one device
             if ok:
                 current.append(node)
                 if node.target is not operator.getitem:
                     lowered_ops.append(op_name(node))
                 continue
-            if current:
-                self.steps.append(Segment(current))
-                current = []
+            if why == _EAGER_VIEW:
+                # No compute: a view of what eager or our kernels produced. Only eager nodes read it, and each of
+                # them closes the segment first, so it can wait until then.
+                eager_views.append(op_name(node))
+                pending_views.append(node)
+                continue
+            close_segment()
             self.steps.append(node)
-            if node.target is not operator.getitem and node.op == "call_function":
-                name = op_name(node)
-                fallback_ops.append(name)
-                _warn_fallback_once(name, why)
-        if current:
-            self.steps.append(Segment(current))
+            if node.target is operator.getitem or node.op != "call_function":
+                continue
+            name = op_name(node)
+            fallback_ops.append(name)
+            _warn_fallback_once(name, why)
+        close_segment()
         # Drop segments that compute nothing (only getitems) back to eager.
         steps = []
         for s in self.steps:
@@ -214,6 +242,7 @@ class CompiledFxGraph:
         self._wire_segments()
         self.report["ops_lowered"] = sorted(set(lowered_ops))
         self.report["fallback_ops"] = sorted(set(fallback_ops))
+        self.report["eager_views"] = sorted(set(eager_views))
         self.report["segments"] = sum(isinstance(s, Segment) for s in self.steps)
 
     def _wire_segments(self) -> None:
@@ -469,6 +498,16 @@ class CompiledFxGraph:
             if n.name == name:
                 return n
         return seg.nodes[0]
+
+
+_EAGER_VIEW = "a view whose users run eagerly"
+_VIEW_LIKE = {"aten._unsafe_view.default", "aten.reshape.default", "aten.alias.default"}
+
+
+def _is_view(node: fx.Node) -> bool:
+    """Ops that are views in eager (free there): permute, t, transpose, view, expand, slice, select, ..."""
+    t = node.target
+    return isinstance(t, torch._ops.OpOverload) and (getattr(t, "is_view", False) or str(t) in _VIEW_LIKE)
 
 
 def _contiguous_strides(sizes: list[int]) -> list[int]:
