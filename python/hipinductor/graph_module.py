@@ -140,6 +140,24 @@ class CompiledFxGraph:
         self.forced_eager: set[fx.Node] = set()
         self.graph_eager_reason: str | None = None
         self._plan()
+        self._dump_aten_graph()
+
+    def _dump_aten_graph(self) -> None:
+        """HIPINDUCTOR_DEBUG_DIR/<graph>/aten_graph.txt: the ATen graph as AOTAutograd handed it over, and the plan."""
+        if not self.options.debug_dir:
+            return
+        import os
+
+        folder = os.path.join(self.options.debug_dir, self.name)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "aten_graph.txt"), "w") as f:
+            f.write(self.gm.print_readable(print_output=False))
+            f.write("\n# plan: segments (compiled) and eager steps, in order\n")
+            for i, step in enumerate(self.steps):
+                if isinstance(step, Segment):
+                    f.write(f"segment s{i}: {' '.join(n.name for n in step.nodes)}\n")
+                else:
+                    f.write(f"eager {step.name}: {op_name(step)}\n")
 
     # ---- partitioning ------------------------------------------------------------------------------------------
     def _lowerable(self, node: fx.Node) -> tuple[bool, str]:

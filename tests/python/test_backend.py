@@ -90,7 +90,7 @@ def test_cpu_w64_target_runs_the_wave64_code_shape():
 def test_debug_dir_holds_every_stage(tmp_path):
     compile(lambda t: torch.softmax(t, -1), debug_dir=str(tmp_path))(torch.randn(4, 10))
     files = {p.name for p in tmp_path.rglob("*") if p.is_file()}
-    for f in ("graph.json", "loop_ir.txt", "kernels.txt", "plan.txt"):
+    for f in ("aten_graph.txt", "graph.json", "loop_ir.txt", "kernels.txt", "plan.txt"):
         assert f in files, files
     assert any(f.endswith(".hip") for f in files)
 
