@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -109,6 +110,37 @@ std::string index_c(std::string s) {
   return s;
 }
 
+/// How an index walks memory across the lanes `lane` = 0..V-1 of a vector group.
+enum class LaneAccess {
+  Uniform,     ///< the same element for every lane (a broadcast)
+  Contiguous,  ///< consecutive elements: base + lane
+  Gather,      ///< anything else: one scalar access per lane
+};
+
+LaneAccess classify_lanes(const Index& f, const std::string& lane, const VarRanges& ranges) {
+  std::vector<std::string> vars = free_vars(f);
+  if (std::find(vars.begin(), vars.end(), lane) == vars.end()) return LaneAccess::Uniform;
+  Index base = simplify(substitute(f, {{lane, Index(0)}}), ranges);
+  return simplify(f - base, ranges) == Index::var(lane) ? LaneAccess::Contiguous : LaneAccess::Gather;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int pow2_at_least(int64_t v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+/// A row kernel whose rows fit in registers: each row is read once into `per_thread` = groups*width values per
+/// thread, reduced and written from there ("persistent" reduction).
+struct PersistentRows {
+  int width = 1;            ///< V: consecutive columns per vector access
+  int threads = 1;          ///< T: threads per row (a power of two)
+  int groups = 1;           ///< E: vector groups per thread
+  int rows_per_block = 1;   ///< rows sharing a block (T < warp) or 1
+  int64_t rows = 0, length = 0;
+};
+
 class KernelPrinter {
  public:
   KernelPrinter(const LoopProgram& p, const Kernel& k, const Target& target)
@@ -167,7 +199,27 @@ class KernelPrinter {
 
   void collect_params();
   void emit_pointwise();
-  void emit_row_reduction();
+  /// The body of a one-element-per-iteration pointwise loop over `i`.
+  void emit_pointwise_elements();
+  /// Row kernel whose rows do not fit in registers (or have symbolic sizes): threads stride over the row in each
+  /// phase, re-reading it from memory (caches).
+  void emit_row_loop();
+  void emit_row_persistent(const PersistentRows& plan);
+  std::optional<PersistentRows> persistent_rows() const;
+  /// Loads and stores of this kernel's computations as (index over the kernel's variables, element dtype).
+  std::vector<std::pair<Index, DType>> accesses() const;
+  /// The widest V (8, 4, 2) that gives the most contiguous accesses when `var` = g*V + j, or 1 when none is
+  /// contiguous. `extent` is var's extent; with `divisible`, V must divide it.
+  int vector_width(const std::string& var, int64_t extent, bool divisible) const;
+  /// Distinct direct loads in `bodies` of buffers no computation of this kernel writes.
+  std::vector<Expr> external_loads(const std::vector<Expr>& bodies) const;
+  /// Declares `storage name[count]` filled with hi_load_vec by the caller, and makes `load` print as `name[lane]`.
+  std::string vector_array(const Expr& load, int count, const std::string& lane);
+  bool produced_here(int buffer) const {
+    for (int c : k_.computations)
+      if (p_.computations[c].buffer == buffer) return true;
+    return false;
+  }
   void emit_column_reduction();
   /// Row kernels: a per-row value (reduction result, row epilogue) in a register for later phases, and stored by
   /// thread 0 when other kernels read it.
@@ -199,6 +251,10 @@ class KernelPrinter {
   std::vector<KernelParam> params_;
   std::string index_type_ = "hi_i64";
   int block_ = kMaxBlock;
+  Index grid_;
+  int next_array_ = 0;
+  /// Row kernels: the condition under which a thread stores its row's per-row values.
+  std::string row_store_guard_ = "threadIdx.x == 0";
 };
 
 std::string KernelPrinter::expr(const Expr& e) {
@@ -403,19 +459,319 @@ void KernelPrinter::store(const Computation& c, const std::string& value, DType 
   line(param_name(c.buffer) + "[" + index(where) + "] = " + store_value(v, b.dtype) + ";");
 }
 
-void KernelPrinter::emit_pointwise() {
-  std::string numel = index(k_.numel);
-  open("for (" + index_type_ + " i = (" + index_type_ + ")blockIdx.x * " + std::to_string(block_) +
-       " + threadIdx.x; i < " + numel + "; i += (" + index_type_ + ")gridDim.x * " + std::to_string(block_) + ")");
+std::vector<std::pair<Index, DType>> KernelPrinter::accesses() const {
+  std::vector<std::pair<Index, DType>> out;
+  for (int ci : k_.computations) {
+    const Computation& c = p_.computations[ci];
+    Expr body = substitute_vars(c.body, kernel_var_map(c, k_), ranges_);
+    for (const Expr& load : external_loads({body})) out.emplace_back(load->index, p_.buffers[load->buffer].dtype);
+    if (!is_local(c.buffer))
+      out.emplace_back(simplify(substitute(Computation::store_index(p_.buffers[c.buffer]), kernel_var_map(c, k_)),
+                                ranges_),
+                       p_.buffers[c.buffer].dtype);
+  }
+  return out;
+}
+
+int KernelPrinter::vector_width(const std::string& var, int64_t extent, bool divisible) const {
+  std::vector<std::pair<Index, DType>> all = accesses();
+  int smallest = 8;
+  for (const auto& a : all) smallest = std::min(smallest, static_cast<int>(dtype_bytes(a.second)));
+  int best = 1, best_score = 0;
+  for (int v = std::min(8, 16 / std::max(1, smallest)); v >= 2; v /= 2) {
+    if (extent < v || (divisible && extent % v != 0)) continue;
+    VarRanges r = ranges_;
+    r["g"] = Range::loop(extent / v);
+    r["j"] = Range::loop(v);
+    std::map<std::string, Index> lanes{{var, Index::var("g") * v + Index::var("j")}};
+    int score = 0;
+    for (const auto& a : all)
+      if (classify_lanes(simplify(substitute(a.first, lanes), r), "j", r) == LaneAccess::Contiguous) ++score;
+    if (score > best_score) {
+      best = v;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+std::vector<Expr> KernelPrinter::external_loads(const std::vector<Expr>& bodies) const {
+  std::vector<Expr> out;
+  for (const Expr& body : bodies)
+    visit(body, [&](const Expr& e) {
+      if (e->op != ExprOp::Load || !e->args.empty() || produced_here(e->buffer)) return;
+      if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+    });
+  return out;
+}
+
+std::string KernelPrinter::vector_array(const Expr& load, int count, const std::string& lane) {
+  const Buffer& b = p_.buffers[load->buffer];
+  std::string name = "ld" + std::to_string(next_array_++);
+  line(storage_type(b.dtype) + " " + name + "[" + std::to_string(count) + "];");
+  std::string element = name + "[" + lane + "]";
+  cse_.back()[load.hash()].emplace_back(load, is_floating(b.dtype) && dtype_bytes(b.dtype) == 2
+                                                  ? "hi_to_float(" + element + ")"
+                                                  : element);
+  return name;
+}
+
+void KernelPrinter::emit_pointwise_elements() {
   for (int ci : k_.computations) {
     const Computation& c = p_.computations[ci];
     Expr body = kernel_body(c);
     store(c, expr(body), body->dtype, kernel_store_index(c));
   }
+}
+
+void KernelPrinter::emit_pointwise() {
+  const std::string I = index_type_, blk = std::to_string(block_);
+  auto n = simplify(k_.numel, p_.size_ranges).as_const();
+  const int v = n ? vector_width("i", *n, false) : 1;
+  if (v == 1) {
+    open("for (" + I + " i = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; i < " + index(k_.numel) +
+         "; i += (" + I + ")gridDim.x * " + blk + ")");
+    emit_pointwise_elements();
+    close();
+    grid_ = floordiv(k_.numel + (block_ - 1), Index(block_));
+    return;
+  }
+  // Vector groups: thread handles elements i = g*V + j, j < V, moving contiguous operands with vector loads and
+  // stores; the last numel % V elements take the scalar loop.
+  const int64_t groups = *n / v;
+  grid_ = Index(ceil_div(groups, block_));
+  ranges_["g"] = Range::loop(groups);
+  ranges_["j"] = Range::loop(v);
+  const std::map<std::string, Index> lanes{{"i", Index::var("g") * v + Index::var("j")}};
+  const std::string vs = std::to_string(v);
+  line("// " + vs + " elements per vector group");
+  open("for (" + I + " g = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; g < " + std::to_string(groups) +
+       "; g += (" + I + ")gridDim.x * " + blk + ")");
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  for (int ci : k_.computations) {
+    const Computation& c = p_.computations[ci];
+    bodies.push_back(substitute_vars(kernel_body(c), lanes, ranges_));
+    stores.push_back(simplify(substitute(kernel_store_index(c), lanes), ranges_));
+  }
+  for (const Expr& load : external_loads(bodies)) {
+    switch (classify_lanes(load->index, "j", ranges_)) {
+      case LaneAccess::Uniform: expr(load); break;  // hoisted: one load for the group
+      case LaneAccess::Contiguous: {
+        Index base = simplify(substitute(load->index, {{"j", Index(0)}}), ranges_);
+        std::string name = vector_array(load, v, "j");
+        line("hi_load_vec<" + vs + ">(" + param_name(load->buffer) + " + (" + index(base) + "), " + name + ");");
+        break;
+      }
+      case LaneAccess::Gather: break;  // loaded per lane
+    }
+  }
+  std::vector<std::string> store_arrays(k_.computations.size());
+  for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
+    const Computation& c = p_.computations[k_.computations[n_c]];
+    if (is_local(c.buffer) || classify_lanes(stores[n_c], "j", ranges_) != LaneAccess::Contiguous) continue;
+    store_arrays[n_c] = "st" + std::to_string(next_array_++);
+    line(storage_type(p_.buffers[c.buffer].dtype) + " " + store_arrays[n_c] + "[" + vs + "];");
+  }
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + vs + "; ++j)");
+  for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
+    const Computation& c = p_.computations[k_.computations[n_c]];
+    const Buffer& b = p_.buffers[c.buffer];
+    // Later computations of the group read this value from the register, never from memory.
+    std::string name = "v_" + b.name;
+    line("const " + value_type(b.dtype) + " " + name + " = " +
+         convert(expr(bodies[n_c]), bodies[n_c]->dtype, b.dtype) + ";");
+    local_value_[c.buffer] = name;
+    if (is_local(c.buffer)) continue;
+    if (!store_arrays[n_c].empty())
+      line(store_arrays[n_c] + "[j] = " + store_value(name, b.dtype) + ";");
+    else
+      line(param_name(c.buffer) + "[" + index(stores[n_c]) + "] = " + store_value(name, b.dtype) + ";");
+  }
+  close();
+  for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
+    if (store_arrays[n_c].empty()) continue;
+    int b = p_.computations[k_.computations[n_c]].buffer;
+    Index base = simplify(substitute(stores[n_c], {{"j", Index(0)}}), ranges_);
+    line("hi_store_vec<" + vs + ">(" + param_name(b) + " + (" + index(base) + "), " + store_arrays[n_c] + ");");
+  }
+  close();
+  local_value_.clear();
+  if (*n % v == 0) return;
+  open("for (" + I + " i = " + std::to_string(groups * v) + " + (" + I + ")blockIdx.x * " + blk +
+       " + threadIdx.x; i < " + std::to_string(*n) + "; i += (" + I + ")gridDim.x * " + blk + ")");
+  emit_pointwise_elements();
   close();
 }
 
-void KernelPrinter::emit_row_reduction() {
+std::optional<PersistentRows> KernelPrinter::persistent_rows() const {
+  auto rows = simplify(k_.numel, p_.size_ranges).as_const();
+  auto length = simplify(k_.row_length, p_.size_ranges).as_const();
+  if (!rows || !length || *rows < 1 || *length < 1) return std::nullopt;
+  PersistentRows plan;
+  plan.rows = *rows;
+  plan.length = *length;
+  plan.width = vector_width("col", *length, true);
+  const int64_t groups = *length / plan.width;
+  const int warp = target_.warp_size;
+  if (groups <= 4 * warp) {
+    plan.threads = std::min(warp, pow2_at_least(groups));  // a warp (or part of one) per row: shuffles only
+  } else {
+    const int target_groups = std::max(1, 16 / plan.width);  // about 16 values per thread and operand
+    plan.threads = std::min(1024, pow2_at_least(ceil_div(groups, target_groups)));
+  }
+  plan.groups = static_cast<int>(ceil_div(groups, plan.threads));
+  if (plan.groups * plan.width > 32) return std::nullopt;  // too long for registers
+  plan.rows_per_block = plan.threads < warp ? 256 / plan.threads : 1;
+  return plan;
+}
+
+void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
+  const int v = plan.width, t = plan.threads, e_count = plan.groups, rpb = plan.rows_per_block;
+  const int64_t groups = plan.length / v;
+  const std::string I = index_type_, vs = std::to_string(v), ts = std::to_string(t), rows = std::to_string(plan.rows);
+  const std::string per_thread = std::to_string(e_count * v);
+  ranges_["cg"] = Range::loop(groups);
+  ranges_["j"] = Range::loop(v);
+  const std::map<std::string, Index> lanes{{"col", Index::var("cg") * v + Index::var("j")}};
+  line("// persistent rows: " + ts + " threads per row, " + per_thread + " values per thread in registers, " + vs +
+       " per vector access");
+  if (rpb == 1) {
+    open("for (" + I + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
+    line("const int lane = threadIdx.x;");
+  } else {
+    // Several rows per block; the last block's spare row slots recompute the last row and store nothing, so every
+    // lane reaches the shuffles and every load stays in bounds.
+    const std::string rp = std::to_string(rpb);
+    open("for (" + I + " row0 = (" + I + ")blockIdx.x * " + rp + "; row0 < " + rows + "; row0 += (" + I +
+         ")gridDim.x * " + rp + ")");
+    line("const int lane = threadIdx.x % " + ts + ";");
+    line("const bool row_ok = row0 + (" + I + ")(threadIdx.x / " + ts + ") < " + rows + ";");
+    line("const " + I + " row = row_ok ? row0 + (" + I + ")(threadIdx.x / " + ts + ") : " +
+         std::to_string(plan.rows - 1) + ";");
+    row_store_guard_ = "lane == 0 && row_ok";
+  }
+  const bool ragged = int64_t{e_count} * t > groups;
+  const std::string valid = ragged ? "cg < " + std::to_string(groups) : "";
+  auto guarded = [&](const std::string& extra, const std::string& statement) {
+    std::string cond = valid;
+    if (!extra.empty()) cond = cond.empty() ? extra : cond + " && " + extra;
+    line(cond.empty() ? statement : "if (" + cond + ") " + statement);
+  };
+  const std::string store_ok = rpb == 1 ? "" : "row_ok";
+
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  for (int ci : k_.computations) {
+    const Computation& c = p_.computations[ci];
+    bodies.push_back(substitute_vars(kernel_body(c), lanes, ranges_));
+    stores.push_back(simplify(substitute(kernel_store_index(c), lanes), ranges_));
+  }
+  // Read each contiguous operand of the row once.
+  struct RowLoad {
+    std::string array;
+    int buffer;
+    Index base;
+  };
+  std::vector<RowLoad> row_loads;
+  for (const Expr& load : external_loads(bodies))
+    if (classify_lanes(load->index, "j", ranges_) == LaneAccess::Contiguous)
+      row_loads.push_back({vector_array(load, e_count * v, "q"), load->buffer,
+                           simplify(substitute(load->index, {{"j", Index(0)}}), ranges_)});
+  auto open_groups = [&] {
+    line("#pragma unroll");
+    open("for (int e = 0; e < " + std::to_string(e_count) + "; ++e)");
+    line("const int cg = e * " + ts + " + lane;");
+  };
+  auto open_values = [&] {
+    line("#pragma unroll");
+    open("for (int q = 0; q < " + per_thread + "; ++q)");
+    line("const int cg = (q / " + vs + ") * " + ts + " + lane;");
+    line("const int j = q % " + vs + ";");
+    if (ragged) open("if (" + valid + ")");
+  };
+  auto close_values = [&] {
+    if (ragged) close();
+    close();
+  };
+  if (!row_loads.empty()) {
+    open_groups();
+    for (const RowLoad& l : row_loads)
+      guarded("", "hi_load_vec<" + vs + ">(" + param_name(l.buffer) + " + (" + index(l.base) + "), &" + l.array +
+                      "[e * " + vs + "]);");
+    close();
+  }
+
+  // Which per-element values later computations of the kernel read (kept in register arrays across phases).
+  std::set<int> read_later;
+  for (size_t n_c = 0; n_c < bodies.size(); ++n_c)
+    visit(bodies[n_c], [&](const Expr& e) {
+      if (e->op == ExprOp::Load && produced_here(e->buffer)) read_later.insert(e->buffer);
+    });
+
+  for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
+    const Computation& c = p_.computations[k_.computations[n_c]];
+    const Expr& body = bodies[n_c];
+    const Buffer& b = p_.buffers[c.buffer];
+    if (is_row_epilogue(c, k_)) {
+      line("// " + c.name + ": row epilogue");
+      keep_row_value(c, convert(expr(body), body->dtype, b.dtype));
+      continue;
+    }
+    if (!c.is_reduction()) {
+      line("// " + c.name + ": epilogue");
+      const bool contiguous = !is_local(c.buffer) && classify_lanes(stores[n_c], "j", ranges_) == LaneAccess::Contiguous;
+      std::string st, kept;
+      if (contiguous) {
+        st = "st" + std::to_string(next_array_++);
+        line(storage_type(b.dtype) + " " + st + "[" + per_thread + "];");
+      }
+      if (read_later.count(c.buffer)) {
+        kept = "pw_" + b.name;
+        line(value_type(b.dtype) + " " + kept + "[" + per_thread + "];");
+      }
+      open_values();
+      std::string value = expr(body);
+      std::string name = "v_" + b.name;
+      line("const " + value_type(b.dtype) + " " + name + " = " + convert(value, body->dtype, b.dtype) + ";");
+      if (!kept.empty()) line(kept + "[q] = " + name + ";");
+      if (contiguous) line(st + "[q] = " + store_value(name, b.dtype) + ";");
+      else if (!is_local(c.buffer))
+        line((store_ok.empty() ? "" : "if (" + store_ok + ") ") + param_name(c.buffer) + "[" + index(stores[n_c]) +
+             "] = " + store_value(name, b.dtype) + ";");
+      close_values();
+      if (contiguous) {
+        Index base = simplify(substitute(stores[n_c], {{"j", Index(0)}}), ranges_);
+        open_groups();
+        guarded(store_ok, "hi_store_vec<" + vs + ">(" + param_name(c.buffer) + " + (" + index(base) + "), &" + st +
+                              "[e * " + vs + "]);");
+        close();
+      }
+      if (!kept.empty()) local_value_[c.buffer] = kept + "[q]";
+      continue;
+    }
+    const ReduceOp op = body->reduce_op();
+    const std::string functor = reduce_functor(op), acc = "acc_" + b.name;
+    line("// " + c.name + ": " + std::string(reduce_op_name(op)) + " over the row");
+    Accumulation a = accumulation(body);
+    line(a.type + " " + acc + " = " + functor + "::identity<" + a.type + ">();");
+    open_values();
+    line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
+    close_values();
+    if (t <= target_.warp_size) {
+      line(acc + " = hi_group_reduce<" + functor + ">(" + acc + ", " + ts + ");");
+    } else {
+      line("__shared__ " + a.type + " smem_" + b.name + "[" + std::to_string(t / target_.warp_size) + "];");
+      line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
+    }
+    keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));
+  }
+  close();
+  local_value_.clear();
+}
+
+void KernelPrinter::emit_row_loop() {
   // One block per row (grid-stride over rows); threads stride over the row's columns.
   std::string rows = index(k_.numel), len = index(k_.row_length), blk = std::to_string(block_);
   open("for (" + index_type_ + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
@@ -461,7 +817,7 @@ void KernelPrinter::keep_row_value(const Computation& c, const std::string& valu
   line("const " + value_type(b.dtype) + " " + name + " = " + value + ";");
   local_value_[c.buffer] = name;
   if (!is_local(c.buffer))
-    line("if (threadIdx.x == 0) " + param_name(c.buffer) + "[" + index(kernel_store_index(c)) +
+    line("if (" + row_store_guard_ + ") " + param_name(c.buffer) + "[" + index(kernel_store_index(c)) +
          "] = " + store_value(name, b.dtype) + ";");
 }
 
@@ -495,25 +851,30 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
     case KernelKind::Pointwise:
       block_ = kMaxBlock;
       emit_pointwise();
-      ek.grid = floordiv(k_.numel + (block_ - 1), Index(block_));
       break;
     case KernelKind::RowReduction: {
-      // Enough threads for the row, in whole warps, at most kMaxBlock.
-      auto len = simplify(k_.row_length, p_.size_ranges).as_const();
-      int want = len ? static_cast<int>(std::min<int64_t>(*len, kMaxBlock)) : kMaxBlock;
-      block_ = std::max(target_.warp_size, (want + target_.warp_size - 1) / target_.warp_size * target_.warp_size);
-      emit_row_reduction();
-      ek.grid = k_.numel;
+      if (auto plan = persistent_rows()) {
+        block_ = plan->threads * plan->rows_per_block;
+        emit_row_persistent(*plan);
+        grid_ = Index(ceil_div(plan->rows, plan->rows_per_block));
+      } else {
+        // Enough threads for the row, in whole warps, at most kMaxBlock.
+        auto len = simplify(k_.row_length, p_.size_ranges).as_const();
+        int want = len ? static_cast<int>(std::min<int64_t>(*len, kMaxBlock)) : kMaxBlock;
+        block_ = std::max(target_.warp_size, (want + target_.warp_size - 1) / target_.warp_size * target_.warp_size);
+        emit_row_loop();
+        grid_ = k_.numel;
+      }
       ek.needs_sync = true;
       break;
     }
     case KernelKind::ColumnReduction:
       block_ = kMaxBlock;
       emit_column_reduction();
-      ek.grid = floordiv(k_.numel + (block_ - 1), Index(block_));
+      grid_ = floordiv(k_.numel + (block_ - 1), Index(block_));
       break;
   }
-  ek.grid = simplify(ek.grid, p_.size_ranges);
+  ek.grid = simplify(grid_, p_.size_ranges);
   ek.block = block_;
   ek.params = params_;
 

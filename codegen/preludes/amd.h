@@ -11,4 +11,7 @@ __device__ __forceinline__ bool hi_shfl_xor(bool v, int lane_mask) {
   return __shfl_xor((int)v, lane_mask, HI_WARP_SIZE) != 0;
 }
 
+/// 16 bytes moved by one global_load_dwordx4 / global_store_dwordx4.
+typedef unsigned int hi_v16 __attribute__((ext_vector_type(4)));
+
 #endif  // HI_TARGET_PRELUDE

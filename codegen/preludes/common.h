@@ -335,4 +335,63 @@ template <class Op, class T> HI_FN T hi_block_reduce(T v, T* smem) {
   return hi_warp_reduce<Op>(v);
 }
 
+/// Reduction across aligned groups of `width` lanes of a warp (width a power of two, at most HI_WARP_SIZE); every
+/// lane ends with its group's result. Used when several rows share a warp.
+template <class Op, class T> HI_FN T hi_group_reduce(T v, int width) {
+  for (int offset = width / 2; offset > 0; offset >>= 1) v = Op::combine(v, hi_shfl_xor(v, offset));
+  return v;
+}
+
+// ---- Vector memory access: N consecutive elements moved with the widest loads the alignment allows. ----
+template <int Bytes> struct hi_chunk;
+template <> struct hi_chunk<16> { typedef hi_v16 type; };
+template <> struct hi_chunk<8> { typedef unsigned long long type; };
+template <> struct hi_chunk<4> { typedef unsigned int type; };
+template <> struct hi_chunk<2> { typedef unsigned short type; };
+template <> struct hi_chunk<1> { typedef unsigned char type; };
+
+/// N elements of T (N * sizeof(T) a power of two) as `count` chunks of at most 16 bytes.
+template <int N, class T> struct hi_vec_layout {
+  static constexpr int bytes = N * (int)sizeof(T);
+  static constexpr int chunk = bytes >= 16 ? 16 : bytes;
+  static constexpr int count = bytes / chunk;
+  typedef typename hi_chunk<chunk>::type type;
+  union pack {
+    type c[count];
+    T e[N];
+  };
+};
+
+HI_FN bool hi_aligned(const void* p, int bytes) { return ((hi_u64)p & (hi_u64)(bytes - 1)) == 0; }
+
+/// out[0..N) = p[0..N): vector loads when p is aligned to the chunk size (checked here, at run time), else scalar.
+template <int N, class T> HI_FN void hi_load_vec(const T* p, T* out) {
+  typedef hi_vec_layout<N, T> L;
+  if (hi_aligned(p, L::chunk)) {
+    typename L::pack u;
+#pragma unroll
+    for (int k = 0; k < L::count; ++k) u.c[k] = ((const typename L::type*)p)[k];
+#pragma unroll
+    for (int j = 0; j < N; ++j) out[j] = u.e[j];
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) out[j] = p[j];
+  }
+}
+
+/// p[0..N) = v[0..N), as hi_load_vec.
+template <int N, class T> HI_FN void hi_store_vec(T* p, const T* v) {
+  typedef hi_vec_layout<N, T> L;
+  if (hi_aligned(p, L::chunk)) {
+    typename L::pack u;
+#pragma unroll
+    for (int j = 0; j < N; ++j) u.e[j] = v[j];
+#pragma unroll
+    for (int k = 0; k < L::count; ++k) ((typename L::type*)p)[k] = u.c[k];
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) p[j] = v[j];
+  }
+}
+
 #endif  // HI_COMMON_PRELUDE

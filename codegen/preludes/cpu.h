@@ -146,4 +146,7 @@ inline unsigned long long hi_shfl_xor(unsigned long long value, int lane_mask) {
   return ::hi_cpu::shuffle_xor(value, lane_mask);
 }
 
+/// 16 bytes, as the GPU preludes' vector load type.
+struct alignas(16) hi_v16 { unsigned int x, y, z, w; };
+
 #endif  // !HI_CPU_HOOKS_ONLY

@@ -11,4 +11,7 @@ __device__ __forceinline__ bool hi_shfl_xor(bool v, int lane_mask) {
   return __shfl_xor_sync(0xffffffffu, (int)v, lane_mask, HI_WARP_SIZE) != 0;
 }
 
+/// 16 bytes moved by one ld.global.v4 / st.global.v4 (NVRTC knows uint4 without headers).
+typedef uint4 hi_v16;
+
 #endif  // HI_TARGET_PRELUDE

@@ -1,6 +1,8 @@
 // Properties of emitted source that the cpu device cannot expose (its fibers run a block's threads in order).
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "tests/common/graph_builder.h"
 #include "tools/pipeline/compile_graph.h"
 
@@ -25,10 +27,11 @@ TEST(Codegen, RowKernelReadsItsOwnRowResultsFromRegistersEvenWhenStored) {
   CompiledGraph c = generate(g.graph(), o);
   ASSERT_EQ(c.module.kernels.size(), 1u);
   std::string text = kernels_text(c.module);
-  size_t store = text.find("if (threadIdx.x == 0) out_ptr");
-  ASSERT_NE(store, std::string::npos) << text;
-  std::string out_param = text.substr(store + 22, text.find('[', store) - store - 22);
-  size_t after_store = text.find('\n', store);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(if \((threadIdx\.x|lane) == 0[^)]*\) (out_ptr\d+)\[)")))
+      << text;
+  std::string out_param = m[2].str();
+  size_t after_store = text.find('\n', static_cast<size_t>(m.position(0)));
   EXPECT_EQ(text.find(out_param + "[row]", after_store), std::string::npos) << "reads back " << out_param << "\n" << text;
   EXPECT_NE(text.find("v_out"), std::string::npos) << text;
 }
