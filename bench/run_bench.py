@@ -212,6 +212,10 @@ def run_case(name, copy_gbps, hip_cache, warm):
     row["hipinductor_fallback_ops"] = sorted({f for r in reports for f in r["fallback_ops"]})
     row["hipinductor_graphs"] = len(reports)
     row["hipinductor_eager_reason"] = [r["eager_reason"] for r in reports if r["eager_reason"]]
+    names = {r["name"] for r in reports}
+    row["hipinductor_kernel_facts"] = [
+        {k: f[k] for k in ("name", "registers", "local_bytes", "static_shared_bytes")}
+        for f in hipinductor.kernel_facts() if f["graph"] in names]
     row["max_abs_err_vs_eager"] = (out.float() - ref.float()).abs().max().item()
     row["ok"] = bool(torch.allclose(out.float(), ref.float(), atol=3e-2, rtol=3e-2))
     if nbytes:

@@ -17,6 +17,7 @@ namespace hi {
 namespace {
 
 constexpr int kMaxBlock = 256;
+constexpr int64_t kMinColumnThreads = 32768;
 
 /// C type of a value of `t` in registers: 16-bit floats compute in float.
 std::string value_type(DType t) {
@@ -152,7 +153,7 @@ class KernelPrinter {
   // ---- lines and scopes ----
   void line(const std::string& s) { body_ << std::string(indent_ * 2, ' ') << s << "\n"; }
   void open(const std::string& s) {
-    line(s + " {");
+    line(s.empty() ? "{" : s + " {");
     ++indent_;
     cse_.emplace_back();
   }
@@ -536,17 +537,24 @@ void KernelPrinter::emit_pointwise() {
     grid_ = floordiv(k_.numel + (block_ - 1), Index(block_));
     return;
   }
-  // Vector groups: thread handles elements i = g*V + j, j < V, moving contiguous operands with vector loads and
-  // stores; the last numel % V elements take the scalar loop.
+  // Vector groups: elements i = g*V + j, j < V. A thread takes E groups a block apart per iteration (all loads
+  // first, so E*V*bytes are in flight), moving contiguous operands with vector loads and stores; the last
+  // numel % V elements take the scalar loop.
   const int64_t groups = *n / v;
-  grid_ = Index(ceil_div(groups, block_));
+  int smallest = 8;
+  for (const auto& a : accesses()) smallest = std::min(smallest, static_cast<int>(dtype_bytes(a.second)));
+  const int e_count = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(32 / (v * smallest), ceil_div(groups, block_))));
+  const int64_t span = int64_t{block_} * e_count;
+  grid_ = Index(ceil_div(groups, span));
   ranges_["g"] = Range::loop(groups);
   ranges_["j"] = Range::loop(v);
   const std::map<std::string, Index> lanes{{"i", Index::var("g") * v + Index::var("j")}};
-  const std::string vs = std::to_string(v);
-  line("// " + vs + " elements per vector group");
-  open("for (" + I + " g = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; g < " + std::to_string(groups) +
-       "; g += (" + I + ")gridDim.x * " + blk + ")");
+  const std::string vs = std::to_string(v), es = std::to_string(e_count), per_thread = std::to_string(e_count * v);
+  const std::string gs = std::to_string(groups);
+  const bool ragged = groups % span != 0;
+  line("// " + vs + " elements per vector group, " + es + " groups per thread");
+  open("for (" + I + " g0 = (" + I + ")blockIdx.x * " + std::to_string(span) + " + threadIdx.x; g0 < " + gs +
+       "; g0 += (" + I + ")gridDim.x * " + std::to_string(span) + ")");
   std::vector<Expr> bodies;
   std::vector<Index> stores;
   for (int ci : k_.computations) {
@@ -554,27 +562,38 @@ void KernelPrinter::emit_pointwise() {
     bodies.push_back(substitute_vars(kernel_body(c), lanes, ranges_));
     stores.push_back(simplify(substitute(kernel_store_index(c), lanes), ranges_));
   }
-  for (const Expr& load : external_loads(bodies)) {
-    switch (classify_lanes(load->index, "j", ranges_)) {
-      case LaneAccess::Uniform: expr(load); break;  // hoisted: one load for the group
-      case LaneAccess::Contiguous: {
-        Index base = simplify(substitute(load->index, {{"j", Index(0)}}), ranges_);
-        std::string name = vector_array(load, v, "j");
-        line("hi_load_vec<" + vs + ">(" + param_name(load->buffer) + " + (" + index(base) + "), " + name + ");");
-        break;
-      }
-      case LaneAccess::Gather: break;  // loaded per lane
+  auto open_groups = [&] {
+    line("#pragma unroll");
+    open("for (int e = 0; e < " + es + "; ++e)");
+    line("const " + I + " g = g0 + e * " + blk + ";");
+  };
+  auto guard = ragged ? "if (g < " + gs + ") " : std::string();
+  std::vector<std::pair<std::string, const Expr*>> vector_loads;
+  std::vector<Expr> loads = external_loads(bodies);
+  for (const Expr& load : loads)
+    if (classify_lanes(load->index, "j", ranges_) == LaneAccess::Contiguous)
+      vector_loads.emplace_back(vector_array(load, e_count * v, "q"), &load);
+  if (!vector_loads.empty()) {
+    open_groups();
+    for (const auto& [name, load] : vector_loads) {
+      Index base = simplify(substitute((*load)->index, {{"j", Index(0)}}), ranges_);
+      line(guard + "hi_load_vec<" + vs + ">(" + param_name((*load)->buffer) + " + (" + index(base) + "), &" + name +
+           "[e * " + vs + "]);");
     }
+    close();
   }
   std::vector<std::string> store_arrays(k_.computations.size());
   for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
     const Computation& c = p_.computations[k_.computations[n_c]];
     if (is_local(c.buffer) || classify_lanes(stores[n_c], "j", ranges_) != LaneAccess::Contiguous) continue;
     store_arrays[n_c] = "st" + std::to_string(next_array_++);
-    line(storage_type(p_.buffers[c.buffer].dtype) + " " + store_arrays[n_c] + "[" + vs + "];");
+    line(storage_type(p_.buffers[c.buffer].dtype) + " " + store_arrays[n_c] + "[" + per_thread + "];");
   }
   line("#pragma unroll");
-  open("for (int j = 0; j < " + vs + "; ++j)");
+  open("for (int q = 0; q < " + per_thread + "; ++q)");
+  line("const " + I + " g = g0 + (q / " + vs + ") * " + blk + ";");
+  line("const int j = q % " + vs + ";");
+  if (ragged) open("if (g < " + gs + ")");
   for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
     const Computation& c = p_.computations[k_.computations[n_c]];
     const Buffer& b = p_.buffers[c.buffer];
@@ -585,16 +604,22 @@ void KernelPrinter::emit_pointwise() {
     local_value_[c.buffer] = name;
     if (is_local(c.buffer)) continue;
     if (!store_arrays[n_c].empty())
-      line(store_arrays[n_c] + "[j] = " + store_value(name, b.dtype) + ";");
+      line(store_arrays[n_c] + "[q] = " + store_value(name, b.dtype) + ";");
     else
       line(param_name(c.buffer) + "[" + index(stores[n_c]) + "] = " + store_value(name, b.dtype) + ";");
   }
+  if (ragged) close();
   close();
-  for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
-    if (store_arrays[n_c].empty()) continue;
-    int b = p_.computations[k_.computations[n_c]].buffer;
-    Index base = simplify(substitute(stores[n_c], {{"j", Index(0)}}), ranges_);
-    line("hi_store_vec<" + vs + ">(" + param_name(b) + " + (" + index(base) + "), " + store_arrays[n_c] + ");");
+  if (std::any_of(store_arrays.begin(), store_arrays.end(), [](const std::string& a) { return !a.empty(); })) {
+    open_groups();
+    for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
+      if (store_arrays[n_c].empty()) continue;
+      int b = p_.computations[k_.computations[n_c]].buffer;
+      Index base = simplify(substitute(stores[n_c], {{"j", Index(0)}}), ranges_);
+      line(guard + "hi_store_vec<" + vs + ">(" + param_name(b) + " + (" + index(base) + "), &" + store_arrays[n_c] +
+           "[e * " + vs + "]);");
+    }
+    close();
   }
   close();
   local_value_.clear();
@@ -623,7 +648,7 @@ std::optional<PersistentRows> KernelPrinter::persistent_rows() const {
   }
   plan.groups = static_cast<int>(ceil_div(groups, plan.threads));
   if (plan.groups * plan.width > 32) return std::nullopt;  // too long for registers
-  plan.rows_per_block = plan.threads < warp ? 256 / plan.threads : 1;
+  plan.rows_per_block = plan.threads <= warp ? 256 / plan.threads : 1;
   return plan;
 }
 
@@ -668,17 +693,23 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
     bodies.push_back(substitute_vars(kernel_body(c), lanes, ranges_));
     stores.push_back(simplify(substitute(kernel_store_index(c), lanes), ranges_));
   }
-  // Read each contiguous operand of the row once.
+  // Contiguous operands are read with vector loads: once per row into registers when several phases use them (the
+  // row itself), else at the start of the one phase that does (weights), so they hold no registers elsewhere.
   struct RowLoad {
-    std::string array;
-    int buffer;
+    Expr load;
     Index base;
+    std::vector<size_t> users;  ///< positions in k_.computations
   };
   std::vector<RowLoad> row_loads;
-  for (const Expr& load : external_loads(bodies))
-    if (classify_lanes(load->index, "j", ranges_) == LaneAccess::Contiguous)
-      row_loads.push_back({vector_array(load, e_count * v, "q"), load->buffer,
-                           simplify(substitute(load->index, {{"j", Index(0)}}), ranges_)});
+  for (const Expr& load : external_loads(bodies)) {
+    if (classify_lanes(load->index, "j", ranges_) != LaneAccess::Contiguous) continue;
+    RowLoad l{load, simplify(substitute(load->index, {{"j", Index(0)}}), ranges_), {}};
+    for (size_t n_c = 0; n_c < bodies.size(); ++n_c) {
+      std::vector<Expr> used = external_loads({bodies[n_c]});
+      if (std::find(used.begin(), used.end(), load) != used.end()) l.users.push_back(n_c);
+    }
+    row_loads.push_back(std::move(l));
+  }
   auto open_groups = [&] {
     line("#pragma unroll");
     open("for (int e = 0; e < " + std::to_string(e_count) + "; ++e)");
@@ -695,13 +726,22 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
     if (ragged) close();
     close();
   };
-  if (!row_loads.empty()) {
+  // Declares and fills the arrays of the loads that `shared` (used by several phases) selects, or that phase
+  // `phase` alone uses.
+  auto load_rows = [&](bool shared, size_t phase) {
+    std::vector<std::pair<std::string, const RowLoad*>> arrays;
+    for (const RowLoad& l : row_loads) {
+      bool mine = shared ? l.users.size() > 1 : (l.users.size() == 1 && l.users[0] == phase);
+      if (mine) arrays.emplace_back(vector_array(l.load, e_count * v, "q"), &l);
+    }
+    if (arrays.empty()) return;
     open_groups();
-    for (const RowLoad& l : row_loads)
-      guarded("", "hi_load_vec<" + vs + ">(" + param_name(l.buffer) + " + (" + index(l.base) + "), &" + l.array +
+    for (const auto& [name, l] : arrays)
+      guarded("", "hi_load_vec<" + vs + ">(" + param_name(l->load->buffer) + " + (" + index(l->base) + "), &" + name +
                       "[e * " + vs + "]);");
     close();
-  }
+  };
+  load_rows(true, 0);
 
   // Which per-element values later computations of the kernel read (kept in register arrays across phases).
   std::set<int> read_later;
@@ -731,6 +771,8 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
         kept = "pw_" + b.name;
         line(value_type(b.dtype) + " " + kept + "[" + per_thread + "];");
       }
+      open("");
+      load_rows(false, n_c);
       open_values();
       std::string value = expr(body);
       std::string name = "v_" + b.name;
@@ -741,6 +783,7 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
         line((store_ok.empty() ? "" : "if (" + store_ok + ") ") + param_name(c.buffer) + "[" + index(stores[n_c]) +
              "] = " + store_value(name, b.dtype) + ";");
       close_values();
+      close();
       if (contiguous) {
         Index base = simplify(substitute(stores[n_c], {{"j", Index(0)}}), ranges_);
         open_groups();
@@ -756,9 +799,12 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
     line("// " + c.name + ": " + std::string(reduce_op_name(op)) + " over the row");
     Accumulation a = accumulation(body);
     line(a.type + " " + acc + " = " + functor + "::identity<" + a.type + ">();");
+    open("");
+    load_rows(false, n_c);
     open_values();
     line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
     close_values();
+    close();
     if (t <= target_.warp_size) {
       line(acc + " = hi_group_reduce<" + functor + ">(" + acc + ", " + ts + ");");
     } else {
@@ -825,7 +871,10 @@ void KernelPrinter::emit_column_reduction() {
   const std::string I = index_type_, blk = std::to_string(block_);
   std::string numel = index(k_.numel), len = index(k_.row_length);
   auto n = simplify(k_.numel, p_.size_ranges).as_const();
-  const int v = n ? vector_width("i", *n, true) : 1;
+  // Vector width only while enough threads remain to fill a GPU (one thread per output group and no other
+  // parallelism here: short outputs are split into two reductions before this, see split_reductions).
+  int v = n ? vector_width("i", *n, true) : 1;
+  while (v > 1 && *n / v < kMinColumnThreads) v /= 2;
   grid_ = floordiv(k_.numel + (v * block_ - 1), Index(v * block_));
   if (v == 1) {
     open("for (" + I + " i = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; i < " + numel + "; i += (" + I +

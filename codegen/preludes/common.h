@@ -39,12 +39,21 @@ struct hi_bfloat16 { unsigned short bits; };
 struct hi_half { unsigned short bits; };
 
 HI_FN float hi_to_float(hi_bfloat16 v) { return hi_bits_to_float((unsigned)v.bits << 16); }
+#if defined(HI_TARGET_NVIDIA) && __CUDA_ARCH__ >= 800
+/// One instruction on sm_80+: round to nearest even, NaN stays NaN.
+HI_FN unsigned short hi_bf16_bits(float f) {
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+#else
 HI_FN unsigned short hi_bf16_bits(float f) {
   unsigned u = hi_float_to_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // NaN stays quiet NaN
   u += 0x7fffu + ((u >> 16) & 1u);                                                  // round to nearest even
   return (unsigned short)(u >> 16);
 }
+#endif
 HI_FN hi_bfloat16 hi_make_bf16(float f) { hi_bfloat16 r; r.bits = hi_bf16_bits(f); return r; }
 /// f rounded to bfloat16 precision, kept as float.
 HI_FN float hi_round_bf16(float f) { return hi_bits_to_float((unsigned)hi_bf16_bits(f) << 16); }

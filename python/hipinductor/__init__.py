@@ -3,11 +3,12 @@
     import torch
     model = torch.compile(model, backend="hipinductor")   # the entry point registers it; importing does too
 
-CPU tensors run the generated HIP source on hipinductor's cpu device; GPU runtimes are not in this build yet.
+CPU tensors run the generated HIP source on hipinductor's cpu device; CUDA tensors run it through NVRTC and the CUDA
+driver, ROCm tensors through HIPRTC and the HIP runtime.
 """
 
 from . import _C
-from .backend import clear_reports, decomposition_table, hipinductor_backend, reports
+from .backend import clear_reports, decomposition_table, hipinductor_backend, kernel_facts, reports
 from .options import Options
 
 __version__ = _C.version()
@@ -22,4 +23,4 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["hipinductor_backend", "reports", "clear_reports", "decomposition_table", "Options"]
+__all__ = ["hipinductor_backend", "reports", "kernel_facts", "clear_reports", "decomposition_table", "Options"]

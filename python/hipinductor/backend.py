@@ -6,16 +6,18 @@ from __future__ import annotations
 import functools
 import itertools
 import threading
+import weakref
 
 import torch
 
 from . import _C
-from .graph_module import CompiledFxGraph
+from .graph_module import CompiledFxGraph, Segment
 from .options import Options
 
 _reports: list[dict] = []
 _reports_lock = threading.Lock()
 _graph_ids = itertools.count()
+_live_graphs: "weakref.WeakSet[CompiledFxGraph]" = weakref.WeakSet()
 
 
 @functools.lru_cache(maxsize=None)
@@ -37,6 +39,7 @@ def _compiler(options: Options, kind: str):
         compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids))
         with _reports_lock:
             _reports.append(compiled.report)
+            _live_graphs.add(compiled)
         return make_boxed_func(compiled)
 
     return compile_graph
@@ -67,3 +70,18 @@ def reports() -> list[dict]:
 def clear_reports() -> None:
     with _reports_lock:
         _reports.clear()
+
+
+def kernel_facts() -> list[dict]:
+    """Hardware facts of each kernel of the compiled graphs still alive: registers, static_shared_bytes, local_bytes
+    (spills), max_threads_per_block, plus 'graph' and 'segment'. AMD kernels: from the code object (comgr), always;
+    NVIDIA kernels: from the driver, once the segment has run."""
+    with _reports_lock:
+        graphs = list(_live_graphs)
+    out = []
+    for g in graphs:
+        for step in g.steps:
+            if isinstance(step, Segment):
+                for cg in step.compiled.values():
+                    out.extend(dict(f, graph=g.name, segment=cg.name) for f in cg.kernel_facts)
+    return out

@@ -1,64 +1,76 @@
 
 // fused_var_mean_sub_add_rsqrt_mul_0: row_reduction, computes buf0 buf1 out0
 // from graph nodes: var_mean sub add rsqrt mul mul_1 add_1
-extern "C" __global__ void __launch_bounds__(64) fused_var_mean_sub_add_rsqrt_mul_0(const float* __restrict__ in_ptr0, const float* __restrict__ in_ptr1, const float* __restrict__ in_ptr2, float* __restrict__ out_ptr5) {
+extern "C" __global__ void __launch_bounds__(256) fused_var_mean_sub_add_rsqrt_mul_0(const float* __restrict__ in_ptr0, const float* __restrict__ in_ptr1, const float* __restrict__ in_ptr2, float* __restrict__ out_ptr5) {
   // persistent rows: 64 threads per row, 12 values per thread in registers, 4 per vector access
-  for (int row = blockIdx.x; row < 128; row += gridDim.x) {
-    const int lane = threadIdx.x;
+  for (int row0 = (int)blockIdx.x * 4; row0 < 128; row0 += (int)gridDim.x * 4) {
+    const int lane = threadIdx.x % 64;
+    const bool row_ok = row0 + (int)(threadIdx.x / 64) < 128;
+    const int row = row_ok ? row0 + (int)(threadIdx.x / 64) : 127;
     float ld0[12];
-    float ld1[12];
-    float ld2[12];
     #pragma unroll
     for (int e = 0; e < 3; ++e) {
       const int cg = e * 64 + lane;
       hi_load_vec<4>(in_ptr0 + (cg*4 + row*768), &ld0[e * 4]);
-      hi_load_vec<4>(in_ptr1 + (cg*4), &ld1[e * 4]);
-      hi_load_vec<4>(in_ptr2 + (cg*4), &ld2[e * 4]);
     }
     // buf0: sum over the row
     float acc_buf0 = hi_sum_op::identity<float>();
-    #pragma unroll
-    for (int q = 0; q < 12; ++q) {
-      const int cg = (q / 4) * 64 + lane;
-      const int j = q % 4;
-      acc_buf0 = hi_sum_op::combine(acc_buf0, (float)(ld0[q]));
+    {
+      #pragma unroll
+      for (int q = 0; q < 12; ++q) {
+        const int cg = (q / 4) * 64 + lane;
+        const int j = q % 4;
+        acc_buf0 = hi_sum_op::combine(acc_buf0, (float)(ld0[q]));
+      }
     }
     acc_buf0 = hi_group_reduce<hi_sum_op>(acc_buf0, 64);
     const float v_buf0 = acc_buf0;
     // buf1: sum over the row
     float acc_buf1 = hi_sum_op::identity<float>();
-    #pragma unroll
-    for (int q = 0; q < 12; ++q) {
-      const int cg = (q / 4) * 64 + lane;
-      const int j = q % 4;
-      const float t0 = v_buf0 / 768.0f;
-      const float t1 = ld0[q] - t0;
-      const float t2 = t1 * t1;
-      acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t2));
+    {
+      #pragma unroll
+      for (int q = 0; q < 12; ++q) {
+        const int cg = (q / 4) * 64 + lane;
+        const int j = q % 4;
+        const float t0 = v_buf0 / 768.0f;
+        const float t1 = ld0[q] - t0;
+        const float t2 = t1 * t1;
+        acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t2));
+      }
     }
     acc_buf1 = hi_group_reduce<hi_sum_op>(acc_buf1, 64);
     const float v_buf1 = acc_buf1;
     // out0: epilogue
-    float st3[12];
-    #pragma unroll
-    for (int q = 0; q < 12; ++q) {
-      const int cg = (q / 4) * 64 + lane;
-      const int j = q % 4;
-      const float t3 = v_buf0 / 768.0f;
-      const float t4 = ld0[q] - t3;
-      const float t5 = v_buf1 / 768.0f;
-      const float t6 = t5 + 1e-05f;
-      const float t7 = hi_rsqrt(t6);
-      const float t8 = t4 * t7;
-      const float t9 = t8 * ld1[q];
-      const float t10 = t9 + ld2[q];
-      const float v_out0 = t10;
-      st3[q] = v_out0;
+    float st1[12];
+    {
+      float ld2[12];
+      float ld3[12];
+      #pragma unroll
+      for (int e = 0; e < 3; ++e) {
+        const int cg = e * 64 + lane;
+        hi_load_vec<4>(in_ptr1 + (cg*4), &ld2[e * 4]);
+        hi_load_vec<4>(in_ptr2 + (cg*4), &ld3[e * 4]);
+      }
+      #pragma unroll
+      for (int q = 0; q < 12; ++q) {
+        const int cg = (q / 4) * 64 + lane;
+        const int j = q % 4;
+        const float t3 = v_buf0 / 768.0f;
+        const float t4 = ld0[q] - t3;
+        const float t5 = v_buf1 / 768.0f;
+        const float t6 = t5 + 1e-05f;
+        const float t7 = hi_rsqrt(t6);
+        const float t8 = t4 * t7;
+        const float t9 = t8 * ld2[q];
+        const float t10 = t9 + ld3[q];
+        const float v_out0 = t10;
+        st1[q] = v_out0;
+      }
     }
     #pragma unroll
     for (int e = 0; e < 3; ++e) {
       const int cg = e * 64 + lane;
-      hi_store_vec<4>(out_ptr5 + (cg*4 + row*768), &st3[e * 4]);
+      if (row_ok) hi_store_vec<4>(out_ptr5 + (cg*4 + row*768), &st1[e * 4]);
     }
   }
 }

@@ -1,66 +1,78 @@
 
 // fused_native_layer_norm_gelu_add_0: row_reduction, computes buf0 buf1 out0
 // from graph nodes: native_layer_norm gelu add
-extern "C" __global__ void __launch_bounds__(64) fused_native_layer_norm_gelu_add_0(const float* __restrict__ in_ptr0, const float* __restrict__ in_ptr1, const float* __restrict__ in_ptr2, float* __restrict__ out_ptr5) {
+extern "C" __global__ void __launch_bounds__(256) fused_native_layer_norm_gelu_add_0(const float* __restrict__ in_ptr0, const float* __restrict__ in_ptr1, const float* __restrict__ in_ptr2, float* __restrict__ out_ptr5) {
   // persistent rows: 64 threads per row, 4 values per thread in registers, 4 per vector access
-  for (int row = blockIdx.x; row < 64; row += gridDim.x) {
-    const int lane = threadIdx.x;
+  for (int row0 = (int)blockIdx.x * 4; row0 < 64; row0 += (int)gridDim.x * 4) {
+    const int lane = threadIdx.x % 64;
+    const bool row_ok = row0 + (int)(threadIdx.x / 64) < 64;
+    const int row = row_ok ? row0 + (int)(threadIdx.x / 64) : 63;
     float ld0[4];
-    float ld1[4];
-    float ld2[4];
     #pragma unroll
     for (int e = 0; e < 1; ++e) {
       const int cg = e * 64 + lane;
       hi_load_vec<4>(in_ptr0 + (cg*4 + row*256), &ld0[e * 4]);
-      hi_load_vec<4>(in_ptr1 + (cg*4), &ld1[e * 4]);
-      hi_load_vec<4>(in_ptr2 + (cg*4), &ld2[e * 4]);
     }
     // buf0: sum over the row
     float acc_buf0 = hi_sum_op::identity<float>();
-    #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int cg = (q / 4) * 64 + lane;
-      const int j = q % 4;
-      acc_buf0 = hi_sum_op::combine(acc_buf0, (float)(ld0[q]));
+    {
+      #pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int cg = (q / 4) * 64 + lane;
+        const int j = q % 4;
+        acc_buf0 = hi_sum_op::combine(acc_buf0, (float)(ld0[q]));
+      }
     }
     acc_buf0 = hi_group_reduce<hi_sum_op>(acc_buf0, 64);
     const float v_buf0 = acc_buf0;
     // buf1: sum over the row
     float acc_buf1 = hi_sum_op::identity<float>();
-    #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int cg = (q / 4) * 64 + lane;
-      const int j = q % 4;
-      const float t0 = v_buf0 / 256.0f;
-      const float t1 = ld0[q] - t0;
-      const float t2 = t1 * t1;
-      acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t2));
+    {
+      #pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int cg = (q / 4) * 64 + lane;
+        const int j = q % 4;
+        const float t0 = v_buf0 / 256.0f;
+        const float t1 = ld0[q] - t0;
+        const float t2 = t1 * t1;
+        acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t2));
+      }
     }
     acc_buf1 = hi_group_reduce<hi_sum_op>(acc_buf1, 64);
     const float v_buf1 = acc_buf1;
     // out0: epilogue
-    float st3[4];
-    #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int cg = (q / 4) * 64 + lane;
-      const int j = q % 4;
-      const float t3 = v_buf0 / 256.0f;
-      const float t4 = ld0[q] - t3;
-      const float t5 = v_buf1 / 256.0f;
-      const float t6 = t5 + 1e-05f;
-      const float t7 = hi_rsqrt(t6);
-      const float t8 = t4 * t7;
-      const float t9 = t8 * ld1[q];
-      const float t10 = t9 + ld2[q];
-      const float t11 = hi_gelu_tanh(t10);
-      const float t12 = t11 + ld0[q];
-      const float v_out0 = t12;
-      st3[q] = v_out0;
+    float st1[4];
+    {
+      float ld2[4];
+      float ld3[4];
+      #pragma unroll
+      for (int e = 0; e < 1; ++e) {
+        const int cg = e * 64 + lane;
+        hi_load_vec<4>(in_ptr1 + (cg*4), &ld2[e * 4]);
+        hi_load_vec<4>(in_ptr2 + (cg*4), &ld3[e * 4]);
+      }
+      #pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int cg = (q / 4) * 64 + lane;
+        const int j = q % 4;
+        const float t3 = v_buf0 / 256.0f;
+        const float t4 = ld0[q] - t3;
+        const float t5 = v_buf1 / 256.0f;
+        const float t6 = t5 + 1e-05f;
+        const float t7 = hi_rsqrt(t6);
+        const float t8 = t4 * t7;
+        const float t9 = t8 * ld2[q];
+        const float t10 = t9 + ld3[q];
+        const float t11 = hi_gelu_tanh(t10);
+        const float t12 = t11 + ld0[q];
+        const float v_out0 = t12;
+        st1[q] = v_out0;
+      }
     }
     #pragma unroll
     for (int e = 0; e < 1; ++e) {
       const int cg = e * 64 + lane;
-      hi_store_vec<4>(out_ptr5 + (cg*4 + row*256), &st3[e * 4]);
+      if (row_ok) hi_store_vec<4>(out_ptr5 + (cg*4 + row*256), &st1[e * 4]);
     }
   }
 }

@@ -2,14 +2,20 @@
 // fused_mul_add_relu_sigmoid_exp_tanh_etc_0: pointwise, computes out0
 // from graph nodes: mul add relu sigmoid exp tanh sub abs_1 sqrt neg
 extern "C" __global__ void __launch_bounds__(256) fused_mul_add_relu_sigmoid_exp_tanh_etc_0(const float* __restrict__ in_ptr0, float* __restrict__ out_ptr1) {
-  // 4 elements per vector group
-  for (int g = (int)blockIdx.x * 256 + threadIdx.x; g < 131072; g += (int)gridDim.x * 256) {
-    float ld0[4];
-    hi_load_vec<4>(in_ptr0 + (g*4), ld0);
-    float st1[4];
+  // 4 elements per vector group, 2 groups per thread
+  for (int g0 = (int)blockIdx.x * 512 + threadIdx.x; g0 < 131072; g0 += (int)gridDim.x * 512) {
+    float ld0[8];
     #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float t0 = ld0[j] * 2.0f;
+    for (int e = 0; e < 2; ++e) {
+      const int g = g0 + e * 256;
+      hi_load_vec<4>(in_ptr0 + (g*4), &ld0[e * 4]);
+    }
+    float st1[8];
+    #pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const int g = g0 + (q / 4) * 256;
+      const int j = q % 4;
+      const float t0 = ld0[q] * 2.0f;
       const float t1 = t0 + 1.0f;
       const float t2 = hi_relu(t1);
       const float t3 = hi_sigmoid(t2);
@@ -20,8 +26,12 @@ extern "C" __global__ void __launch_bounds__(256) fused_mul_add_relu_sigmoid_exp
       const float t8 = hi_sqrt(t7);
       const float t9 = -t8;
       const float v_out0 = t9;
-      st1[j] = v_out0;
+      st1[q] = v_out0;
     }
-    hi_store_vec<4>(out_ptr1 + (g*4), st1);
+    #pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int g = g0 + e * 256;
+      hi_store_vec<4>(out_ptr1 + (g*4), &st1[e * 4]);
+    }
   }
 }

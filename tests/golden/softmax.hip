@@ -1,10 +1,12 @@
 
 // fused_amax_sub_exp_sum_div_0: row_reduction, computes buf0 buf1 out0
 // from graph nodes: amax sub exp sum_1 div
-extern "C" __global__ void __launch_bounds__(64) fused_amax_sub_exp_sum_div_0(const float* __restrict__ in_ptr0, float* __restrict__ out_ptr3) {
+extern "C" __global__ void __launch_bounds__(256) fused_amax_sub_exp_sum_div_0(const float* __restrict__ in_ptr0, float* __restrict__ out_ptr3) {
   // persistent rows: 64 threads per row, 16 values per thread in registers, 4 per vector access
-  for (int row = blockIdx.x; row < 32; row += gridDim.x) {
-    const int lane = threadIdx.x;
+  for (int row0 = (int)blockIdx.x * 4; row0 < 32; row0 += (int)gridDim.x * 4) {
+    const int lane = threadIdx.x % 64;
+    const bool row_ok = row0 + (int)(threadIdx.x / 64) < 32;
+    const int row = row_ok ? row0 + (int)(threadIdx.x / 64) : 31;
     float ld0[16];
     #pragma unroll
     for (int e = 0; e < 4; ++e) {
@@ -13,48 +15,54 @@ extern "C" __global__ void __launch_bounds__(64) fused_amax_sub_exp_sum_div_0(co
     }
     // buf0: max over the row
     float acc_buf0 = hi_max_op::identity<float>();
-    #pragma unroll
-    for (int q = 0; q < 16; ++q) {
-      const int cg = (q / 4) * 64 + lane;
-      const int j = q % 4;
-      if (cg < 250) {
-        acc_buf0 = hi_max_op::combine(acc_buf0, (float)(ld0[q]));
+    {
+      #pragma unroll
+      for (int q = 0; q < 16; ++q) {
+        const int cg = (q / 4) * 64 + lane;
+        const int j = q % 4;
+        if (cg < 250) {
+          acc_buf0 = hi_max_op::combine(acc_buf0, (float)(ld0[q]));
+        }
       }
     }
     acc_buf0 = hi_group_reduce<hi_max_op>(acc_buf0, 64);
     const float v_buf0 = acc_buf0;
     // buf1: sum over the row
     float acc_buf1 = hi_sum_op::identity<float>();
-    #pragma unroll
-    for (int q = 0; q < 16; ++q) {
-      const int cg = (q / 4) * 64 + lane;
-      const int j = q % 4;
-      if (cg < 250) {
-        const float t0 = ld0[q] - v_buf0;
-        const float t1 = hi_exp(t0);
-        acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t1));
+    {
+      #pragma unroll
+      for (int q = 0; q < 16; ++q) {
+        const int cg = (q / 4) * 64 + lane;
+        const int j = q % 4;
+        if (cg < 250) {
+          const float t0 = ld0[q] - v_buf0;
+          const float t1 = hi_exp(t0);
+          acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t1));
+        }
       }
     }
     acc_buf1 = hi_group_reduce<hi_sum_op>(acc_buf1, 64);
     const float v_buf1 = acc_buf1;
     // out0: epilogue
     float st1[16];
-    #pragma unroll
-    for (int q = 0; q < 16; ++q) {
-      const int cg = (q / 4) * 64 + lane;
-      const int j = q % 4;
-      if (cg < 250) {
-        const float t2 = ld0[q] - v_buf0;
-        const float t3 = hi_exp(t2);
-        const float t4 = t3 / v_buf1;
-        const float v_out0 = t4;
-        st1[q] = v_out0;
+    {
+      #pragma unroll
+      for (int q = 0; q < 16; ++q) {
+        const int cg = (q / 4) * 64 + lane;
+        const int j = q % 4;
+        if (cg < 250) {
+          const float t2 = ld0[q] - v_buf0;
+          const float t3 = hi_exp(t2);
+          const float t4 = t3 / v_buf1;
+          const float v_out0 = t4;
+          st1[q] = v_out0;
+        }
       }
     }
     #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int cg = e * 64 + lane;
-      if (cg < 250) hi_store_vec<4>(out_ptr3 + (cg*4 + row*1000), &st1[e * 4]);
+      if (cg < 250 && row_ok) hi_store_vec<4>(out_ptr3 + (cg*4 + row*1000), &st1[e * 4]);
     }
   }
 }

@@ -193,3 +193,44 @@ def test_device_out_of_range_raises(target):
     x = torch.randn(64, 100, device="cuda")
     with pytest.raises(RuntimeError, match="no (CUDA|AMD) GPU"):
         cg.run([x.data_ptr()], [torch.empty_like(x).data_ptr()], device=torch.cuda.device_count())
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_vector_paths_match_eager_on_odd_sizes_and_offsets(dtype):
+    # Vector loads need aligned, contiguous runs: views at odd offsets take the scalar fallback at run time, sizes
+    # that are not a multiple of the vector width take the tail loop, short rows share a warp, long rows a block.
+    import hipinductor  # noqa: F401 - registers the backend
+
+    def f(a, b, w):
+        y = torch.relu(a + b) * 2
+        s = torch.softmax(a.float(), -1)
+        n = torch.nn.functional.layer_norm(a.float(), (a.shape[-1],), w.float())
+        return y, s, n, a.sum(0)
+
+    for rows, cols, offset in [(37, 1000, 0), (5, 4099, 1), (64, 96, 3), (3, 16384, 0)]:
+        base = torch.randn(rows * cols + offset, device="cuda", dtype=dtype)
+        a = base[offset:].view(rows, cols)
+        b = torch.randn(rows, cols, device="cuda", dtype=dtype)
+        w = torch.randn(cols, device="cuda", dtype=dtype)
+        torch._dynamo.reset()
+        got = torch.compile(f, backend="hipinductor")(a, b, w)
+        want = f(a, b, w)
+        for g, e in zip(got, want):
+            tol = 2e-2 if dtype == torch.bfloat16 else 1e-4
+            torch.testing.assert_close(g.float(), e.float(), atol=tol * max(1.0, e.float().abs().max().item()), rtol=tol)
+
+
+@gpu
+def test_kernel_facts_after_a_run():
+    import hipinductor
+
+    x = torch.randn(4096, 4096, device="cuda")
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    torch.compile(lambda t: torch.softmax(t, -1), backend="hipinductor")(x)
+    names = {r["name"] for r in hipinductor.reports()}
+    facts = [f for f in hipinductor.kernel_facts() if f["graph"] in names]
+    assert facts, hipinductor.reports()
+    for f in facts:
+        assert f["registers"] > 0 and f["local_bytes"] == 0, f  # no spills
