@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -743,6 +744,71 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
   };
   load_rows(true, 0);
 
+  // Expensive per-element values that several phases compute (softmax's exp(x - max) in the sum and in the
+  // output) are computed once and kept in a register array by the first phase that needs them.
+  std::vector<std::pair<Expr, size_t>> cached;  // value, first phase computing it
+  {
+    auto per_element = [&](const Expr& e) {
+      bool found = false;
+      visit(e, [&](const Expr& x) {
+        if (x->op != ExprOp::Load && x->op != ExprOp::IndexValue) return;
+        if (x->op == ExprOp::Load && produced_here(x->buffer)) {
+          const Computation& pc = p_.computations[p_.producer(x->buffer)];
+          if (!pc.is_reduction() && !is_row_epilogue(pc, k_)) found = true;
+          return;
+        }
+        for (const std::string& var : free_vars(x->index))
+          if (var == "cg" || var == "j") found = true;
+      });
+      return found;
+    };
+    auto expensive = [](const Expr& e) {
+      if (op_count(e) >= 2) return true;
+      if (e->op != ExprOp::Unary) return false;
+      switch (e->unary_op()) {
+        case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Relu: case UnaryOp::LogicalNot: case UnaryOp::BitwiseNot:
+        case UnaryOp::Square: case UnaryOp::Sign: return false;
+        default: return true;
+      }
+    };
+    std::vector<std::vector<Expr>> computed(bodies.size());  // per-element nodes of each phase
+    for (size_t n_c = 0; n_c < bodies.size(); ++n_c) {
+      const Computation& c = p_.computations[k_.computations[n_c]];
+      if (is_row_epilogue(c, k_)) continue;
+      const Expr root = c.is_reduction() ? bodies[n_c]->args[0] : bodies[n_c];
+      visit(root, [&](const Expr& x) {
+        if (!x->args.empty() && x->op != ExprOp::Load && per_element(x)) computed[n_c].push_back(x);
+      });
+      // Top-down over this phase: the largest expensive values an earlier phase computed.
+      std::function<void(const Expr&)> reuse = [&](const Expr& x) {
+        for (size_t earlier = 0; earlier < n_c; ++earlier)
+          if (std::find(computed[earlier].begin(), computed[earlier].end(), x) != computed[earlier].end()) {
+            if (!expensive(x)) break;
+            bool known = std::any_of(cached.begin(), cached.end(), [&](const auto& p) { return p.first == x; });
+            if (!known) cached.emplace_back(x, earlier);
+            return;
+          }
+        for (const Expr& a : x->args) reuse(a);
+      };
+      reuse(root);
+    }
+  }
+  std::vector<std::string> cache_arrays;
+  for (const auto& [value, first] : cached) {
+    cache_arrays.push_back("cv" + std::to_string(next_array_++));
+    line(value_type(value->dtype) + " " + cache_arrays.back() + "[" + per_thread + "];");
+  }
+  // Inside phase `n_c`'s value loop: save the values it is first to compute; after the loop: reuse them.
+  auto save_cached = [&](size_t n_c) {
+    for (size_t k = 0; k < cached.size(); ++k)
+      if (cached[k].second == n_c) line(cache_arrays[k] + "[q] = " + expr(cached[k].first) + ";");
+  };
+  auto reuse_cached = [&](size_t n_c) {
+    for (size_t k = 0; k < cached.size(); ++k)
+      if (cached[k].second == n_c)
+        cse_.back()[cached[k].first.hash()].emplace_back(cached[k].first, cache_arrays[k] + "[q]");
+  };
+
   // Which per-element values later computations of the kernel read (kept in register arrays across phases).
   std::set<int> read_later;
   for (size_t n_c = 0; n_c < bodies.size(); ++n_c)
@@ -782,8 +848,10 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
       else if (!is_local(c.buffer))
         line((store_ok.empty() ? "" : "if (" + store_ok + ") ") + param_name(c.buffer) + "[" + index(stores[n_c]) +
              "] = " + store_value(name, b.dtype) + ";");
+      save_cached(n_c);
       close_values();
       close();
+      reuse_cached(n_c);
       if (contiguous) {
         Index base = simplify(substitute(stores[n_c], {{"j", Index(0)}}), ranges_);
         open_groups();
@@ -803,8 +871,10 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
     load_rows(false, n_c);
     open_values();
     line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
+    save_cached(n_c);
     close_values();
     close();
+    reuse_cached(n_c);
     if (t <= target_.warp_size) {
       line(acc + " = hi_group_reduce<" + functor + ">(" + acc + ", " + ts + ");");
     } else {

@@ -68,6 +68,8 @@ struct CudaDriver {
   CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name);
   CUresult (*cuModuleUnload)(CUmodule module);
   CUresult (*cuFuncGetAttribute)(int* value, int attribute, CUfunction function);
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int* blocks, CUfunction function, int block_size,
+                                                         size_t dynamic_shared_bytes);
   CUresult (*cuLaunchKernel)(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
                              unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream,
                              void** kernel_params, void** extra);
@@ -96,6 +98,7 @@ struct CudaDriver {
     bind(cuModuleGetFunction, "cuModuleGetFunction");
     bind(cuModuleUnload, "cuModuleUnload");
     bind(cuFuncGetAttribute, "cuFuncGetAttribute");
+    bind(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
     bind(cuLaunchKernel, "cuLaunchKernel");
     bind(cuMemAlloc, "cuMemAlloc_v2");
     bind(cuMemFree, "cuMemFree_v2");
@@ -224,6 +227,15 @@ void CudaModule::launch(const std::string& kernel, Dim3 grid, Dim3 block, unsign
   driver_->check(driver_->cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes, stream,
                                          args, nullptr),
                  "cuLaunchKernel", &kernel);
+}
+
+int CudaModule::resident_blocks(const std::string& kernel, int block_threads, unsigned shared_bytes) {
+  CUfunction f = function(kernel);
+  ContextScope scope(*driver_, context_);
+  int blocks = 0;
+  driver_->check(driver_->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, block_threads, shared_bytes),
+                 "cuOccupancyMaxActiveBlocksPerMultiprocessor", &kernel);
+  return blocks;
 }
 
 std::vector<GpuKernelFacts> CudaModule::kernel_facts() const {

@@ -34,6 +34,8 @@ class CudaModule final : public Module {
               void* stream) override;
   /// cuFuncGetAttribute for every kernel listed at load.
   std::vector<GpuKernelFacts> kernel_facts() const override;
+  /// cuOccupancyMaxActiveBlocksPerMultiprocessor.
+  int resident_blocks(const std::string& kernel, int block_threads, unsigned shared_bytes) override;
 
   CudaModule(std::shared_ptr<const CudaDriver> driver, void* context, void* module, std::vector<KernelInfo> kernels);
   ~CudaModule() override;

@@ -48,6 +48,13 @@ class Module {
   /// launch configuration is invalid.
   virtual void launch(const std::string& kernel, Dim3 grid, Dim3 block, unsigned shared_bytes, void** args,
                       void* stream) = 0;
+  /// Blocks of `block_threads` threads (and `shared_bytes` of dynamic shared memory) of `kernel` that one
+  /// multiprocessor keeps resident at once, from the driver's occupancy calculator (registers, shared memory and
+  /// block limits included); 0 when the device cannot say.
+  virtual int resident_blocks(const std::string& kernel, int block_threads, unsigned shared_bytes) {
+    (void)kernel, (void)block_threads, (void)shared_bytes;
+    return 0;
+  }
 };
 
 class Device {

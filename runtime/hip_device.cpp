@@ -90,6 +90,8 @@ struct HipRuntime {
   const char* (*hipGetErrorString)(hipError_t error);
   // Optional.
   hipError_t (*hipFuncGetAttribute)(int* value, int attribute, hipFunction_t function) = nullptr;
+  hipError_t (*hipModuleOccupancyMaxActiveBlocksPerMultiprocessor)(int* blocks, hipFunction_t function,
+                                                                   int block_size, size_t dynamic_shared_bytes) = nullptr;
 
   explicit HipRuntime(DynamicLibrary lib) : library(std::move(lib)) {
     bind(hipInit, "hipInit");
@@ -110,6 +112,9 @@ struct HipRuntime {
     bind(hipGetErrorName, "hipGetErrorName");
     bind(hipGetErrorString, "hipGetErrorString");
     hipFuncGetAttribute = reinterpret_cast<decltype(hipFuncGetAttribute)>(library.find_symbol("hipFuncGetAttribute"));
+    hipModuleOccupancyMaxActiveBlocksPerMultiprocessor =
+        reinterpret_cast<decltype(hipModuleOccupancyMaxActiveBlocksPerMultiprocessor)>(
+            library.find_symbol("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor"));
   }
 
   /// "hipErrorNoDevice (no ROCm-capable device is detected)".
@@ -230,6 +235,16 @@ void HipModule::launch(const std::string& kernel, Dim3 grid, Dim3 block, unsigne
   runtime_->check(runtime_->hipModuleLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes,
                                                   stream, args, nullptr),
                   "hipModuleLaunchKernel", &kernel);
+}
+
+int HipModule::resident_blocks(const std::string& kernel, int block_threads, unsigned shared_bytes) {
+  if (!runtime_->hipModuleOccupancyMaxActiveBlocksPerMultiprocessor) return 0;
+  hipFunction_t f = function(kernel);
+  DeviceScope scope(*runtime_, device_);
+  int blocks = 0;
+  runtime_->check(runtime_->hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, block_threads, shared_bytes),
+                  "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", &kernel);
+  return blocks;
 }
 
 std::vector<GpuKernelFacts> HipModule::kernel_facts() const {

@@ -33,6 +33,8 @@ class HipModule final : public Module {
               void* stream) override;
   /// hipFuncGetAttribute for every kernel listed at load; empty when the runtime does not export it.
   std::vector<GpuKernelFacts> kernel_facts() const override;
+  /// hipModuleOccupancyMaxActiveBlocksPerMultiprocessor; 0 when the runtime does not export it.
+  int resident_blocks(const std::string& kernel, int block_threads, unsigned shared_bytes) override;
 
   HipModule(std::shared_ptr<const HipRuntime> runtime, int device, void* module, std::vector<KernelInfo> kernels);
   ~HipModule() override;

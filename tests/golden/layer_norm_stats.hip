@@ -13,6 +13,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_native_layer_norm_0(cons
       const int cg = e * 64 + lane;
       hi_load_vec<4>(in_ptr0 + (cg*4 + row*256), &ld0[e * 4]);
     }
+    float cv1[4];
     // buf0: sum over the row
     float acc_buf0 = hi_sum_op::identity<float>();
     {
@@ -36,51 +37,50 @@ extern "C" __global__ void __launch_bounds__(256) fused_native_layer_norm_0(cons
         const float t1 = ld0[q] - t0;
         const float t2 = t1 * t1;
         acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t2));
+        cv1[q] = t1;
       }
     }
     acc_buf1 = hi_group_reduce<hi_sum_op>(acc_buf1, 64);
     const float v_buf1 = acc_buf1;
     // out0: epilogue
-    float st1[4];
+    float st2[4];
     {
-      float ld2[4];
       float ld3[4];
+      float ld4[4];
       #pragma unroll
       for (int e = 0; e < 1; ++e) {
         const int cg = e * 64 + lane;
-        hi_load_vec<4>(in_ptr1 + (cg*4), &ld2[e * 4]);
-        hi_load_vec<4>(in_ptr2 + (cg*4), &ld3[e * 4]);
+        hi_load_vec<4>(in_ptr1 + (cg*4), &ld3[e * 4]);
+        hi_load_vec<4>(in_ptr2 + (cg*4), &ld4[e * 4]);
       }
       #pragma unroll
       for (int q = 0; q < 4; ++q) {
         const int cg = (q / 4) * 64 + lane;
         const int j = q % 4;
-        const float t3 = v_buf0 / 256.0f;
-        const float t4 = ld0[q] - t3;
-        const float t5 = v_buf1 / 256.0f;
-        const float t6 = t5 + 1e-05f;
-        const float t7 = hi_rsqrt(t6);
-        const float t8 = t4 * t7;
-        const float t9 = t8 * ld2[q];
-        const float t10 = t9 + ld3[q];
-        const float v_out0 = t10;
-        st1[q] = v_out0;
+        const float t3 = v_buf1 / 256.0f;
+        const float t4 = t3 + 1e-05f;
+        const float t5 = hi_rsqrt(t4);
+        const float t6 = cv1[q] * t5;
+        const float t7 = t6 * ld3[q];
+        const float t8 = t7 + ld4[q];
+        const float v_out0 = t8;
+        st2[q] = v_out0;
       }
     }
     #pragma unroll
     for (int e = 0; e < 1; ++e) {
       const int cg = e * 64 + lane;
-      if (row_ok) hi_store_vec<4>(out_ptr5 + (cg*4 + row*256), &st1[e * 4]);
+      if (row_ok) hi_store_vec<4>(out_ptr5 + (cg*4 + row*256), &st2[e * 4]);
     }
     // out1: row epilogue
-    const float t11 = v_buf0 / 256.0f;
-    const float v_out1 = t11;
+    const float t9 = v_buf0 / 256.0f;
+    const float v_out1 = t9;
     if (lane == 0 && row_ok) out_ptr6[row] = v_out1;
     // out2: row epilogue
-    const float t12 = v_buf1 / 256.0f;
-    const float t13 = t12 + 1e-05f;
-    const float t14 = hi_rsqrt(t13);
-    const float v_out2 = t14;
+    const float t10 = v_buf1 / 256.0f;
+    const float t11 = t10 + 1e-05f;
+    const float t12 = hi_rsqrt(t11);
+    const float v_out2 = t12;
     if (lane == 0 && row_ok) out_ptr7[row] = v_out2;
   }
 }

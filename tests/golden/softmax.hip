@@ -13,6 +13,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_amax_sub_exp_sum_div_0(c
       const int cg = e * 64 + lane;
       if (cg < 250) hi_load_vec<4>(in_ptr0 + (cg*4 + row*1000), &ld0[e * 4]);
     }
+    float cv1[16];
     // buf0: max over the row
     float acc_buf0 = hi_max_op::identity<float>();
     {
@@ -38,31 +39,30 @@ extern "C" __global__ void __launch_bounds__(256) fused_amax_sub_exp_sum_div_0(c
           const float t0 = ld0[q] - v_buf0;
           const float t1 = hi_exp(t0);
           acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t1));
+          cv1[q] = t1;
         }
       }
     }
     acc_buf1 = hi_group_reduce<hi_sum_op>(acc_buf1, 64);
     const float v_buf1 = acc_buf1;
     // out0: epilogue
-    float st1[16];
+    float st2[16];
     {
       #pragma unroll
       for (int q = 0; q < 16; ++q) {
         const int cg = (q / 4) * 64 + lane;
         const int j = q % 4;
         if (cg < 250) {
-          const float t2 = ld0[q] - v_buf0;
-          const float t3 = hi_exp(t2);
-          const float t4 = t3 / v_buf1;
-          const float v_out0 = t4;
-          st1[q] = v_out0;
+          const float t2 = cv1[q] / v_buf1;
+          const float v_out0 = t2;
+          st2[q] = v_out0;
         }
       }
     }
     #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int cg = e * 64 + lane;
-      if (cg < 250 && row_ok) hi_store_vec<4>(out_ptr3 + (cg*4 + row*1000), &st1[e * 4]);
+      if (cg < 250 && row_ok) hi_store_vec<4>(out_ptr3 + (cg*4 + row*1000), &st2[e * 4]);
     }
   }
 }

@@ -131,7 +131,7 @@ def test_softmax_on_gpu(target):
     facts = cg.kernel_facts
     assert [f["name"] for f in facts] == cg.kernel_names
     for f in facts:
-        assert f["registers"] > 0 and f["max_threads_per_block"] >= 256, f
+        assert f["registers"] > 0 and f["max_threads_per_block"] >= 32, f
         assert f["static_shared_bytes"] >= 0 and f["local_bytes"] >= 0, f
 
 

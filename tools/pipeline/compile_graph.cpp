@@ -109,8 +109,12 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
     if (*grid == 0) continue;
     // Every kernel loops over its work (grid-stride), so a GPU gets as many blocks as stay resident at once, not
     // one per block-sized piece of work: fewer blocks to schedule, and each thread streams several pieces.
-    if (int sms = device_.multiprocessor_count(); sms > 0)
-      *grid = std::min<int64_t>(*grid, int64_t{sms} * std::max(1, kResidentThreadsPerMultiprocessor / k.block));
+    // The driver's occupancy figure matters: capping at more blocks than fit leaves a second, partial wave.
+    if (int sms = device_.multiprocessor_count(); sms > 0) {
+      int resident = module_->resident_blocks(k.name, k.block, 0);
+      if (resident <= 0) resident = std::max(1, kResidentThreadsPerMultiprocessor / k.block);
+      *grid = std::min<int64_t>(*grid, int64_t{sms} * resident);
+    }
     Launch launch{&k.name, Dim3{static_cast<unsigned>(*grid), 1, 1}, Dim3{static_cast<unsigned>(k.block), 1, 1},
                   std::vector<void*>(k.params.size(), nullptr), std::vector<void*>(k.params.size(), nullptr)};
     for (size_t i = 0; i < k.params.size(); ++i) {
