@@ -6,25 +6,6 @@
 namespace hi {
 namespace {
 
-bool is_row_major_inner_reduction(const LoopProgram& p, const Computation& c) {
-  // A row kernel reads a row with consecutive threads on consecutive columns; that pays when the innermost reduced
-  // variable walks memory with stride 1 in the loads that matter. Otherwise (reductions over outer dims), the output
-  // elements are the contiguous direction and a thread per output element reads coalesced.
-  std::string inner_r = reduce_var(c.reduce_sizes.size() - 1);
-  std::string inner_x = c.sizes.empty() ? "" : out_var(c.sizes.size() - 1);
-  int row_votes = 0, column_votes = 0;
-  visit(c.body, [&](const Expr& e) {
-    if (e->op != ExprOp::Load) return;
-    auto cr = affine_coefficient(e->index, inner_r);
-    if (cr && cr->is_const(1)) ++row_votes;
-    if (!inner_x.empty() && !c.sizes.back().is_const(1)) {
-      auto cx = affine_coefficient(e->index, inner_x);
-      if (cx && cx->is_const(1)) ++column_votes;
-    }
-  });
-  return row_votes >= column_votes;
-}
-
 class KernelFusion {
  public:
   explicit KernelFusion(LoopProgram& p) : p_(p) {}
@@ -137,6 +118,25 @@ class KernelFusion {
 };
 
 }  // namespace
+
+bool is_row_major_inner_reduction(const LoopProgram& p, const Computation& c) {
+  // A row kernel reads a row with consecutive threads on consecutive columns; that pays when the innermost reduced
+  // variable walks memory with stride 1 in the loads that matter. Otherwise (reductions over outer dims), the output
+  // elements are the contiguous direction and a thread per output element reads coalesced.
+  std::string inner_r = reduce_var(c.reduce_sizes.size() - 1);
+  std::string inner_x = c.sizes.empty() ? "" : out_var(c.sizes.size() - 1);
+  int row_votes = 0, column_votes = 0;
+  visit(c.body, [&](const Expr& e) {
+    if (e->op != ExprOp::Load) return;
+    auto cr = affine_coefficient(e->index, inner_r);
+    if (cr && cr->is_const(1)) ++row_votes;
+    if (!inner_x.empty() && !c.sizes.back().is_const(1)) {
+      auto cx = affine_coefficient(e->index, inner_x);
+      if (cx && cx->is_const(1)) ++column_votes;
+    }
+  });
+  return row_votes >= column_votes;
+}
 
 void fuse_kernels(LoopProgram& program) { KernelFusion(program).run(); }
 

@@ -19,4 +19,9 @@ namespace hi {
 
 void fuse_kernels(LoopProgram& program);
 
+/// The kind fuse_kernels gives reduction `c`: true for a RowReduction (the innermost reduced variable walks memory
+/// with stride 1 in at least as many loads as the innermost output variable does), false for a ColumnReduction.
+/// split_reductions asks it too, to lay out partial results the way both of its stages read coalesced.
+bool is_row_major_inner_reduction(const LoopProgram& p, const Computation& c);
+
 }  // namespace hi

@@ -12,6 +12,7 @@
 #include "frontend/graph_json.h"
 #include "lowering/fuse_kernels.h"
 #include "lowering/plan_memory.h"
+#include "lowering/split_reductions.h"
 
 namespace hi {
 namespace {
@@ -62,6 +63,9 @@ CompiledGraph generate(const Graph& graph, const CompileOptions& options) {
   CompiledGraph out;
   LoopProgram p = lower_graph(graph, options.lowering);
   dump("loop_ir.txt", p.str());
+  size_t lowered = p.computations.size();
+  split_reductions(p, options.split);
+  if (p.computations.size() != lowered) dump("split.txt", p.str());
   fuse_kernels(p);
   dump("kernels.txt", p.str());
   plan_memory(p);

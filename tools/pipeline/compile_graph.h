@@ -1,5 +1,6 @@
 // compile_graph: the whole pipeline for one graph, readable in one place:
-//   verify -> lower_graph -> fuse_kernels -> plan_memory -> emit_hip -> compile (through the code-object cache)
+//   verify -> lower_graph -> split_reductions -> fuse_kernels -> plan_memory -> emit_hip -> compile (through the
+//   code-object cache)
 // each step optionally dumped to HIPINDUCTOR_DEBUG_DIR (or CompileOptions::debug_dir). GraphRunner then executes the
 // result on a Device: inputs and outputs are caller-owned device pointers, intermediates live in one workspace.
 #pragma once
@@ -13,6 +14,7 @@
 #include "ir/graph.h"
 #include "ir/loop.h"
 #include "lowering/lower_graph.h"
+#include "lowering/split_reductions.h"
 #include "runtime/code_object_cache.h"
 #include "runtime/compiler.h"
 #include "runtime/device.h"
@@ -27,6 +29,7 @@ struct CompileOptions {
   /// Null: no caching. compile_graph does not own it.
   CodeObjectCache* cache = nullptr;
   LoweringOptions lowering;
+  SplitOptions split;
 };
 
 struct CompiledGraph {

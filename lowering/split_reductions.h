@@ -1,0 +1,64 @@
+// split_reductions: Inductor's "split reduction". A reduction with few outputs and a long reduced extent starves the
+// GPU — a ColumnReduction kernel runs one thread per output (x[16384,4096].sum(0): 4096 threads looping 16384
+// times), a RowReduction kernel one block per row (x.sum() of 64M elements: one block). Such a reduction is
+// rewritten into two computations:
+//
+//  - stage 1, `partial` (a new contiguous Intermediate buffer, named "buf<N>" after the highest existing one): the
+//    original output domain plus a split dimension of S pieces, each reducing `chunk = ceil(R / S)` consecutive
+//    elements of the row-major flat reduction index (flat = s*chunk + r0; the original r0..rk are recovered from it
+//    by floordiv/mod of the original reduce sizes). When chunk*S > R the flat index is clamped to R-1 so every load
+//    stays in bounds; Sum/Prod then mask the excess with their identity (`where(flat < R, value, identity)`), while
+//    Max/Min/Any/All need no mask (an element counted twice does not change them).
+//  - stage 2: the original computation (same buffer, name, origins), now reducing the S partials of its output.
+//
+// Where S sits follows the kind fuse_kernels gives the original (is_row_major_inner_reduction), so both stages read
+// coalesced and keep that kind:
+//  - column-style (outputs are the contiguous direction): partial is [S, sizes...]; stage 1 is a ColumnReduction of
+//    S*N threads, stage 2 a ColumnReduction over S with stride N.
+//  - row-style (few long rows): partial is [sizes..., S]; stage 1 is a RowReduction of N*S rows of `chunk`, stage 2 a
+//    RowReduction of N rows of S.
+// A split whose stages would not get those kinds is not made.
+//
+// Eligible: reductions with Sum, Prod, Max, Min, Any or All (never ArgMax/ArgMin, whose positions do not combine by
+// the same op) and constant sizes, R >= min_reduce_numel, and S (a power of two chosen from the thresholds below,
+// deterministically) at least min_splits. The partial's dtype is the Reduce's value dtype (Bool for any/all, as the
+// original result), widened to Float32 for Sum/Prod of 16-bit floats. Consumers are untouched: stage 2 writes the
+// same buffer, so mean/var epilogues and LayerNorm's consumers keep working (a split row reduction leaves its former
+// row kernel, which is why rows are only split when there are few of them).
+//
+// Runs after lower_graph and before fuse_kernels (it keeps computations in producer-before-consumer order: each
+// partial comes right before its stage 2); plan_memory later places the partials in the workspace.
+#pragma once
+
+#include <cstdint>
+
+#include "ir/loop.h"
+
+namespace hi {
+
+/// When and how far to split. Defaults are tuned for GPUs with ~100+ compute units of 2048 resident threads
+/// (H200: 132 SMs, ~270k threads; MI300X: 304 CUs) and the 256-thread blocks that emit_hip launches.
+struct SplitOptions {
+  bool enabled = true;
+  /// Reductions over fewer elements are never split: they are cheap whatever the kernel.
+  int64_t min_reduce_numel = 4096;
+  /// Column-style: stage 1 aims for at least this many threads (S*N), about one full wave of the GPU.
+  int64_t column_target_threads = 256 * 1024;
+  /// Column-style: elements each stage-1 thread reduces serially, at least.
+  int64_t min_column_chunk = 256;
+  /// Row-style: stage 1 aims for at least this many rows (one block each), several blocks per compute unit.
+  int64_t row_target_rows = 1024;
+  /// Row-style: elements per stage-1 row, at least (8 per thread of a 256-thread block, to amortise the block reduce).
+  int64_t min_row_chunk = 2048;
+  /// A split into fewer pieces does not pay for the second kernel (so rows are split only when N <= 256 and columns
+  /// when N < 128k with the defaults).
+  int64_t min_splits = 4;
+  /// Stage 2 reduces S partials per output (serially in a column kernel): keep that short.
+  int64_t max_splits = 1024;
+};
+
+/// Splits the reductions of `program` that starve the GPU (see above); a no-op when options.enabled is false.
+/// Expects no kernels yet (clears nothing, but computation indices shift).
+void split_reductions(LoopProgram& program, const SplitOptions& options = {});
+
+}  // namespace hi
