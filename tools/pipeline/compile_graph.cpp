@@ -114,10 +114,12 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
     // Every kernel loops over its work (grid-stride), so a GPU gets as many blocks as stay resident at once, not
     // one per block-sized piece of work: fewer blocks to schedule, and each thread streams several pieces.
     // The driver's occupancy figure matters: capping at more blocks than fit leaves a second, partial wave.
+    // HIPINDUCTOR_BLOCKS_PER_SM overrides the figure (0: no cap), for tuning.
     if (int sms = device_.multiprocessor_count(); sms > 0) {
       int resident = module_->resident_blocks(k.name, k.block, 0);
       if (resident <= 0) resident = std::max(1, kResidentThreadsPerMultiprocessor / k.block);
-      *grid = std::min<int64_t>(*grid, int64_t{sms} * resident);
+      if (const char* forced = std::getenv("HIPINDUCTOR_BLOCKS_PER_SM")) resident = std::atoi(forced);
+      if (resident > 0) *grid = std::min<int64_t>(*grid, int64_t{sms} * resident);
     }
     Launch launch{&k.name, Dim3{static_cast<unsigned>(*grid), 1, 1}, Dim3{static_cast<unsigned>(k.block), 1, 1},
                   std::vector<void*>(k.params.size(), nullptr), std::vector<void*>(k.params.size(), nullptr)};
