@@ -376,6 +376,13 @@ HI_FN bool hi_aligned(const void* p, int bytes) { return ((hi_u64)p & (hi_u64)(b
 /// out[0..N) = p[0..N): vector loads when p is aligned to the chunk size (checked here, at run time), else scalar.
 template <int N, class T> HI_FN void hi_load_vec(const T* p, T* out) {
   typedef hi_vec_layout<N, T> L;
+#if defined(HI_UNALIGNED_VECTOR_ACCESS)
+  // No check: a misaligned chunk is as wide an access as an aligned one on this target (see the target prelude).
+  typename L::pack u;
+  __builtin_memcpy(&u, p, L::bytes);
+#pragma unroll
+  for (int j = 0; j < N; ++j) out[j] = u.e[j];
+#else
   if (hi_aligned(p, L::chunk)) {
     typename L::pack u;
 #pragma unroll
@@ -386,11 +393,18 @@ template <int N, class T> HI_FN void hi_load_vec(const T* p, T* out) {
 #pragma unroll
     for (int j = 0; j < N; ++j) out[j] = p[j];
   }
+#endif
 }
 
 /// p[0..N) = v[0..N), as hi_load_vec.
 template <int N, class T> HI_FN void hi_store_vec(T* p, const T* v) {
   typedef hi_vec_layout<N, T> L;
+#if defined(HI_UNALIGNED_VECTOR_ACCESS)
+  typename L::pack u;
+#pragma unroll
+  for (int j = 0; j < N; ++j) u.e[j] = v[j];
+  __builtin_memcpy(p, &u, L::bytes);
+#else
   if (hi_aligned(p, L::chunk)) {
     typename L::pack u;
 #pragma unroll
@@ -401,6 +415,7 @@ template <int N, class T> HI_FN void hi_store_vec(T* p, const T* v) {
 #pragma unroll
     for (int j = 0; j < N; ++j) p[j] = v[j];
   }
+#endif
 }
 
 #endif  // HI_COMMON_PRELUDE

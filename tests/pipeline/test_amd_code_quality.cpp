@@ -1,0 +1,276 @@
+// AMD code quality without an AMD GPU: representative graphs are compiled through the real HIPRTC for gfx90a and
+// gfx942, and each kernel's code object is checked (comgr metadata and ISA disassembly):
+//   - no scratch and no VGPR/SGPR spills;
+//   - VGPR use that allows at least 4 waves per SIMD (amd_waves_per_simd: VGPRs alone);
+//   - 16-byte memory instructions (global_load_dwordx4 / buffer_load_dwordx4, global_store_dwordx4 /
+//     buffer_store_dwordx4) where a kernel reads or writes contiguous f32/bf16 data: pointwise kernels and row
+//     kernels over contiguous rows.
+// Each graph is compiled once per target (the fixture cache below) and shared by every assertion. Skipped only when
+// HIPRTC cannot be loaded (comgr comes with it).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <tuple>
+
+#include "runtime/amd_code_object.h"
+#include "runtime/compiler.h"
+#include "tests/common/graph_builder.h"
+#include "tools/pipeline/compile_graph.h"
+
+namespace hi {
+namespace {
+
+using test::A;
+using test::B;
+using test::F;
+using test::L;
+using test::S;
+
+// ---- graphs ----------------------------------------------------------------------------------------------------
+
+Graph add_relu_f32() {
+  test::GraphBuilder g;
+  std::vector<Index> s{1 << 20};
+  ValueRef x = g.input("x", DType::Float32, s);
+  ValueRef y = g.input("y", DType::Float32, s);
+  ValueRef a = g.call("aten.add.Tensor", {A(x), A(y)}, DType::Float32, s);
+  ValueRef r = g.call("aten.relu.default", {A(a)}, DType::Float32, s);
+  g.output(r);
+  return g.graph();
+}
+
+Graph gelu_bf16() {
+  test::GraphBuilder g;
+  std::vector<Index> s{1024, 1024};
+  ValueRef x = g.input("x", DType::BFloat16, s);
+  ValueRef y = g.call("aten.gelu.default", {A(x)}, DType::BFloat16, s, {{"approximate", S("tanh")}});
+  g.output(y);
+  return g.graph();
+}
+
+/// x * rsqrt(mean(x^2, -1) + eps) * w, computed in float as RMSNorm modules do (x.float() ... .to(bf16) * w).
+Graph rms_norm_bf16(int64_t rows, int64_t cols) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::BFloat16, {rows, cols});
+  ValueRef w = g.input("w", DType::BFloat16, {cols});
+  ValueRef xf = g.call("prims.convert_element_type.default", {A(x), Arg::of(DType::Float32)}, DType::Float32,
+                       {rows, cols});
+  ValueRef sq = g.call("aten.mul.Tensor", {A(xf), A(xf)}, DType::Float32, {rows, cols});
+  ValueRef ms = g.call("aten.mean.dim", {A(sq), L({-1}), B(true)}, DType::Float32, {rows, 1});
+  ValueRef eps = g.call("aten.add.Scalar", {A(ms), F(1e-6)}, DType::Float32, {rows, 1});
+  ValueRef rs = g.call("aten.rsqrt.default", {A(eps)}, DType::Float32, {rows, 1});
+  ValueRef n = g.call("aten.mul.Tensor", {A(xf), A(rs)}, DType::Float32, {rows, cols});
+  ValueRef nb = g.call("prims.convert_element_type.default", {A(n), Arg::of(DType::BFloat16)}, DType::BFloat16,
+                       {rows, cols});
+  ValueRef y = g.call("aten.mul.Tensor", {A(nb), A(w)}, DType::BFloat16, {rows, cols});
+  g.output(y);
+  return g.graph();
+}
+
+Graph row_sum_f32(int64_t rows, int64_t cols) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {rows, cols});
+  ValueRef s = g.call("aten.sum.dim_IntList", {A(x), L({-1})}, DType::Float32, {rows});
+  g.output(s);
+  return g.graph();
+}
+
+Graph column_sum_f32(int64_t rows, int64_t cols) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {rows, cols});
+  ValueRef s = g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {cols});
+  g.output(s);
+  return g.graph();
+}
+
+struct QualityCase {
+  std::string name;
+  Graph graph;
+  /// Kernels of this kind must use 16-byte loads / stores (contiguous f32/bf16 data, one kernel kind per graph).
+  bool wide_loads = false;
+  bool wide_stores = false;
+};
+
+const std::vector<QualityCase>& quality_cases() {
+  static const std::vector<QualityCase> cases = {
+      {"add_relu_f32", add_relu_f32(), true, true},
+      {"gelu_bf16", gelu_bf16(), true, true},
+      {"softmax_f32_8192", test::softmax_graph(1024, 8192, DType::Float32), true, true},
+      {"softmax_bf16_1024", test::softmax_graph(4096, 1024, DType::BFloat16), true, true},
+      {"layer_norm_bf16_4096", test::layer_norm_graph(2048, 4096, false, DType::BFloat16), true, true},
+      {"rms_norm_bf16_4096", rms_norm_bf16(2048, 4096), true, true},
+      {"row_sum_f32", row_sum_f32(4096, 4096), true, false},  // one value per row: no contiguous store
+      {"column_sum_f32", column_sum_f32(16384, 4096), false, false},
+  };
+  return cases;
+}
+
+const char* const kTargets[] = {"gfx90a", "gfx942:sramecc+:xnack-"};
+
+// ---- compiled once per (graph, target) -------------------------------------------------------------------------
+
+struct CompiledCase {
+  std::string skip;  ///< non-empty: HIPRTC is unavailable, why
+  std::shared_ptr<CompiledGraph> graph;
+  std::vector<AmdKernelFacts> facts;
+  std::string isa;
+};
+
+const CompiledCase& compiled(size_t case_index, const std::string& target_id) {
+  static std::mutex mutex;
+  static std::map<std::pair<size_t, std::string>, CompiledCase> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(case_index, target_id);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  CompiledCase& c = cache[key];
+  Target target = parse_target(target_id);
+  try {
+    compiler_for(target);
+  } catch (const std::runtime_error& e) {
+    c.skip = std::string("HIPRTC cannot be loaded: ") + e.what();
+    return c;
+  }
+  const QualityCase& q = quality_cases().at(case_index);
+  CompileOptions o;
+  o.target = target;
+  o.graph_name = q.name;
+  c.graph = std::make_shared<CompiledGraph>(compile_graph(q.graph, o));
+  c.facts = read_amd_kernel_facts(c.graph->code.binary, target);
+  c.isa = disassemble_amd_code_object(c.graph->code.binary, target);
+  return c;
+}
+
+std::string describe(const AmdKernelFacts& f) {
+  std::ostringstream s;
+  s << f.name << ": " << f.vgpr_count << " VGPRs (" << f.agpr_count << " AGPRs), " << f.sgpr_count << " SGPRs, "
+    << f.lds_bytes << " B LDS, " << f.scratch_bytes << " B scratch, spills " << f.vgpr_spill_count << " VGPR / "
+    << f.sgpr_spill_count << " SGPR, wave" << f.wavefront_size << ", " << f.waves_per_simd << " waves/SIMD";
+  return s.str();
+}
+
+/// The disassembly of one kernel: from its symbol's label line ("<name>:" or "name:") to the next label of a
+/// kernel symbol (a line ending in ">:" or a non-indented "x:" line that is not a local label).
+std::string kernel_isa(const std::string& isa, const std::string& name) {
+  std::istringstream in(isa);
+  std::string line, out;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    bool label = !line.empty() && line.back() == ':' && line[0] != ' ' && line[0] != '\t' && line[0] != ';';
+    if (label) {
+      std::string sym = line.substr(0, line.size() - 1);
+      size_t lt = sym.find('<');
+      if (lt != std::string::npos) sym = sym.substr(lt + 1, sym.size() - lt - 2);
+      bool local = sym.rfind(".L", 0) == 0 || sym.rfind("BB", 0) == 0 || sym.rfind("_L", 0) == 0;
+      if (sym == name) {
+        inside = true;
+      } else if (inside && !local) {
+        break;
+      }
+    }
+    if (inside) out += line + "\n";
+  }
+  return out;
+}
+
+bool contains_any(const std::string& text, std::initializer_list<const char*> needles) {
+  for (const char* n : needles)
+    if (text.find(n) != std::string::npos) return true;
+  return false;
+}
+
+/// Up to `before`/`after` lines around the first line containing one of `what` (else the first lines), for failures.
+std::string lines_around(const std::string& text, std::initializer_list<const char*> what, int before = 8,
+                         int after = 24) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  int hit = 0;
+  for (size_t i = 0; i < lines.size() && hit == 0; ++i)
+    if (contains_any(lines[i], what)) hit = static_cast<int>(i);
+  std::string out;
+  for (int i = std::max(0, hit - before); i < std::min<int>(static_cast<int>(lines.size()), hit + after); ++i)
+    out += lines[i] + "\n";
+  return out;
+}
+
+std::string memory_ops(const std::string& text, const char* prefix_global, const char* prefix_buffer) {
+  std::map<std::string, int> counts;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    for (const char* p : {prefix_global, prefix_buffer}) {
+      size_t at = l.find(p);
+      if (at == std::string::npos) continue;
+      size_t end = l.find_first_of(" \t", at);
+      counts[l.substr(at, end == std::string::npos ? std::string::npos : end - at)]++;
+    }
+  }
+  std::string out;
+  for (auto& [op, n] : counts) out += (out.empty() ? "" : ", ") + op + " x" + std::to_string(n);
+  return out.empty() ? "none" : out;
+}
+
+// ---- tests -----------------------------------------------------------------------------------------------------
+
+class AmdCodeQuality : public ::testing::TestWithParam<std::tuple<size_t, const char*>> {
+ protected:
+  void SetUp() override {
+    c_ = &compiled(std::get<0>(GetParam()), std::get<1>(GetParam()));
+    if (!c_->skip.empty()) GTEST_SKIP() << c_->skip;
+    ASSERT_EQ(c_->facts.size(), c_->graph->module.kernels.size()) << "kernels in the code object vs. emitted";
+  }
+  const QualityCase& q() const { return quality_cases().at(std::get<0>(GetParam())); }
+  std::string target() const { return std::get<1>(GetParam()); }
+  const CompiledCase* c_ = nullptr;
+};
+
+TEST_P(AmdCodeQuality, NoScratchNoSpills) {
+  for (const AmdKernelFacts& f : c_->facts) {
+    std::cout << "[ facts    ] " << q().name << " " << target() << " " << describe(f) << "\n";
+    EXPECT_EQ(f.scratch_bytes, 0) << target() << " " << describe(f);
+    EXPECT_EQ(f.vgpr_spill_count, 0) << target() << " " << describe(f);
+    EXPECT_EQ(f.sgpr_spill_count, 0) << target() << " " << describe(f);
+  }
+}
+
+TEST_P(AmdCodeQuality, AtLeastFourWavesPerSimd) {
+  for (const AmdKernelFacts& f : c_->facts) {
+    EXPECT_EQ(f.wavefront_size, 64) << target() << " " << describe(f);
+    EXPECT_GE(f.waves_per_simd, 4) << target() << " " << describe(f);
+  }
+}
+
+TEST_P(AmdCodeQuality, SixteenByteLoadsAndStoresForContiguousData) {
+  for (const AmdKernelFacts& f : c_->facts) {
+    std::string isa = kernel_isa(c_->isa, f.name);
+    ASSERT_FALSE(isa.empty()) << "no disassembly for " << f.name << " in:\n" << c_->isa.substr(0, 4000);
+    std::string loads = memory_ops(isa, "global_load", "buffer_load");
+    std::string stores = memory_ops(isa, "global_store", "buffer_store");
+    std::cout << "[ memory   ] " << q().name << " " << target() << " " << f.name << ": loads " << loads
+              << "; stores " << stores << "\n";
+    if (!q().wide_loads && !q().wide_stores) continue;  // reported only (column sums: strided in the reduced dim)
+    if (q().wide_loads) {
+      EXPECT_TRUE(contains_any(isa, {"global_load_dwordx4", "buffer_load_dwordx4"}))
+          << target() << " " << describe(f) << "\nloads: " << loads << "\nISA around the first load:\n"
+          << lines_around(isa, {"global_load", "buffer_load"});
+    }
+    if (q().wide_stores) {
+      EXPECT_TRUE(contains_any(isa, {"global_store_dwordx4", "buffer_store_dwordx4"}))
+          << target() << " " << describe(f) << "\nstores: " << stores << "\nISA around the first store:\n"
+          << lines_around(isa, {"global_store", "buffer_store"});
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs, AmdCodeQuality,
+                         ::testing::Combine(::testing::Range<size_t>(0, 8), ::testing::ValuesIn(kTargets)),
+                         [](const auto& info) {
+                           std::string t = std::get<1>(info.param);
+                           t = t.substr(0, t.find(':'));
+                           return quality_cases().at(std::get<0>(info.param)).name + "_" + t;
+                         });
+
+}  // namespace
+}  // namespace hi
