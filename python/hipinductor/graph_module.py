@@ -124,6 +124,17 @@ class Segment:
     outputs: list[fx.Node] = field(default_factory=list)  # values used after the segment
     compiled: dict = field(default_factory=dict)          # layout signature -> _C.CompiledGraph
     rejected: bool = False
+    launches: dict = field(default_factory=dict)          # (layout signature, symbols) -> _Launch
+
+
+@dataclass
+class _Launch:
+    """What one call of a segment needs besides its inputs, prepared once per input layout: the hot path then only
+    allocates the outputs and calls the kernels."""
+    compiled: Any                      # _C.CompiledGraph, or None: run the segment eagerly (empty tensors)
+    device: torch.device | None = None
+    outputs: list = field(default_factory=list)  # (sizes, strides, dtype) per segment output
+    workspace_bytes: int = 0
 
 
 class CompiledFxGraph:
@@ -139,6 +150,11 @@ class CompiledFxGraph:
             segments=0, eager_reason=None, workspace_bytes=0, eager_views=[])
         self.forced_eager: set[fx.Node] = set()
         self.graph_eager_reason: str | None = None
+        nodes = list(gm.graph.nodes)
+        self._placeholders = [n for n in nodes if n.op == "placeholder"]
+        self._constants = [n for n in nodes if n.op == "get_attr"]
+        self._output = next(n for n in nodes if n.op == "output")
+        self._symbolic = any(_has_symbols(n.meta.get("val")) for n in self._placeholders)
         self._plan()
         self._dump_aten_graph()
 
@@ -389,7 +405,7 @@ class CompiledFxGraph:
 
     def _bind_symbols(self, args) -> dict:
         env = {}
-        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        placeholders = self._placeholders
         for node, value in zip(placeholders, args):
             val = node.meta.get("val")
             if isinstance(val, torch.SymInt) and isinstance(value, int) and val.node.expr.is_symbol:
@@ -427,34 +443,58 @@ class CompiledFxGraph:
             self._plan()
 
     def _run(self, args):
-        env: dict[fx.Node, Any] = {}
-        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
-        for node, value in zip(placeholders, args):
-            env[node] = value
-        for node in self.gm.graph.nodes:
-            if node.op == "get_attr":  # constants AOTAutograd lifted into the module (_tensor_constant0, ...)
-                env[node] = getattr(self.gm, node.target)
-        symbols = None
+        env: dict[fx.Node, Any] = dict(zip(self._placeholders, args))
+        for node in self._constants:  # constants AOTAutograd lifted into the module (_tensor_constant0, ...)
+            env[node] = getattr(self.gm, node.target)
+        symbols = self._bind_symbols(args) if self._symbolic else {}
         for step in self.steps:
             if isinstance(step, Segment):
-                if symbols is None:
-                    symbols = self._bind_symbols(args)
                 self._run_segment(step, env, symbols)
                 continue
             node = step
-            a = fx.node.map_arg(node.args, lambda n: env[n])
-            kw = fx.node.map_arg(node.kwargs, lambda n: env[n])
+            a = fx.node.map_arg(node.args, env.__getitem__)
+            kw = fx.node.map_arg(node.kwargs, env.__getitem__)
             env[node] = node.target(*a, **kw)
-        out = next(n for n in self.gm.graph.nodes if n.op == "output")
-        return fx.node.map_arg(out.args[0], lambda n: env[n])
+        return fx.node.map_arg(self._output.args[0], env.__getitem__)
 
     def _run_segment(self, seg: Segment, env: dict, symbols: dict) -> None:
         inputs = [env[n] for n in seg.inputs]
+        try:
+            key = (tuple((t.dtype, t.shape, t.stride(), t.storage_offset()) for t in inputs),
+                   tuple(symbols.values()))
+        except AttributeError:  # not a tensor
+            key = None
+        launch = seg.launches.get(key) if key is not None else None
+        if launch is None:
+            launch = self._prepare_launch(seg, inputs, symbols)
+            seg.launches[key] = launch
+        if launch.compiled is None:
+            return self._run_eagerly(seg, env)
+        cg, device = launch.compiled, launch.device
+        outputs = [torch.empty_strided(sizes, strides, dtype=dtype, device=device)
+                   for sizes, strides, dtype in launch.outputs]
+        # Kernels address element 0 of each storage and apply storage offsets themselves (they are compiled in).
+        in_ptrs = [t.untyped_storage().data_ptr() for t in inputs]
+        out_ptrs = [t.untyped_storage().data_ptr() for t in outputs]
+        if device.type == "cpu":
+            cg.run(in_ptrs, out_ptrs)
+        else:
+            # GPU: launch on PyTorch's current stream; the workspace comes from PyTorch's caching allocator.
+            index = device.index or 0
+            workspace = (torch.empty(launch.workspace_bytes, dtype=torch.uint8, device=device)
+                         if launch.workspace_bytes else None)
+            cg.run(in_ptrs, out_ptrs, stream=_current_stream(index),
+                   workspace=workspace.data_ptr() if workspace is not None else 0, device=index)
+        if self.options.check:
+            self._check_against_eager(seg, env, outputs, cg)
+        self._store(seg, outputs, env)
+
+    def _prepare_launch(self, seg: Segment, inputs: list, symbols: dict) -> "_Launch":
         for n, t in zip(seg.inputs, inputs):
             if not isinstance(t, torch.Tensor):
                 raise _Reject(next(u for u in seg.nodes if n in u.all_input_nodes), f"input '{n.name}' is not a tensor")
         if any(t.numel() == 0 for t in inputs) or any(m.numel() == 0 for m in map(_tensor_meta, seg.outputs)):
-            return self._run_eagerly(seg, env)  # empty tensors: nothing worth a kernel, and no index math on 0
+            return _Launch(None)  # empty tensors: nothing worth a kernel, and no index math on 0
         try:
             cg = self._compile_segment(seg, inputs, symbols)
         except _C.LoweringError as e:
@@ -469,22 +509,8 @@ class CompiledFxGraph:
         for n in seg.outputs:
             meta = _tensor_meta(n)
             lay = self._layout(meta, symbols)
-            outputs.append(torch.empty_strided(lay["sizes"], lay["strides"], dtype=meta.dtype, device=device))
-        # Kernels address element 0 of each storage and apply storage offsets themselves (they are compiled in).
-        in_ptrs = [t.untyped_storage().data_ptr() for t in inputs]
-        out_ptrs = [t.untyped_storage().data_ptr() for t in outputs]
-        if device.type == "cpu":
-            cg.run(in_ptrs, out_ptrs)
-        else:
-            # GPU: launch on PyTorch's current stream; the workspace comes from PyTorch's caching allocator.
-            stream = torch.cuda.current_stream(device)
-            workspace = (torch.empty(cg.workspace_bytes, dtype=torch.uint8, device=device)
-                         if cg.workspace_bytes else None)
-            cg.run(in_ptrs, out_ptrs, stream=stream.cuda_stream,
-                   workspace=workspace.data_ptr() if workspace is not None else 0, device=device.index or 0)
-        if self.options.check:
-            self._check_against_eager(seg, env, outputs, cg)
-        self._store(seg, outputs, env)
+            outputs.append((lay["sizes"], lay["strides"], meta.dtype))
+        return _Launch(cg, device, outputs, cg.workspace_bytes)
 
     def _check_against_eager(self, seg: Segment, env: dict, outputs: list[torch.Tensor], cg) -> None:
         reference = dict(env)
@@ -553,3 +579,19 @@ class _Reject(Exception):
         self.node = node
         self.why = why
         self.recoverable = recoverable
+
+
+def _has_symbols(val) -> bool:
+    if isinstance(val, torch.SymInt):
+        return True
+    if isinstance(val, torch.Tensor):
+        return any(isinstance(s, torch.SymInt) for s in list(val.shape) + list(val.stride()))
+    return False
+
+
+def _current_stream(index: int) -> int:
+    """The raw handle of PyTorch's current stream on GPU `index` (the cheap private call when there is one)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(index)
+    return torch.cuda.current_stream(index).cuda_stream
