@@ -361,7 +361,7 @@ std::string KernelPrinter::compute(const Expr& e) {
         case BinaryOp::Add: return infix("+");
         case BinaryOp::Sub: return infix("-");
         case BinaryOp::Mul: return infix("*");
-        case BinaryOp::Div: return infix("/");
+        case BinaryOp::Div: return fp ? "hi_div(" + a + ", " + b + ")" : infix("/");
         case BinaryOp::FloorDiv: return "hi_floordiv(" + a + ", " + b + ")";
         case BinaryOp::TruncDiv: return fp ? "hi_trunc(" + a + " / " + b + ")" : infix("/");
         case BinaryOp::Remainder: return "hi_remainder(" + a + ", " + b + ")";

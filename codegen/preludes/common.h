@@ -108,6 +108,18 @@ HI_FN float hi_round(float x) { return rintf(x); }  // half to even, like torch.
 HI_FN double hi_round(double x) { return rint(x); }
 HI_FN float hi_pow(float a, float b) { return powf(a, b); }
 HI_FN double hi_pow(double a, double b) { return pow(a, b); }
+/// float division: on NVIDIA the full-range approximate division (at most 2 ulp, as Triton's default `/`), a
+/// fraction of IEEE division's instructions; elsewhere IEEE division.
+#if defined(HI_TARGET_NVIDIA)
+HI_FN float hi_div(float a, float b) {
+  float r;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+#else
+HI_FN float hi_div(float a, float b) { return a / b; }
+#endif
+HI_FN double hi_div(double a, double b) { return a / b; }
 HI_FN float hi_fmod(float a, float b) { return fmodf(a, b); }
 HI_FN double hi_fmod(double a, double b) { return fmod(a, b); }
 HI_FN float hi_copysign(float a, float b) { return copysignf(a, b); }

@@ -33,7 +33,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_native_layer_norm_gelu_a
       for (int q = 0; q < 4; ++q) {
         const int cg = (q / 4) * 64 + lane;
         const int j = q % 4;
-        const float t0 = v_buf0 / 256.0f;
+        const float t0 = hi_div(v_buf0, 256.0f);
         const float t1 = ld0[q] - t0;
         const float t2 = t1 * t1;
         acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t2));
@@ -57,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_native_layer_norm_gelu_a
       for (int q = 0; q < 4; ++q) {
         const int cg = (q / 4) * 64 + lane;
         const int j = q % 4;
-        const float t3 = v_buf1 / 256.0f;
+        const float t3 = hi_div(v_buf1, 256.0f);
         const float t4 = t3 + 1e-05f;
         const float t5 = hi_rsqrt(t4);
         const float t6 = cv1[q] * t5;
