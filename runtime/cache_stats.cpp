@@ -33,6 +33,11 @@ std::string dump_stats(const std::map<std::string, CacheCounters>& stats) {
 }  // namespace
 
 void record_cache_lookup(const std::filesystem::path& directory, const std::string& target, CacheLookup lookup) {
+  record_cache_lookups(directory, target, {lookup});
+}
+
+void record_cache_lookups(const std::filesystem::path& directory, const std::string& target,
+                          std::initializer_list<CacheLookup> lookups) {
   try {
     make_private_directories(directory);
     FileLock lock = FileLock::acquire(directory / "stats.lock");
@@ -40,12 +45,12 @@ void record_cache_lookup(const std::filesystem::path& directory, const std::stri
     std::map<std::string, CacheCounters> stats;
     if (read_file(directory / "stats.json", text)) stats = parse_stats(text);
     CacheCounters& c = stats[target];
-    switch (lookup) {
-      case CacheLookup::CodeHit: ++c.hits; break;
-      case CacheLookup::CodeMiss: ++c.misses; break;
-      case CacheLookup::GraphHit: ++c.graph_hits; break;
-      case CacheLookup::GraphMiss: ++c.graph_misses; break;
-    }
+    for (CacheLookup lookup : lookups) switch (lookup) {
+        case CacheLookup::CodeHit: ++c.hits; break;
+        case CacheLookup::CodeMiss: ++c.misses; break;
+        case CacheLookup::GraphHit: ++c.graph_hits; break;
+        case CacheLookup::GraphMiss: ++c.graph_misses; break;
+      }
     // Not fsynced: after a power loss a few counts may be lost, which is cheaper than an fsync per compile.
     replace_file_atomically(directory / "stats.json", dump_stats(stats), /*durable=*/false);
   } catch (const std::exception&) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <string>
 
@@ -23,6 +24,9 @@ enum class CacheLookup { CodeHit, CodeMiss, GraphHit, GraphMiss };
 /// Adds one lookup for `target` (a target id) to the counters of cache directory `directory`. Best effort: a cache
 /// directory that cannot be written loses the count, silently (statistics never fail a compile).
 void record_cache_lookup(const std::filesystem::path& directory, const std::string& target, CacheLookup lookup);
+/// Several lookups in one update (a graph hit is a graph hit and a code-object hit).
+void record_cache_lookups(const std::filesystem::path& directory, const std::string& target,
+                          std::initializer_list<CacheLookup> lookups);
 
 /// The counters per target id; empty when nothing was recorded (or stats.json is unreadable).
 std::map<std::string, CacheCounters> read_cache_stats(const std::filesystem::path& directory);

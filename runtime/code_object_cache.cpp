@@ -183,10 +183,18 @@ std::filesystem::path CodeObjectCache::graph_entry_path(const std::string& key) 
   return directory_ / "graphs" / key.substr(0, 2) / (key + ".json");
 }
 
-std::optional<std::vector<char>> CodeObjectCache::get(const std::string& key, bool count) {
+std::optional<std::vector<char>> CodeObjectCache::get(const std::string& key, bool count, std::string* source) {
   std::filesystem::path entry = entry_path(key);
   std::vector<char> binary;
-  EntryCheck check = check_code_object_entry(entry, &binary);
+  std::string meta_text;
+  EntryCheck check = check_code_object_entry(entry, &binary, source ? &meta_text : nullptr);
+  if (check.state == EntryState::Valid && source) {
+    nlohmann::json meta = nlohmann::json::parse(meta_text, nullptr, false);
+    if (!meta.contains("source_sha256") || !meta["source_sha256"].is_string() ||
+        !read_file(entry / "source.hip", *source) ||
+        sha256_hex(*source) != meta["source_sha256"].get<std::string>())
+      check = {EntryState::Corrupt, "source.hip: sha256 mismatch"};
+  }
   if (check.state == EntryState::Valid) {
     touch_path(entry);
     if (count) ++hits_;
@@ -216,7 +224,8 @@ void CodeObjectCache::put(const std::string& key, const std::vector<char>& binar
   if (check_code_object_entry(entry).state == EntryState::Valid) return;
 
   // Build the whole entry in a sibling temp dir (same file system, so rename is atomic), then publish it.
-  TempDirectory staging(".tmp-" + key + "-", shard);
+  // The writer's pid in the name says who left a staging dir behind (and lets the crash test kill a writer there).
+  TempDirectory staging(".tmp-" + key + "-" + std::to_string(getpid()) + "-", shard);
   std::string binary_name = "kernel." + binary_extension(info.target);
   nlohmann::json meta = {
       {"format", kCacheFormat},
@@ -269,20 +278,6 @@ void CodeObjectCache::put(const std::string& key, const std::vector<char>& binar
     throw std::runtime_error("cannot publish cache entry " + entry.string() +
                              ": it kept changing under concurrent writers");
   enforce_size_cap();
-}
-
-std::optional<std::string> CodeObjectCache::get_source(const std::string& key) {
-  std::filesystem::path entry = entry_path(key);
-  std::string meta_text, source;
-  if (check_code_object_entry(entry, nullptr, &meta_text).state != EntryState::Valid) return std::nullopt;
-  nlohmann::json meta = nlohmann::json::parse(meta_text, nullptr, false);
-  if (!meta.contains("source_sha256") || !read_file(entry / "source.hip", source)) return std::nullopt;
-  if (sha256_hex(source) != meta["source_sha256"].get<std::string>()) {
-    warn_once((entry / "source.hip").string(),
-              "code-object cache entry " + entry.string() + " is corrupt (source.hip: sha256 mismatch)");
-    return std::nullopt;
-  }
-  return source;
 }
 
 bool CodeObjectCache::record_loader_facts(const std::string& key, const std::vector<GpuKernelFacts>& facts) {

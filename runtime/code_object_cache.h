@@ -94,8 +94,9 @@ class CodeObjectCache {
 
   /// The code object stored under `key` when the entry is valid (check_code_object_entry); marks it used. Counts a
   /// hit or miss in hits()/misses() when `count`. A corrupt or foreign entry is reported once per process on stderr.
-  /// Throws std::invalid_argument for a malformed key.
-  std::optional<std::vector<char>> get(const std::string& key, bool count = true);
+  /// With `source`, also reads source.hip and checks it against meta.json's source_sha256 (a mismatch is a miss,
+  /// reported like a corrupt binary). Throws std::invalid_argument for a malformed key.
+  std::optional<std::vector<char>> get(const std::string& key, bool count = true, std::string* source = nullptr);
   /// Stores an entry atomically, replacing an invalid one under the same key. When another writer has already
   /// published a valid entry for the key, that one is kept (same key = same inputs = interchangeable code). Then
   /// enforces the size cap. Throws std::runtime_error naming the path when the cache directory cannot be written.
@@ -103,8 +104,6 @@ class CodeObjectCache {
            const CacheEntryInfo& info);
   /// The exclusive per-key lock (blocking) that compile_cached holds around "look up, compile, put".
   FileLock lock_entry(const std::string& key);
-  /// source.hip of a valid entry, checked against meta.json's source_sha256; nullopt otherwise.
-  std::optional<std::string> get_source(const std::string& key);
   /// Adds the loader's per-kernel facts (NVIDIA: cuFuncGetAttribute; only known once a GPU loads the module) to the
   /// entry's meta.json under "loader_facts", rewriting it atomically under the entry's lock. No-op (false) when the
   /// entry is not valid, `facts` is empty, or facts were already recorded. Never throws for I/O errors.

@@ -74,9 +74,9 @@ CompiledGraph compile_graph(const Graph& graph, const CompileOptions& options) {
   // Graph entry (graph_cache.h): a warm start skips generate() too. Skipped when the compiler is missing (generate's
   // errors come first then) and when debug dumps ask for every stage.
   std::string graph_key;
+  std::unique_ptr<Compiler> compiler;
   if (options.cache) {
     auto start = std::chrono::steady_clock::now();
-    std::unique_ptr<Compiler> compiler;
     try {
       compiler = compiler_for(options.target);
     } catch (const std::runtime_error&) {
@@ -91,7 +91,7 @@ CompiledGraph compile_graph(const Graph& graph, const CompileOptions& options) {
   }
 
   CompiledGraph out = generate(graph, options);
-  std::unique_ptr<Compiler> compiler = compiler_for(options.target);
+  if (!compiler) compiler = compiler_for(options.target);
   auto start = std::chrono::steady_clock::now();
   std::vector<std::string> kernel_names;
   for (const EmittedKernel& k : out.module.kernels) kernel_names.push_back(k.name);

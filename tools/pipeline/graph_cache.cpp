@@ -240,17 +240,14 @@ std::optional<CompiledGraph> load_graph_entry(CodeObjectCache& cache, const std:
     return miss();
   }
   if (!CodeObjectCache::is_key(code_key)) return miss();
-  std::optional<std::vector<char>> binary = cache.get(code_key);
-  std::optional<std::string> source = binary ? cache.get_source(code_key) : std::nullopt;
-  if (!binary || !source) return miss();
-  g.module.source = std::move(*source);
+  std::optional<std::vector<char>> binary = cache.get(code_key, /*count=*/true, &g.module.source);
+  if (!binary) return miss();
   g.code = CompiledCode{std::move(*binary), {}, 0.0};
   g.cache_hit = true;
   g.graph_cache_hit = true;
   g.cache_key = code_key;
   g.cache_dir = cache.directory();
-  record_cache_lookup(cache.directory(), target.id(), CacheLookup::CodeHit);
-  record_cache_lookup(cache.directory(), target.id(), CacheLookup::GraphHit);
+  record_cache_lookups(cache.directory(), target.id(), {CacheLookup::GraphHit, CacheLookup::CodeHit});
   return g;
 }
 
