@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
 
 #include "runtime/compiler.h"
 #include "runtime/process.h"
@@ -29,14 +31,26 @@ std::string file_name_for(const std::string& name_hint) {
 
 class HostCompiler final : public Compiler {
  public:
-  HostCompiler() : command_(host_compiler_command()) {
-    std::vector<std::string> argv = command_;
+  HostCompiler() : command_(host_compiler_command()), version_(version_of(command_)) {}
+
+  // `--version` costs a process start (milliseconds, as much as a whole warm start through the cache), so it is
+  // asked once per process and command; a failure is not remembered.
+  static std::string version_of(const std::vector<std::string>& command) {
+    static std::mutex mutex;
+    static auto* versions = new std::map<std::vector<std::string>, std::string>();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (auto found = versions->find(command); found != versions->end()) return found->second;
+    }
+    std::vector<std::string> argv = command;
     argv.push_back("--version");
     ProcessResult result = run_process(argv);
     if (result.exit_code != 0)
-      throw std::runtime_error("host C++ compiler '" + command_[0] + "' (from $CXX or the default c++) failed on "
+      throw std::runtime_error("host C++ compiler '" + command[0] + "' (from $CXX or the default c++) failed on "
                                "--version:\n" + result.output);
-    version_ = result.output.substr(0, result.output.find('\n'));
+    std::string version = result.output.substr(0, result.output.find('\n'));
+    std::lock_guard<std::mutex> lock(mutex);
+    return (*versions)[command] = version;
   }
 
   std::string name() const override { return "host-c++"; }

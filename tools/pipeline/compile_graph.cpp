@@ -13,6 +13,7 @@
 #include "lowering/fuse_kernels.h"
 #include "lowering/plan_memory.h"
 #include "lowering/split_reductions.h"
+#include "tools/pipeline/graph_cache.h"
 
 namespace hi {
 namespace {
@@ -78,12 +79,38 @@ CompiledGraph generate(const Graph& graph, const CompileOptions& options) {
 }
 
 CompiledGraph compile_graph(const Graph& graph, const CompileOptions& options) {
+  // Graph entry (graph_cache.h): a warm start skips generate() too. Skipped when the compiler is missing (generate's
+  // errors come first then) and when debug dumps ask for every stage.
+  std::string graph_key;
+  std::unique_ptr<Compiler> compiler;
+  if (options.cache) {
+    auto start = std::chrono::steady_clock::now();
+    try {
+      compiler = compiler_for(options.target);
+    } catch (const std::runtime_error&) {
+    }
+    if (compiler) graph_key = graph_entry_key(graph, options, *compiler);
+    bool dumping = !options.debug_dir.empty() || std::getenv("HIPINDUCTOR_DEBUG_DIR");
+    if (!graph_key.empty() && !dumping)
+      if (std::optional<CompiledGraph> cached = load_graph_entry(*options.cache, graph_key, options.target)) {
+        cached->lower_ms = ms_since(start);
+        return std::move(*cached);
+      }
+  }
+
   CompiledGraph out = generate(graph, options);
-  std::unique_ptr<Compiler> compiler = compiler_for(options.target);
+  if (!compiler) compiler = compiler_for(options.target);
   auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> kernel_names;
+  for (const EmittedKernel& k : out.module.kernels) kernel_names.push_back(k.name);
   out.code = compile_cached(*compiler, out.module.source, options.graph_name, options.target, {},
-                            std::string(codegen_version()), options.cache, &out.cache_hit);
+                            std::string(codegen_version()), options.cache, &out.cache_hit, &out.cache_key,
+                            kernel_names);
   out.compile_ms = out.cache_hit ? 0 : ms_since(start);
+  if (options.cache && !out.cache_key.empty()) {
+    out.cache_dir = options.cache->directory();
+    if (!graph_key.empty()) store_graph_entry(*options.cache, graph_key, out);
+  }
   return out;
 }
 
@@ -92,6 +119,7 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
   std::vector<KernelInfo> infos;
   for (const EmittedKernel& k : graph_->module.kernels) infos.push_back({k.name, k.needs_sync});
   module_ = device_.load_for_target(graph_->module.target, graph_->code.binary, infos);
+  record_loader_facts(*graph_, *module_);  // into the cache entry's metadata, once (graph_cache.h)
 
   // Which run-time pointer each buffer gets; a later rule wins, as graph outputs may also be inputs and the plan
   // places only intermediates in the workspace.

@@ -5,6 +5,7 @@
 // result on a Device: inputs and outputs are caller-owned device pointers, intermediates live in one workspace.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,15 +38,22 @@ struct CompiledGraph {
   EmittedModule module;
   CompiledCode code;
   bool cache_hit = false;
-  double lower_ms = 0;    ///< lowering, fusion, planning and codegen
+  double lower_ms = 0;    ///< lowering, fusion, planning and codegen (on a graph-entry hit: reading the entry)
   double compile_ms = 0;  ///< the compiler call (0 on a cache hit)
+  /// Came from a graph entry (graph_cache.h): lowering and codegen were skipped too, and `program` holds only the
+  /// buffers, inputs/outputs and the workspace plan (no computations or loop-IR kernels).
+  bool graph_cache_hit = false;
+  std::string cache_key;             ///< the code-object cache entry of `code`; empty when not cached
+  std::filesystem::path cache_dir;   ///< the cache directory holding it
 };
 
 /// Lowers, fuses, plans and emits `graph` for `target` without compiling (what golden tests and the AOT command
 /// read). Throws LoweringError for graphs the compiler cannot handle.
 CompiledGraph generate(const Graph& graph, const CompileOptions& options);
 
-/// generate() plus compilation of the module (through options.cache when given). Throws CompileError.
+/// generate() plus compilation of the module (through options.cache when given). With a cache, a graph entry for the
+/// same graph, target, compiler and build is used instead (skipping generate(); not when debug dumps are requested)
+/// and one is written after a compile (graph_cache.h). Throws CompileError.
 CompiledGraph compile_graph(const Graph& graph, const CompileOptions& options);
 
 /// Runs a CompiledGraph's kernels in order on a device. Kernel argument arrays are built once, at construction; a run
