@@ -22,7 +22,7 @@ ctest --test-dir $build -j 8 --output-on-failure >"$results/ctest.log" 2>&1 || s
 tail -3 "$results/ctest.log"
 
 echo "== pytest (GPU tests included)" >&2
-PYTHONPATH=$PWD/$build/python python3 -m pytest -q -p no:cacheprovider tests/python_ext tests/python \
+PYTHONPATH=$PWD/$build/python${EXTRA_PYTHONPATH:+:$EXTRA_PYTHONPATH} python3 -m pytest -q -p no:cacheprovider tests/python_ext tests/python \
   >"$results/pytest.log" 2>&1 || status=1
 tail -3 "$results/pytest.log"
 

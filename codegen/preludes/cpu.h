@@ -148,5 +148,8 @@ inline unsigned long long hi_shfl_xor(unsigned long long value, int lane_mask) {
 
 /// 16 bytes, as the GPU preludes' vector load type.
 struct alignas(16) hi_v16 { unsigned int x, y, z, w; };
+/// x86 loads and stores any alignment: hi_load_vec / hi_store_vec copy with memcpy (movdqu), no run-time check. With
+/// the check, GCC 13 merged the aligned and the scalar path into one aligned movdqa and faulted on odd offsets.
+#define HI_UNALIGNED_VECTOR_ACCESS 1
 
 #endif  // !HI_CPU_HOOKS_ONLY
