@@ -888,12 +888,62 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
 }
 
 void KernelPrinter::emit_row_loop() {
-  // One block per row (grid-stride over rows); threads stride over the row's columns.
+  // One block per row (grid-stride over rows); threads stride over the row's columns, in vector groups of V
+  // consecutive columns when the row length allows.
   std::string rows = index(k_.numel), len = index(k_.row_length), blk = std::to_string(block_);
+  auto length = simplify(k_.row_length, p_.size_ranges).as_const();
+  const int v = length ? vector_width("col", *length, true) : 1;
+  const std::string vs = std::to_string(v);
+  std::map<std::string, Index> lanes;
+  if (v > 1) {
+    ranges_["cg"] = Range::loop(*length / v);
+    ranges_["j"] = Range::loop(v);
+    lanes["col"] = Index::var("cg") * v + Index::var("j");
+  }
+  // Opens the loop over this thread's columns: `col`, or vector groups `cg` with their contiguous loads issued
+  // first and lanes `j`. Returns the store array of `c` (empty when it stores lane by lane or not at all).
+  auto open_columns = [&](const Expr& body, const Computation* stored, const Index& where) {
+    if (v == 1) {
+      open("for (" + index_type_ + " col = threadIdx.x; col < " + len + "; col += " + blk + ")");
+      return std::string();
+    }
+    open("for (" + index_type_ + " cg = threadIdx.x; cg < " + std::to_string(*length / v) + "; cg += " + blk + ")");
+    for (const Expr& load : external_loads({body})) {
+      if (classify_lanes(load->index, "j", ranges_) != LaneAccess::Contiguous) continue;
+      Index base = simplify(substitute(load->index, {{"j", Index(0)}}), ranges_);
+      std::string name = vector_array(load, v, "j");
+      line("hi_load_vec<" + vs + ">(" + param_name(load->buffer) + " + (" + index(base) + "), " + name + ");");
+    }
+    std::string st;
+    if (stored && !is_local(stored->buffer) && classify_lanes(where, "j", ranges_) == LaneAccess::Contiguous) {
+      st = "st" + std::to_string(next_array_++);
+      line(storage_type(p_.buffers[stored->buffer].dtype) + " " + st + "[" + vs + "];");
+    }
+    line("#pragma unroll");
+    open("for (int j = 0; j < " + vs + "; ++j)");
+    return st;
+  };
+  auto close_columns = [&](const std::string& st, const Computation* stored, const Index& where) {
+    if (v == 1) {
+      close();
+      return;
+    }
+    close();
+    if (!st.empty()) {
+      Index base = simplify(substitute(where, {{"j", Index(0)}}), ranges_);
+      line("hi_store_vec<" + vs + ">(" + param_name(stored->buffer) + " + (" + index(base) + "), " + st + ");");
+    }
+    close();
+  };
   open("for (" + index_type_ + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
   for (int ci : k_.computations) {
     const Computation& c = p_.computations[ci];
     Expr body = kernel_body(c);
+    Index where = kernel_store_index(c);
+    if (v > 1) {
+      body = substitute_vars(body, lanes, ranges_);
+      where = simplify(substitute(where, lanes), ranges_);
+    }
     const Buffer& b = p_.buffers[c.buffer];
     if (is_row_epilogue(c, k_)) {
       // One value per row: every thread computes it (it may feed later phases), thread 0 stores it.
@@ -903,9 +953,13 @@ void KernelPrinter::emit_row_loop() {
     }
     if (!c.is_reduction()) {
       line("// " + c.name + ": epilogue");
-      open("for (" + index_type_ + " col = threadIdx.x; col < " + len + "; col += " + blk + ")");
-      store(c, expr(body), body->dtype, kernel_store_index(c));
-      close();
+      std::string st = open_columns(body, &c, where);
+      if (st.empty()) {
+        store(c, expr(body), body->dtype, where);
+      } else {
+        line(st + "[j] = " + store_value(convert(expr(body), body->dtype, b.dtype), b.dtype) + ";");
+      }
+      close_columns(st, &c, where);
       continue;
     }
     const ReduceOp op = body->reduce_op();
@@ -915,9 +969,9 @@ void KernelPrinter::emit_row_loop() {
     Accumulation a = accumulation(body);
     std::string acc_t = a.type;
     line(acc_t + " " + acc + " = " + functor + "::identity<" + acc_t + ">();");
-    open("for (" + index_type_ + " col = threadIdx.x; col < " + len + "; col += " + blk + ")");
+    open_columns(body, nullptr, where);
     line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
-    close();
+    close_columns("", nullptr, where);
     line("__shared__ " + acc_t + " smem_" + b.name + "[" + std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
     line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
     keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));
@@ -1030,8 +1084,9 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
         grid_ = Index(ceil_div(plan->rows, plan->rows_per_block));
       } else {
         // Enough threads for the row, in whole warps, at most kMaxBlock.
+        // Rows too long for registers: 1024 threads per row stream them (256 for rows of unknown length).
         auto len = simplify(k_.row_length, p_.size_ranges).as_const();
-        int want = len ? static_cast<int>(std::min<int64_t>(*len, kMaxBlock)) : kMaxBlock;
+        int want = len ? static_cast<int>(std::min<int64_t>(*len, 1024)) : kMaxBlock;
         block_ = std::max(target_.warp_size, (want + target_.warp_size - 1) / target_.warp_size * target_.warp_size);
         emit_row_loop();
         grid_ = k_.numel;

@@ -29,6 +29,19 @@ TEST_P(CpuNumerics, LayerNormWithStatistics) {
   test::expect_matches(test::run_on_cpu(test::layer_norm_graph(6, 160, true), GetParam()), 1e-4, 1e-5);
 }
 
+TEST_P(CpuNumerics, RowsTooLongForRegistersStreamInVectorGroups) {
+  // 40000 f32 / 36000 bf16 columns exceed what a thread keeps in registers: the row-loop kernel, with vector groups
+  // (split_reductions, which would cut these few rows into pieces, is off here).
+  CompileOptions o;
+  o.target = parse_target(GetParam());
+  o.graph_name = "test";
+  o.split.enabled = false;
+  CompiledGraph c = generate(test::softmax_graph(2, 40000), o);
+  EXPECT_NE(kernels_text(c.module).find("cg < 10000; cg += 1024"), std::string::npos) << kernels_text(c.module);
+  test::expect_matches(run_against_reference(test::softmax_graph(2, 40000), o), 1e-5, 1e-6);
+  test::expect_matches(run_against_reference(test::layer_norm_graph(2, 36000, true, DType::BFloat16), o), 3e-2, 2e-2);
+}
+
 TEST_P(CpuNumerics, PointwiseChain) {
   test::expect_matches(test::run_on_cpu(test::pointwise_chain_graph(33, 17), GetParam()), 1e-5, 1e-6);
 }
