@@ -62,7 +62,8 @@ def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict 
 
 def reports() -> list[dict]:
     """One dict per compiled ATen graph (forward, backward, inference), oldest first: ops_lowered, fallback_ops,
-    kernels, compile_ms, cache_hits, segments, workspace_bytes, eager_reason."""
+    kernels, compile_ms, cache_hits, segments, workspace_bytes, eager_reason, early_compiles (segments whose compile
+    started when the graph was built, from its traced layouts, and was taken at the first call)."""
     with _reports_lock:
         return [dict(r) for r in _reports]
 

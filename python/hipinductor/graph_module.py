@@ -125,6 +125,7 @@ class Segment:
     compiled: dict = field(default_factory=dict)          # layout signature -> _C.CompiledGraph
     rejected: bool = False
     launches: dict = field(default_factory=dict)          # (layout signature, symbols) -> _Launch
+    pending: dict = field(default_factory=dict)           # layout signature -> Future of a compile started early
 
 
 @dataclass
@@ -147,7 +148,7 @@ class CompiledFxGraph:
         self.lock = threading.Lock()
         self.report = Report(
             name=self.name, ops_lowered=[], fallback_ops=[], kernels=0, compile_ms=0.0, cache_hits=0,
-            segments=0, eager_reason=None, workspace_bytes=0, eager_views=[])
+            segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], early_compiles=0)
         self.forced_eager: set[fx.Node] = set()
         self.graph_eager_reason: str | None = None
         nodes = list(gm.graph.nodes)
@@ -157,6 +158,7 @@ class CompiledFxGraph:
         self._symbolic = any(_has_symbols(n.meta.get("val")) for n in self._placeholders)
         self._plan()
         self._dump_aten_graph()
+        self._start_compiles()
 
     def _dump_aten_graph(self) -> None:
         """HIPINDUCTOR_DEBUG_DIR/<graph>/aten_graph.txt: the ATen graph as AOTAutograd handed it over, and the plan."""
@@ -383,19 +385,51 @@ class CompiledFxGraph:
                 "outputs": [ref(n) for n in seg.outputs]}
 
     # ---- execution -----------------------------------------------------------------------------------------------
+    def _start_compiles(self) -> None:
+        """Starts compiling every segment, in parallel threads, for the layouts the traced graph predicts (its fake
+        tensors). The first call then mostly waits for compiles already under way instead of running them one after
+        another; a segment whose real layout differs compiles at that point as usual."""
+        if self._symbolic or self.graph_eager_reason is not None:
+            return
+        import json
+        for seg in (s for s in self.steps if isinstance(s, Segment)):
+            try:
+                metas = [_tensor_meta(n) for n in seg.inputs]
+                if any(m is None or m.numel() == 0 for m in metas):
+                    continue
+                key = tuple((t.dtype, tuple(t.shape), t.stride(), t.storage_offset()) for t in metas)
+                device = _node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
+                target = self.options.target if device.type == "cpu" else gpu_target(device)
+                if target is None:
+                    continue
+                source = json.dumps(self._segment_json(seg, metas, {}))
+            except Exception:  # noqa: BLE001 - only a head start; the call compiles (and reports) for real
+                continue
+            seg.pending[key] = _compile_pool().submit(
+                _C.compile, source, target=target, name=f"{self.name}_s{self.steps.index(seg)}",
+                debug_dir=self.options.debug_dir, use_cache=self.options.use_cache)
+
     def _compile_segment(self, seg: Segment, inputs: list[torch.Tensor], env: dict):
         import json
         key = tuple((t.dtype, tuple(t.shape), t.stride(), t.storage_offset()) for t in inputs)
         cg = seg.compiled.get(key)
         if cg is not None:
             return cg
-        graph = self._segment_json(seg, inputs, env)
-        device = _node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
-        target = self.options.target if device.type == "cpu" else gpu_target(device)
         start = time.perf_counter()
-        cg = _C.compile(json.dumps(graph), target=target,
-                        name=f"{self.name}_s{self.steps.index(seg)}", debug_dir=self.options.debug_dir,
-                        use_cache=self.options.use_cache)
+        early = seg.pending.pop(key, None)
+        try:
+            cg = early.result() if early is not None else None
+        except Exception:  # noqa: BLE001 - compiled again below, where errors are reported
+            cg = None
+        if cg is not None:
+            self.report["early_compiles"] += 1
+        if cg is None:
+            graph = self._segment_json(seg, inputs, env)
+            device = _node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
+            target = self.options.target if device.type == "cpu" else gpu_target(device)
+            cg = _C.compile(json.dumps(graph), target=target,
+                            name=f"{self.name}_s{self.steps.index(seg)}", debug_dir=self.options.debug_dir,
+                            use_cache=self.options.use_cache)
         self.report["compile_ms"] += (time.perf_counter() - start) * 1000.0
         self.report["kernels"] += cg.num_kernels
         self.report["cache_hits"] += int(cg.cache_hit)
@@ -595,3 +629,19 @@ def _current_stream(index: int) -> int:
     if raw is not None:
         return raw(index)
     return torch.cuda.current_stream(index).cuda_stream
+
+
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _compile_pool():
+    """Threads for compiles started ahead of the first call (_C.compile releases the GIL)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            import concurrent.futures
+            import os
+            _pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, min(8, os.cpu_count() or 2)),
+                                                          thread_name_prefix="hipinductor-compile")
+        return _pool

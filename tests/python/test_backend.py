@@ -125,3 +125,25 @@ def test_bfloat16_layer_norm():
     x = torch.randn(8, 64, dtype=torch.bfloat16)
     with torch.no_grad():
         torch.testing.assert_close(compile(ln)(x), ln(x), rtol=2e-2, atol=2e-2)
+
+
+def test_segments_compile_ahead_of_the_first_call_for_the_traced_layouts():
+    # Two segments around an eager matmul: both start compiling when the graph is built, for the layouts of the
+    # traced (fake) tensors; the first call must find each early compile under its real layout and use it.
+    from hipinductor.backend import _live_graphs
+    from hipinductor.graph_module import Segment
+
+    def f(x, w):
+        return torch.relu(torch.softmax(x, -1) @ w) + 1
+
+    x, w = torch.randn(16, 32), torch.randn(32, 8)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    out = torch.compile(f, backend="hipinductor")(x, w)
+    torch.testing.assert_close(out, f(x, w))
+    names = {r["name"] for r in hipinductor.reports()}
+    segments = [s for g in list(_live_graphs) if g.name in names for s in g.steps if isinstance(s, Segment)]
+    assert len(segments) == 2
+    assert sum(r["early_compiles"] for r in hipinductor.reports()) == 2
+    for s in segments:
+        assert len(s.compiled) == 1 and not s.pending  # the early compile was taken, none left unused
