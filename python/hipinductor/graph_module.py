@@ -391,7 +391,10 @@ class CompiledFxGraph:
         another; a segment whose real layout differs compiles at that point as usual."""
         if self._symbolic or self.graph_eager_reason is not None:
             return
+        import concurrent.futures
         import json
+        import os
+        jobs = []
         for seg in (s for s in self.steps if isinstance(s, Segment)):
             try:
                 metas = [_tensor_meta(n) for n in seg.inputs]
@@ -405,9 +408,18 @@ class CompiledFxGraph:
                 source = json.dumps(self._segment_json(seg, metas, {}))
             except Exception:  # noqa: BLE001 - only a head start; the call compiles (and reports) for real
                 continue
-            seg.pending[key] = _compile_pool().submit(
-                _C.compile, source, target=target, name=f"{self.name}_s{self.steps.index(seg)}",
-                debug_dir=self.options.debug_dir, use_cache=self.options.use_cache)
+            jobs.append((seg, key, source, target))
+        if not jobs:
+            return
+        # Threads for this graph only: they end when its compiles do (nothing lingers next to the program's own
+        # threads); _C.compile releases the GIL.
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(len(jobs), max(2, min(8, os.cpu_count() or 2))),
+                                                     thread_name_prefix="hipinductor-compile")
+        for seg, key, source, target in jobs:
+            seg.pending[key] = pool.submit(_C.compile, source, target=target,
+                                           name=f"{self.name}_s{self.steps.index(seg)}",
+                                           debug_dir=self.options.debug_dir, use_cache=self.options.use_cache)
+        pool.shutdown(wait=False)
 
     def _compile_segment(self, seg: Segment, inputs: list[torch.Tensor], env: dict):
         import json
@@ -630,18 +642,3 @@ def _current_stream(index: int) -> int:
         return raw(index)
     return torch.cuda.current_stream(index).cuda_stream
 
-
-_pool = None
-_pool_lock = threading.Lock()
-
-
-def _compile_pool():
-    """Threads for compiles started ahead of the first call (_C.compile releases the GIL)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            import concurrent.futures
-            import os
-            _pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, min(8, os.cpu_count() or 2)),
-                                                          thread_name_prefix="hipinductor-compile")
-        return _pool
