@@ -156,6 +156,7 @@ class CompiledFxGraph:
         self._constants = [n for n in nodes if n.op == "get_attr"]
         self._output = next(n for n in nodes if n.op == "output")
         self._symbolic = any(_has_symbols(n.meta.get("val")) for n in self._placeholders)
+        self._eager_calls: dict[fx.Node, _EagerCall] = {}
         self._plan()
         self._dump_aten_graph()
         self._start_compiles()
@@ -497,10 +498,10 @@ class CompiledFxGraph:
             if isinstance(step, Segment):
                 self._run_segment(step, env, symbols)
                 continue
-            node = step
-            a = fx.node.map_arg(node.args, env.__getitem__)
-            kw = fx.node.map_arg(node.kwargs, env.__getitem__)
-            env[node] = node.target(*a, **kw)
+            call = self._eager_calls.get(step)
+            if call is None:
+                call = self._eager_calls[step] = _EagerCall(step)
+            env[step] = call(env)
         return fx.node.map_arg(self._output.args[0], env.__getitem__)
 
     def _run_segment(self, seg: Segment, env: dict, symbols: dict) -> None:
@@ -642,3 +643,55 @@ def _current_stream(index: int) -> int:
         return raw(index)
     return torch.cuda.current_stream(index).cuda_stream
 
+
+
+class _EagerCall:
+    """An eager step with its arguments prepared once: which positions read values of the run, which are constants.
+    (fx.node.map_arg walks every argument on every call; this walks only the nodes.)"""
+
+    def __init__(self, node: fx.Node):
+        self.target = node.target
+        self.args = [self._template(a) for a in node.args]
+        self.kwargs = {k: self._template(v) for k, v in node.kwargs.items()}
+        self.constant_kwargs = not any(isinstance(v, _Fetch) for v in self.kwargs.values())
+
+    @classmethod
+    def _template(cls, a):
+        if isinstance(a, fx.Node):
+            return _Fetch(a)
+        if isinstance(a, (list, tuple)):
+            parts = [cls._template(x) for x in a]
+            if any(isinstance(p, (_Fetch, _Build)) for p in parts):
+                return _Build(type(a) if type(a) in (list, tuple) else list, parts)
+            return a
+        return a
+
+    @staticmethod
+    def _value(t, env):
+        if isinstance(t, _Fetch):
+            return env[t.node]
+        if isinstance(t, _Build):
+            return t.kind(_EagerCall._value(p, env) for p in t.parts)
+        return t
+
+    def __call__(self, env: dict):
+        value = _EagerCall._value
+        args = [value(a, env) for a in self.args]
+        if self.constant_kwargs:
+            return self.target(*args, **self.kwargs)
+        return self.target(*args, **{k: value(v, env) for k, v in self.kwargs.items()})
+
+
+class _Fetch:
+    __slots__ = ("node",)
+
+    def __init__(self, node: fx.Node):
+        self.node = node
+
+
+class _Build:
+    __slots__ = ("kind", "parts")
+
+    def __init__(self, kind, parts: list):
+        self.kind = kind
+        self.parts = parts
