@@ -1083,7 +1083,6 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
         emit_row_persistent(*plan);
         grid_ = Index(ceil_div(plan->rows, plan->rows_per_block));
       } else {
-        // Enough threads for the row, in whole warps, at most kMaxBlock.
         // Rows too long for registers: 1024 threads per row stream them (256 for rows of unknown length).
         auto len = simplify(k_.row_length, p_.size_ranges).as_const();
         int want = len ? static_cast<int>(std::min<int64_t>(*len, 1024)) : kMaxBlock;
