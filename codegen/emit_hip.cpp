@@ -217,6 +217,22 @@ class KernelPrinter {
   std::vector<Expr> external_loads(const std::vector<Expr>& bodies) const;
   /// Declares `storage name[count]` filled with hi_load_vec by the caller, and makes `load` print as `name[lane]`.
   std::string vector_array(const Expr& load, int count, const std::string& lane);
+  /// Inside vector groups (ranges_ has the lane variable j): the index of lane 0, and whether lanes are contiguous.
+  Index lane0(const Index& f) const { return simplify(substitute(f, {{"j", Index(0)}}), ranges_); }
+  bool contiguous_lanes(const Index& f) const { return classify_lanes(f, "j", ranges_) == LaneAccess::Contiguous; }
+  /// Every computation's body and store index with the kernel variables replaced by `lanes`.
+  void lane_views(const std::map<std::string, Index>& lanes, std::vector<Expr>& bodies, std::vector<Index>& stores) {
+    for (int ci : k_.computations) {
+      const Computation& c = p_.computations[ci];
+      bodies.push_back(substitute_vars(kernel_body(c), lanes, ranges_));
+      stores.push_back(simplify(substitute(kernel_store_index(c), lanes), ranges_));
+    }
+  }
+  static int narrowest_bytes(const std::vector<std::pair<Index, DType>>& accesses) {
+    int bytes = 8;
+    for (const auto& a : accesses) bytes = std::min(bytes, static_cast<int>(dtype_bytes(a.second)));
+    return std::max(1, bytes);
+  }
   bool produced_here(int buffer) const {
     for (int c : k_.computations)
       if (p_.computations[c].buffer == buffer) return true;
@@ -477,10 +493,8 @@ std::vector<std::pair<Index, DType>> KernelPrinter::accesses() const {
 
 int KernelPrinter::vector_width(const std::string& var, int64_t extent, bool divisible) const {
   std::vector<std::pair<Index, DType>> all = accesses();
-  int smallest = 8;
-  for (const auto& a : all) smallest = std::min(smallest, static_cast<int>(dtype_bytes(a.second)));
   int best = 1, best_score = 0;
-  for (int v = std::min(8, 16 / std::max(1, smallest)); v >= 2; v /= 2) {
+  for (int v = std::min(8, 16 / narrowest_bytes(all)); v >= 2; v /= 2) {
     if (extent < v || (divisible && extent % v != 0)) continue;
     VarRanges r = ranges_;
     r["g"] = Range::loop(extent / v);
@@ -542,9 +556,8 @@ void KernelPrinter::emit_pointwise() {
   // first, so E*V*bytes are in flight), moving contiguous operands with vector loads and stores; the last
   // numel % V elements take the scalar loop.
   const int64_t groups = *n / v;
-  int smallest = 8;
-  for (const auto& a : accesses()) smallest = std::min(smallest, static_cast<int>(dtype_bytes(a.second)));
-  const int e_count = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(32 / (v * smallest), ceil_div(groups, block_))));
+  const int e_count = static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(32 / (v * narrowest_bytes(accesses())), ceil_div(groups, block_))));
   const int64_t span = int64_t{block_} * e_count;
   grid_ = Index(ceil_div(groups, span));
   ranges_["g"] = Range::loop(groups);
@@ -558,11 +571,7 @@ void KernelPrinter::emit_pointwise() {
        "; g0 += (" + I + ")gridDim.x * " + std::to_string(span) + ")");
   std::vector<Expr> bodies;
   std::vector<Index> stores;
-  for (int ci : k_.computations) {
-    const Computation& c = p_.computations[ci];
-    bodies.push_back(substitute_vars(kernel_body(c), lanes, ranges_));
-    stores.push_back(simplify(substitute(kernel_store_index(c), lanes), ranges_));
-  }
+  lane_views(lanes, bodies, stores);
   auto open_groups = [&] {
     line("#pragma unroll");
     open("for (int e = 0; e < " + es + "; ++e)");
@@ -572,12 +581,12 @@ void KernelPrinter::emit_pointwise() {
   std::vector<std::pair<std::string, const Expr*>> vector_loads;
   std::vector<Expr> loads = external_loads(bodies);
   for (const Expr& load : loads)
-    if (classify_lanes(load->index, "j", ranges_) == LaneAccess::Contiguous)
+    if (contiguous_lanes(load->index))
       vector_loads.emplace_back(vector_array(load, e_count * v, "q"), &load);
   if (!vector_loads.empty()) {
     open_groups();
     for (const auto& [name, load] : vector_loads) {
-      Index base = simplify(substitute((*load)->index, {{"j", Index(0)}}), ranges_);
+      Index base = lane0((*load)->index);
       line(guard + "hi_load_vec<" + vs + ">(" + param_name((*load)->buffer) + " + (" + index(base) + "), &" + name +
            "[e * " + vs + "]);");
     }
@@ -586,7 +595,7 @@ void KernelPrinter::emit_pointwise() {
   std::vector<std::string> store_arrays(k_.computations.size());
   for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
     const Computation& c = p_.computations[k_.computations[n_c]];
-    if (is_local(c.buffer) || classify_lanes(stores[n_c], "j", ranges_) != LaneAccess::Contiguous) continue;
+    if (is_local(c.buffer) || !contiguous_lanes(stores[n_c])) continue;
     store_arrays[n_c] = "st" + std::to_string(next_array_++);
     line(storage_type(p_.buffers[c.buffer].dtype) + " " + store_arrays[n_c] + "[" + per_thread + "];");
   }
@@ -616,7 +625,7 @@ void KernelPrinter::emit_pointwise() {
     for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
       if (store_arrays[n_c].empty()) continue;
       int b = p_.computations[k_.computations[n_c]].buffer;
-      Index base = simplify(substitute(stores[n_c], {{"j", Index(0)}}), ranges_);
+      Index base = lane0(stores[n_c]);
       line(guard + "hi_store_vec<" + vs + ">(" + param_name(b) + " + (" + index(base) + "), &" + store_arrays[n_c] +
            "[e * " + vs + "]);");
     }
@@ -689,11 +698,7 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
 
   std::vector<Expr> bodies;
   std::vector<Index> stores;
-  for (int ci : k_.computations) {
-    const Computation& c = p_.computations[ci];
-    bodies.push_back(substitute_vars(kernel_body(c), lanes, ranges_));
-    stores.push_back(simplify(substitute(kernel_store_index(c), lanes), ranges_));
-  }
+  lane_views(lanes, bodies, stores);
   // Contiguous operands are read with vector loads: once per row into registers when several phases use them (the
   // row itself), else at the start of the one phase that does (weights), so they hold no registers elsewhere.
   struct RowLoad {
@@ -703,8 +708,8 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
   };
   std::vector<RowLoad> row_loads;
   for (const Expr& load : external_loads(bodies)) {
-    if (classify_lanes(load->index, "j", ranges_) != LaneAccess::Contiguous) continue;
-    RowLoad l{load, simplify(substitute(load->index, {{"j", Index(0)}}), ranges_), {}};
+    if (!contiguous_lanes(load->index)) continue;
+    RowLoad l{load, lane0(load->index), {}};
     for (size_t n_c = 0; n_c < bodies.size(); ++n_c) {
       std::vector<Expr> used = external_loads({bodies[n_c]});
       if (std::find(used.begin(), used.end(), load) != used.end()) l.users.push_back(n_c);
@@ -827,7 +832,7 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
     }
     if (!c.is_reduction()) {
       line("// " + c.name + ": epilogue");
-      const bool contiguous = !is_local(c.buffer) && classify_lanes(stores[n_c], "j", ranges_) == LaneAccess::Contiguous;
+      const bool contiguous = !is_local(c.buffer) && contiguous_lanes(stores[n_c]);
       std::string st, kept;
       if (contiguous) {
         st = "st" + std::to_string(next_array_++);
@@ -853,7 +858,7 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
       close();
       reuse_cached(n_c);
       if (contiguous) {
-        Index base = simplify(substitute(stores[n_c], {{"j", Index(0)}}), ranges_);
+        Index base = lane0(stores[n_c]);
         open_groups();
         guarded(store_ok, "hi_store_vec<" + vs + ">(" + param_name(c.buffer) + " + (" + index(base) + "), &" + st +
                               "[e * " + vs + "]);");
@@ -909,13 +914,13 @@ void KernelPrinter::emit_row_loop() {
     }
     open("for (" + index_type_ + " cg = threadIdx.x; cg < " + std::to_string(*length / v) + "; cg += " + blk + ")");
     for (const Expr& load : external_loads({body})) {
-      if (classify_lanes(load->index, "j", ranges_) != LaneAccess::Contiguous) continue;
-      Index base = simplify(substitute(load->index, {{"j", Index(0)}}), ranges_);
+      if (!contiguous_lanes(load->index)) continue;
+      Index base = lane0(load->index);
       std::string name = vector_array(load, v, "j");
       line("hi_load_vec<" + vs + ">(" + param_name(load->buffer) + " + (" + index(base) + "), " + name + ");");
     }
     std::string st;
-    if (stored && !is_local(stored->buffer) && classify_lanes(where, "j", ranges_) == LaneAccess::Contiguous) {
+    if (stored && !is_local(stored->buffer) && contiguous_lanes(where)) {
       st = "st" + std::to_string(next_array_++);
       line(storage_type(p_.buffers[stored->buffer].dtype) + " " + st + "[" + vs + "];");
     }
@@ -930,7 +935,7 @@ void KernelPrinter::emit_row_loop() {
     }
     close();
     if (!st.empty()) {
-      Index base = simplify(substitute(where, {{"j", Index(0)}}), ranges_);
+      Index base = lane0(where);
       line("hi_store_vec<" + vs + ">(" + param_name(stored->buffer) + " + (" + index(base) + "), " + st + ");");
     }
     close();
@@ -1039,8 +1044,8 @@ void KernelPrinter::emit_column_reduction() {
     line("#pragma unroll 4");
     open("for (" + I + " r = 0; r < " + len + "; ++r)");
     for (const Expr& load : external_loads({body})) {
-      if (classify_lanes(load->index, "j", ranges_) != LaneAccess::Contiguous) continue;
-      Index base = simplify(substitute(load->index, {{"j", Index(0)}}), ranges_);
+      if (!contiguous_lanes(load->index)) continue;
+      Index base = lane0(load->index);
       std::string name = vector_array(load, v, "j");
       line("hi_load_vec<" + vs + ">(" + param_name(load->buffer) + " + (" + index(base) + "), " + name + ");");
     }
@@ -1049,7 +1054,7 @@ void KernelPrinter::emit_column_reduction() {
     line(acc + "[j] = " + functor + "::combine(" + acc + "[j], " + accumulated_element(body) + ");");
     close();
     close();
-    const bool contiguous = !is_local(c.buffer) && classify_lanes(where, "j", ranges_) == LaneAccess::Contiguous;
+    const bool contiguous = !is_local(c.buffer) && contiguous_lanes(where);
     std::string st = "st" + std::to_string(next_array_++);
     if (contiguous) line(storage_type(b.dtype) + " " + st + "[" + vs + "];");
     line("#pragma unroll");
@@ -1059,7 +1064,7 @@ void KernelPrinter::emit_column_reduction() {
     else store(c, acc + "[j]" + a.result_suffix, a.result_dtype, where);
     close();
     if (contiguous) {
-      Index base = simplify(substitute(where, {{"j", Index(0)}}), ranges_);
+      Index base = lane0(where);
       line("hi_store_vec<" + vs + ">(" + param_name(c.buffer) + " + (" + index(base) + "), " + st + ");");
     }
   }
