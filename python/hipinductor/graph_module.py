@@ -386,6 +386,11 @@ class CompiledFxGraph:
                 "outputs": [ref(n) for n in seg.outputs]}
 
     # ---- execution -----------------------------------------------------------------------------------------------
+    def _device_and_target(self, seg: Segment):
+        """The device a segment runs on and the target its kernels compile for (None: no GPU runtime)."""
+        device = _node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
+        return device, (self.options.target if device.type == "cpu" else gpu_target(device))
+
     def _start_compiles(self) -> None:
         """Starts compiling every segment, in parallel threads, for the layouts the traced graph predicts (its fake
         tensors). The first call then mostly waits for compiles already under way instead of running them one after
@@ -401,9 +406,8 @@ class CompiledFxGraph:
                 metas = [_tensor_meta(n) for n in seg.inputs]
                 if any(m is None or m.numel() == 0 for m in metas):
                     continue
-                key = tuple((t.dtype, tuple(t.shape), t.stride(), t.storage_offset()) for t in metas)
-                device = _node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
-                target = self.options.target if device.type == "cpu" else gpu_target(device)
+                key = _layout_key(metas)
+                _, target = self._device_and_target(seg)
                 if target is None:
                     continue
                 source = json.dumps(self._segment_json(seg, metas, {}))
@@ -424,7 +428,7 @@ class CompiledFxGraph:
 
     def _compile_segment(self, seg: Segment, inputs: list[torch.Tensor], env: dict):
         import json
-        key = tuple((t.dtype, tuple(t.shape), t.stride(), t.storage_offset()) for t in inputs)
+        key = _layout_key(inputs)
         cg = seg.compiled.get(key)
         if cg is not None:
             return cg
@@ -438,8 +442,7 @@ class CompiledFxGraph:
             self.report["early_compiles"] += 1
         if cg is None:
             graph = self._segment_json(seg, inputs, env)
-            device = _node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
-            target = self.options.target if device.type == "cpu" else gpu_target(device)
+            _, target = self._device_and_target(seg)
             cg = _C.compile(json.dumps(graph), target=target,
                             name=f"{self.name}_s{self.steps.index(seg)}", debug_dir=self.options.debug_dir,
                             use_cache=self.options.use_cache)
@@ -507,8 +510,7 @@ class CompiledFxGraph:
     def _run_segment(self, seg: Segment, env: dict, symbols: dict) -> None:
         inputs = [env[n] for n in seg.inputs]
         try:
-            key = (tuple((t.dtype, t.shape, t.stride(), t.storage_offset()) for t in inputs),
-                   tuple(symbols.values()))
+            key = (_layout_key(inputs), tuple(symbols.values()))
         except AttributeError:  # not a tensor
             key = None
         launch = seg.launches.get(key) if key is not None else None
@@ -551,7 +553,7 @@ class CompiledFxGraph:
             m = re.search(r"node '([^']+)'", str(e))
             node = self._node_named(seg, m.group(1) if m else None)
             raise _Reject(node, str(e), recoverable=True) from None
-        device = _node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
+        device, _ = self._device_and_target(seg)
         outputs = []
         for n in seg.outputs:
             meta = _tensor_meta(n)
@@ -695,3 +697,8 @@ class _Build:
     def __init__(self, kind, parts: list):
         self.kind = kind
         self.parts = parts
+
+
+def _layout_key(tensors) -> tuple:
+    """What a segment is compiled for: each input's dtype, sizes, strides and storage offset."""
+    return tuple((t.dtype, t.shape, t.stride(), t.storage_offset()) for t in tensors)
