@@ -4,9 +4,7 @@
 set -euo pipefail
 aot=$1
 src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib.sh"
 
 "$aot" "$src/examples/softmax.json" --arch gfx90a,gfx942:sramecc+:xnack-,sm_90 -o "$work/out" 2>"$work/log" ||
   { cat "$work/log"; fail "good graph did not compile"; }
@@ -24,22 +22,11 @@ assert m["inputs"][0]["sizes"] == ["32", "1000"], m["inputs"]
 PY
 ! ls "$work/out" | grep -q '\.tmp$' || fail "temporary files left behind"
 
-expect_2() {
-  local what=$1; shift
-  set +e
-  "$@" >"$work/stdout" 2>"$work/stderr"
-  local rc=$?
-  set -e
-  [ $rc -eq 2 ] || { cat "$work/stderr"; fail "$what: exit $rc, expected 2"; }
-  [ "$(wc -l <"$work/stderr")" -eq 1 ] || { cat "$work/stderr"; fail "$what: expected one line on stderr"; }
-  grep -q "^hipinductor-aot: " "$work/stderr" || fail "$what: message does not name the tool"
-  echo "ok: $what: $(cat "$work/stderr")"
-}
 printf '{"format": "hipinductor-graph", "version": 1, "nodes": [' >"$work/truncated.json"
-expect_2 "truncated JSON" "$aot" "$work/truncated.json" -o "$work/bad"
+expect_2 hipinductor-aot "truncated JSON" "$aot" "$work/truncated.json" -o "$work/bad"
 sed 's/aten.amax.default/aten.frobnicate.default/' "$src/examples/softmax.json" >"$work/unknown_op.json"
-expect_2 "unknown op" "$aot" "$work/unknown_op.json" -o "$work/bad"
-expect_2 "missing file" "$aot" "$work/nope.json" -o "$work/bad"
-expect_2 "unknown arch" "$aot" "$src/examples/softmax.json" --arch gfx9000 -o "$work/bad"
-expect_2 "missing -o" "$aot" "$src/examples/softmax.json"
+expect_2 hipinductor-aot "unknown op" "$aot" "$work/unknown_op.json" -o "$work/bad"
+expect_2 hipinductor-aot "missing file" "$aot" "$work/nope.json" -o "$work/bad"
+expect_2 hipinductor-aot "unknown arch" "$aot" "$src/examples/softmax.json" --arch gfx9000 -o "$work/bad"
+expect_2 hipinductor-aot "missing -o" "$aot" "$src/examples/softmax.json"
 echo "1 passed, 0 failed"

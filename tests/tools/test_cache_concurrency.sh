@@ -9,9 +9,7 @@ set -euo pipefail
 tool=$1
 driver=$2
 src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib.sh"
 export HIPINDUCTOR_CACHE_DIR=$work/cache
 unset HIPINDUCTOR_DEBUG_DIR HIPINDUCTOR_CACHE_MAX_SIZE
 start=$(date +%s.%N)

@@ -9,9 +9,7 @@ tool=$1
 aot=$2
 driver=$3
 src=$4
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib.sh"
 export HIPINDUCTOR_CACHE_DIR=$work/cache
 unset HIPINDUCTOR_DEBUG_DIR HIPINDUCTOR_CACHE_MAX_SIZE
 py() { python3 - "$@"; }
@@ -111,25 +109,14 @@ grep -q "$amd is corrupt" "$work/rebuild" && grep -q "$cpu is corrupt" "$work/re
 "$driver" "$src/examples/softmax.json" cpu | grep -q "^ok " || fail "the rebuilt cpu entry does not run"
 
 # misuse: exit 2, one line naming the tool
-expect_2() {
-  local what=$1; shift
-  set +e
-  "$@" >"$work/stdout" 2>"$work/stderr"
-  local rc=$?
-  set -e
-  [ $rc -eq 2 ] || { cat "$work/stderr"; fail "$what: exit $rc, expected 2"; }
-  [ "$(wc -l <"$work/stderr")" -eq 1 ] || { cat "$work/stderr"; fail "$what: expected one line on stderr"; }
-  grep -q "^hipinductor-cache: " "$work/stderr" || fail "$what: message does not name the tool"
-  echo "ok: $what: $(cat "$work/stderr")"
-}
-expect_2 "unknown command" "$tool" frobnicate
-expect_2 "no command" "$tool"
-expect_2 "unknown option" "$tool" list --frobnicate
-expect_2 "bad size" "$tool" prune --max-size 12X
-expect_2 "unknown key" "$tool" show 0000000
-expect_2 "not a key" "$tool" show ../../etc
-expect_2 "bad --sort" "$tool" list --sort colour
-expect_2 "bad --target" "$tool" clear --target gfx9000
+expect_2 hipinductor-cache "unknown command" "$tool" frobnicate
+expect_2 hipinductor-cache "no command" "$tool"
+expect_2 hipinductor-cache "unknown option" "$tool" list --frobnicate
+expect_2 hipinductor-cache "bad size" "$tool" prune --max-size 12X
+expect_2 hipinductor-cache "unknown key" "$tool" show 0000000
+expect_2 hipinductor-cache "not a key" "$tool" show ../../etc
+expect_2 hipinductor-cache "bad --sort" "$tool" list --sort colour
+expect_2 hipinductor-cache "bad --target" "$tool" clear --target gfx9000
 
 # --cache-dir overrides the environment
 "$tool" list --cache-dir "$work/empty" --json | python3 -c 'import json,sys; assert json.load(sys.stdin) == []' ||
