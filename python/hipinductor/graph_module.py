@@ -24,7 +24,7 @@ from typing import Any, Callable
 import torch
 import torch.fx as fx
 
-from . import _C
+from . import _C, fast_path
 from .options import Options
 
 log = logging.getLogger("hipinductor")
@@ -156,6 +156,8 @@ class CompiledFxGraph:
         self._constants = [n for n in nodes if n.op == "get_attr"]
         self._output = next(n for n in nodes if n.op == "output")
         self._symbolic = any(_has_symbols(n.meta.get("val")) for n in self._placeholders)
+        self._static = not any(_has_symbols(n.meta.get("val")) for n in nodes)
+        self._fast: dict[tuple, Any] = {}  # graph inputs' layouts -> fast_path function, or False
         self._eager_calls: dict[fx.Node, _EagerCall] = {}
         self._plan()
         self._dump_aten_graph()
@@ -216,71 +218,106 @@ class CompiledFxGraph:
             if node.op == "call_function":
                 decision[node] = self._lowerable(node)
         for node in reversed(list(self.gm.graph.nodes)):
-            if decision.get(node, (False, ""))[0] and _is_view(node):
+            # (a getitem counts as a view here: the pieces of a split feeding eager ops leave the split a view)
+            if decision.get(node, (False, ""))[0] and (_is_view(node) or node.target is operator.getitem):
                 if not any(decision.get(u, (False, ""))[0] for u in node.users):
                     decision[node] = (False, _EAGER_VIEW)
         return decision
 
     def _plan(self) -> None:
-        graph = self.gm.graph
-        self.steps: list[Any] = []  # fx.Node (eager) or Segment
-        current: list[fx.Node] = []
+        """Orders the graph into eager steps and segments (see _schedule), and records what was lowered."""
+        decision = self._decide()
         lowered_ops: list[str] = []
         fallback_ops: list[str] = []
         eager_views: list[str] = []
-        decision = self._decide()
-        pending_views: list[fx.Node] = []  # eager views deferred so they don't split the open segment
-
-        def close_segment():
-            nonlocal current
-            if current:
-                self.steps.append(Segment(current))
-                current = []
-            self.steps.extend(pending_views)
-            pending_views.clear()
-
-        for node in graph.nodes:
-            if node.op in ("placeholder", "output", "get_attr"):
+        for node in self.gm.graph.nodes:
+            if node.op != "call_function" or node.target is operator.getitem:
                 continue
             ok, why = decision[node]
-            # getitem of an eager node's tuple stays with it; of a lowered node, inside the segment.
-            if node.target is operator.getitem and not (current and node.args[0] in current):
-                ok = False
-            if ok and current and node.target is not operator.getitem and \
-                    _node_device(node) != _node_device(next(n for n in current if n.target is not operator.getitem)):
-                close_segment()  # a segment runs on one device
             if ok:
-                current.append(node)
-                if node.target is not operator.getitem:
-                    lowered_ops.append(op_name(node))
-                continue
-            if why == _EAGER_VIEW:
-                # No compute: a view of what eager or our kernels produced. Only eager nodes read it, and each of
-                # them closes the segment first, so it can wait until then.
+                lowered_ops.append(op_name(node))
+            elif why == _EAGER_VIEW:
                 eager_views.append(op_name(node))
-                pending_views.append(node)
-                continue
-            close_segment()
-            self.steps.append(node)
-            if node.target is operator.getitem or node.op != "call_function":
-                continue
-            name = op_name(node)
-            fallback_ops.append(name)
-            _warn_fallback_once(name, why)
-        close_segment()
-        # Drop segments that compute nothing (only getitems) back to eager.
-        steps = []
-        for s in self.steps:
-            if isinstance(s, Segment) and all(n.target is operator.getitem for n in s.nodes):
-                steps.extend(s.nodes)
             else:
-                steps.append(s)
-        self.steps = steps
+                fallback_ops.append(op_name(node))
+                _warn_fallback_once(op_name(node), why)
+        self.steps = self._schedule({n for n, (ok, _) in decision.items() if ok})
+        self._fast = {}
         self._wire_segments()
         self.report["ops_lowered"] = sorted(set(lowered_ops))
         self.report["fallback_ops"] = sorted(set(fallback_ops))
         self.report["eager_views"] = sorted(set(eager_views))
         self.report["segments"] = sum(isinstance(s, Segment) for s in self.steps)
+
+    def _schedule(self, lowered: set) -> list:
+        """Steps in an order that needs few segments: the graph's order is only one of its topological orders, and
+        taken as it is, every eager node splits the lowered run around it (silu(gate(h)) * up(h) would be two kernels
+        with the eager up-projection between them).
+
+        Eager nodes run as early as their inputs allow (wave w: after segment w-1); lowered nodes run as late as their
+        users allow (segment k: before the eager wave k+1 that first reads them), so a lowered node joins the segment
+        of what consumes it rather than being written out early. A node with side effects (mutating an input, an
+        op that is not an ATen op) stays a barrier in graph order; random ops keep their order among themselves."""
+        nodes = [n for n in self.gm.graph.nodes if n.op == "call_function"]
+        # getitem of a lowered node's tuple belongs to its source's segment; of an eager node's, to eager.
+        for n in nodes:
+            if n.target is operator.getitem:
+                (lowered.add if n.args[0] in lowered else lowered.discard)(n)
+        index = {n: i for i, n in enumerate(nodes)}
+        deps: dict[fx.Node, set] = {n: {a for a in n.all_input_nodes if a in index} for n in nodes}
+        barrier, random_prev, since_barrier = None, None, []
+        for n in nodes:
+            if barrier is not None:
+                deps[n].add(barrier)
+            if _has_side_effects(n):
+                deps[n].update(since_barrier)
+                barrier, since_barrier = n, []
+                continue
+            since_barrier.append(n)
+            if _is_random(n):
+                if random_prev is not None:
+                    deps[n].add(random_prev)
+                random_prev = n
+        # ASAP stages: eager node -> wave, lowered node -> segment; segment k runs after wave k, wave k after k-1.
+        stage: dict[fx.Node, int] = {}
+        for n in nodes:  # graph order is topological, and the extra edges point forward
+            s = 0
+            for d in deps[n]:
+                s = max(s, stage[d] + (1 if d in lowered and n not in lowered else 0))
+            stage[n] = s
+        last = max((stage[n] for n in nodes if n in lowered), default=0)
+        users: dict[fx.Node, list] = {n: [] for n in nodes}
+        for n in nodes:
+            for d in deps[n]:
+                users[d].append(n)
+        # ALAP for lowered nodes, in reverse: before the first eager reader's wave, with the lowered readers.
+        for n in reversed(nodes):
+            if n not in lowered or n.target is operator.getitem:
+                continue
+            latest = last
+            for u in users[n]:
+                if u.target is operator.getitem and u in lowered:
+                    for uu in users[u]:
+                        latest = min(latest, stage[uu] - 1 if uu not in lowered else stage[uu])
+                else:
+                    latest = min(latest, stage[u] - 1 if u not in lowered else stage[u])
+            stage[n] = max(stage[n], latest)
+        for n in nodes:
+            if n.target is operator.getitem and n in lowered:
+                stage[n] = stage[n.args[0]]
+        steps: list[Any] = []
+        waves = max(stage.values(), default=0) + 1
+        for k in range(waves):
+            steps.extend(n for n in nodes if n not in lowered and stage[n] == k)
+            # A segment runs on one device: the lowered nodes of a stage split by device (nodes on different devices
+            # never read each other directly: the copy between devices runs eagerly).
+            by_device: dict[Any, list] = {}
+            for n in nodes:
+                if n in lowered and stage[n] == k:
+                    src = n.args[0] if n.target is operator.getitem else n
+                    by_device.setdefault(_node_device(src), []).append(n)
+            steps.extend(Segment(group) for group in by_device.values())
+        return steps
 
     def _wire_segments(self) -> None:
         order = {n: i for i, n in enumerate(self.gm.graph.nodes)}
@@ -469,10 +506,19 @@ class CompiledFxGraph:
     def __call__(self, *args):
         if self.graph_eager_reason is not None:
             return self.gm(*args)
+        fast = None
+        if self._fast:
+            try:
+                fast = self._fast.get(_args_key(args))
+            except AttributeError:  # not all tensors
+                fast = None
         while True:
             try:
+                if fast:
+                    return fast(args)
                 return self._run(args)
             except _Reject as r:
+                fast = None
                 self._reject(r)
             except Exception as e:  # noqa: BLE001 - a compiler fault must never kill the user's program
                 if self.options.strict:
@@ -493,21 +539,47 @@ class CompiledFxGraph:
             self._plan()
 
     def _run(self, args):
+        """The general path: every step looked up and checked. A call whose layout has no fast path yet records what
+        its segments did and writes one (fast_path.build) for the next calls with that layout."""
         env: dict[fx.Node, Any] = dict(zip(self._placeholders, args))
         for node in self._constants:  # constants AOTAutograd lifted into the module (_tensor_constant0, ...)
             env[node] = getattr(self.gm, node.target)
         symbols = self._bind_symbols(args) if self._symbolic else {}
+        records = [] if self._fast_path_allowed(args) else None
         for step in self.steps:
             if isinstance(step, Segment):
-                self._run_segment(step, env, symbols)
+                launch, inputs = self._run_segment(step, env, symbols)
+                if records is not None:
+                    records.append(fast_path.SegmentRecord(step, launch, inputs))
                 continue
             call = self._eager_calls.get(step)
             if call is None:
                 call = self._eager_calls[step] = _EagerCall(step)
             env[step] = call(env)
+        if records is not None:
+            self._fast[_args_key(args)] = self._write_fast_path(records)
         return fx.node.map_arg(self._output.args[0], env.__getitem__)
 
-    def _run_segment(self, seg: Segment, env: dict, symbols: dict) -> None:
+    def _fast_path_allowed(self, args) -> bool:
+        return (self._static and not self.options.check and len(self._fast) < _MAX_FAST_PATHS
+                and all(isinstance(a, torch.Tensor) for a in args) and _args_key(args) not in self._fast)
+
+    def _write_fast_path(self, records):
+        try:
+            fn = fast_path.build(self, records)
+        except Exception as e:  # noqa: BLE001 - the general path stays correct; only slower
+            log.debug("hipinductor: no fast path for graph %s: %s", self.name, e)
+            return False
+        if fn is not None and self.options.debug_dir:
+            import os
+
+            folder = os.path.join(self.options.debug_dir, self.name)
+            os.makedirs(folder, exist_ok=True)
+            with open(os.path.join(folder, f"fast_path_{len(self._fast)}.py"), "w") as f:
+                f.write(fn.source)
+        return fn or False
+
+    def _run_segment(self, seg: Segment, env: dict, symbols: dict):
         inputs = [env[n] for n in seg.inputs]
         try:
             key = (_layout_key(inputs), tuple(symbols.values()))
@@ -518,7 +590,8 @@ class CompiledFxGraph:
             launch = self._prepare_launch(seg, inputs, symbols)
             seg.launches[key] = launch
         if launch.compiled is None:
-            return self._run_eagerly(seg, env)
+            self._run_eagerly(seg, env)
+            return launch, inputs
         cg, device = launch.compiled, launch.device
         outputs = [torch.empty_strided(sizes, strides, dtype=dtype, device=device)
                    for sizes, strides, dtype in launch.outputs]
@@ -537,6 +610,7 @@ class CompiledFxGraph:
         if self.options.check:
             self._check_against_eager(seg, env, outputs, cg)
         self._store(seg, outputs, env)
+        return launch, inputs
 
     def _prepare_launch(self, seg: Segment, inputs: list, symbols: dict) -> "_Launch":
         for n, t in zip(seg.inputs, inputs):
@@ -603,6 +677,21 @@ def _is_view(node: fx.Node) -> bool:
     return isinstance(t, torch._ops.OpOverload) and (getattr(t, "is_view", False) or str(t) in _VIEW_LIKE)
 
 
+def _has_side_effects(node: fx.Node) -> bool:
+    """Mutates an argument, or is not an ATen op (a higher-order op, a Python callable): keeps its place."""
+    t = node.target
+    if t is operator.getitem:
+        return False
+    if not isinstance(t, torch._ops.OpOverload):
+        return True
+    return t._schema.is_mutable
+
+
+def _is_random(node: fx.Node) -> bool:
+    t = node.target
+    return isinstance(t, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in t.tags
+
+
 def _contiguous_strides(sizes: list[int]) -> list[int]:
     strides, step = [], 1
     for n in reversed(sizes):
@@ -631,8 +720,10 @@ class _Reject(Exception):
 
 
 def _has_symbols(val) -> bool:
-    if isinstance(val, torch.SymInt):
+    if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return True
+    if isinstance(val, (list, tuple)):
+        return any(_has_symbols(v) for v in val)
     if isinstance(val, torch.Tensor):
         return any(isinstance(s, torch.SymInt) for s in list(val.shape) + list(val.stride()))
     return False
@@ -697,6 +788,14 @@ class _Build:
     def __init__(self, kind, parts: list):
         self.kind = kind
         self.parts = parts
+
+
+_MAX_FAST_PATHS = 8
+
+
+def _args_key(args) -> tuple:
+    """Which fast path a call takes: each graph input's dtype, device, sizes, strides and storage offset."""
+    return tuple((t.dtype, t.device, t.shape, t.stride(), t.storage_offset()) for t in args)
 
 
 def _layout_key(tensors) -> tuple:

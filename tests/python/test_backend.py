@@ -147,3 +147,65 @@ def test_segments_compile_ahead_of_the_first_call_for_the_traced_layouts():
     assert sum(r["early_compiles"] for r in hipinductor.reports()) == 2
     for s in segments:
         assert len(s.compiled) == 1 and not s.pending  # the early compile was taken, none left unused
+
+
+def _segments():
+    from hipinductor.backend import _live_graphs
+    from hipinductor.graph_module import Segment
+
+    names = {r["name"] for r in hipinductor.reports()}
+    return [s for g in list(_live_graphs) if g.name in names for s in g.steps if isinstance(s, Segment)]
+
+
+def test_eager_node_between_fusable_nodes_does_not_split_them():
+    # Graph order puts the eager up-projection between silu(gate) and the product (SwiGLU); scheduled, the two
+    # matmuls run first and silu * up is one kernel.
+    wg, wu = torch.randn(32, 48), torch.randn(32, 48)
+
+    def f(h):
+        return torch.nn.functional.silu(h @ wg) * (h @ wu)
+
+    h = torch.randn(16, 32)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    torch.testing.assert_close(compile(f)(h), f(h))
+    assert sum(r["kernels"] for r in hipinductor.reports()) == 1
+    assert len(_segments()) == 1
+
+
+def test_split_pieces_read_by_eager_ops_stay_views():
+    # q, k, v = split(...) feeding only eager ops: no copy kernel for the pieces (eager reads views of the matmul).
+    w = torch.randn(16, 48)
+
+    def f(x):
+        q, k, v = (x @ w).split(16, -1)
+        return torch.bmm(torch.bmm(q, k.transpose(1, 2)), v)
+
+    x = torch.randn(2, 8, 16)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    torch.testing.assert_close(compile(f)(x), f(x))
+    assert sum(r["kernels"] for r in hipinductor.reports()) == 0
+
+
+def test_random_and_mutating_eager_ops_keep_their_order():
+    # Random eager ops draw from the generator in graph order, and an input mutation happens after every read of
+    # the old value, however the scheduler moves other nodes.
+    def f(x, buf):
+        a = torch.rand_like(x.sin()) + 1  # waits for a kernel; the next random op does not
+        b = torch.randn_like(x) * 2
+        y = buf * 3 + a
+        buf.add_(1)
+        return y, b
+
+    x = torch.randn(8, 8)
+    torch.manual_seed(0)
+    buf_ref = torch.zeros(8, 8)
+    ref = f(x, buf_ref)
+    torch._dynamo.reset()
+    buf = torch.zeros(8, 8)
+    compiled = compile(f)
+    torch.manual_seed(0)
+    got = compiled(x, buf)
+    torch.testing.assert_close(got, ref)
+    torch.testing.assert_close(buf, buf_ref)

@@ -1,0 +1,182 @@
+"""The per-call fast path of a compiled graph: once a call with some input layout has run through the general path
+(which compiles segments and prepares their launches), the same steps are written out as one straight-line Python
+function for that layout, as Inductor's wrapper code is: eager ops called directly, segment outputs allocated and
+kernels launched with their layouts and storage-offset corrections as constants, no per-step lookups, and values
+deleted after their last use.
+
+What the function assumes is checked where it can change: the graph inputs' layouts select the function (the
+caller's key), and before each segment the layouts of inputs that eager ops produced are compared with those its
+kernels were compiled for; a difference runs that segment through the general path (which compiles for the new
+layout), so the function is never wrong, only slower. Segment outputs always have the layout the graph's metadata
+gives them, whatever path produced them.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Callable
+
+import torch
+import torch.fx as fx
+
+
+class SegmentRecord:
+    """What one segment did in a general-path call: its launch and its inputs' (strides, storage offsets)."""
+
+    __slots__ = ("segment", "launch", "layouts")
+
+    def __init__(self, segment, launch, inputs: list[torch.Tensor]):
+        self.segment = segment
+        self.launch = launch
+        self.layouts = [(tuple(t.stride()), t.storage_offset()) for t in inputs]
+
+
+class _Writer:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.globals: dict[str, Any] = {}
+        self.names: dict[fx.Node, str] = {}
+
+    def bind(self, prefix: str, value) -> str:
+        name = f"{prefix}{len(self.globals)}"
+        self.globals[name] = value
+        return name
+
+    def expr(self, a) -> str:
+        """Python source for an argument: a value of the run, a literal, or a bound constant."""
+        if isinstance(a, fx.Node):
+            return self.names[a]
+        if isinstance(a, (list, tuple)):
+            parts = [self.expr(x) for x in a]
+            if isinstance(a, tuple):
+                return "(" + "".join(p + ", " for p in parts) + ")"
+            return "[" + ", ".join(parts) + "]"
+        if a is None or isinstance(a, (bool, int, str)):
+            return repr(a)
+        if isinstance(a, float) and math.isfinite(a):
+            return repr(a)
+        return self.bind("k", a)
+
+
+def build(graph, records: list[SegmentRecord]) -> Callable | None:
+    """The straight-line function for the layout the records were taken with; None where the general path must
+    stay (a segment ran eagerly, a step the writer does not handle)."""
+    w = _Writer()
+    by_segment = {id(r.segment): r for r in records}
+    steps = graph.steps
+    from .graph_module import Segment, _current_stream  # the graph module imports this module lazily
+
+    # Last step reading each value, to delete it there (as Inductor's wrapper does) instead of holding every
+    # intermediate until the call returns.
+    last_use: dict[fx.Node, int] = {}
+    for i, step in enumerate(steps):
+        for n in (step.inputs if isinstance(step, Segment) else step.all_input_nodes):
+            last_use[n] = i
+    outputs = set(graph._output.all_input_nodes)
+    made_by_segments = {n for s in steps if isinstance(s, Segment) for n in s.outputs}
+
+    params = []
+    for i, node in enumerate(graph._placeholders):
+        w.names[node] = f"a{i}"
+        params.append(f"a{i}")
+    for node in graph._constants:
+        w.names[node] = w.bind("c", getattr(graph.gm, node.target))
+    w.lines.append(f"({''.join(p + ', ' for p in params)}) = args")
+    w.lines.append("del args")
+
+    devices: dict[int, int] = {}  # GPU index -> workspace bytes
+    for step in steps:
+        if isinstance(step, Segment):
+            r = by_segment.get(id(step))
+            if r is None or r.launch.compiled is None:
+                return None
+            if r.launch.device.type != "cpu":
+                idx = r.launch.device.index or 0
+                devices[idx] = max(devices.get(idx, 0), r.launch.workspace_bytes)
+    for idx, ws in devices.items():
+        w.globals["stream_of"] = _current_stream
+        w.lines.append(f"s{idx} = stream_of({idx})")
+        if ws:
+            dev = w.bind("d", torch.device("cuda", idx))
+            w.lines.append(f"w{idx} = empty({ws}, dtype=uint8, device={dev})")
+            w.lines.append(f"wp{idx} = w{idx}.data_ptr()")
+    w.globals.update(empty=torch.empty, empty_strided=torch.empty_strided, uint8=torch.uint8)
+
+    counter = 0
+    for i, step in enumerate(steps):
+        if isinstance(step, Segment):
+            r = by_segment[id(step)]
+            launch = r.launch
+            outs = []
+            for n in step.outputs:
+                counter += 1
+                w.names[n] = f"v{counter}"
+                outs.append(f"v{counter}")
+            checks, ptrs = [], []
+            for n, (strides, offset) in zip(step.inputs, r.layouts):
+                name = w.names[n]
+                if n.op == "call_function" and n not in made_by_segments:
+                    checks.append(f"{name}.stride() == {strides!r} and {name}.storage_offset() == {offset}")
+                itemsize = _itemsize(n)
+                ptrs.append(f"{name}.data_ptr() - {offset * itemsize}" if offset else f"{name}.data_ptr()")
+            general = w.bind("general", _general_runner(graph, step))
+            body = []
+            for name, (sizes, strides, dtype) in zip(outs, launch.outputs):
+                dt = w.bind("t", dtype)
+                dev = w.bind("d", launch.device)
+                body.append(f"{name} = empty_strided({tuple(sizes)!r}, {tuple(strides)!r}, dtype={dt}, device={dev})")
+            run = w.bind("run", launch.compiled.run)
+            out_ptrs = "[" + ", ".join(f"{o}.data_ptr()" for o in outs) + "]"
+            if launch.device.type == "cpu":
+                body.append(f"{run}([{', '.join(ptrs)}], {out_ptrs})")
+            else:
+                idx = launch.device.index or 0
+                wp = f"wp{idx}" if devices.get(idx) else "0"
+                body.append(f"{run}([{', '.join(ptrs)}], {out_ptrs}, s{idx}, {wp}, {idx})")
+            ins = "[" + ", ".join(w.names[n] for n in step.inputs) + "]"
+            fallback = f"({''.join(o + ', ' for o in outs)}) = {general}({ins})" if outs else f"{general}({ins})"
+            if checks:
+                w.lines.append(f"if {' and '.join(checks)}:")
+                w.lines.extend("    " + b for b in body)
+                w.lines.append("else:")
+                w.lines.append("    " + fallback)
+            else:
+                w.lines.extend(body)
+        else:
+            counter += 1
+            name = w.names[step] = f"v{counter}"
+            if step.target is operator.getitem:
+                src, k = step.args
+                w.lines.append(f"{name} = {w.names[src]}[{k!r}]")
+            else:
+                target = step.target
+                fn = w.bind("op", target._op if isinstance(target, torch._ops.OpOverload) else target)
+                args = [w.expr(a) for a in step.args]
+                args += [f"{k}={w.expr(v)}" for k, v in step.kwargs.items()]
+                w.lines.append(f"{name} = {fn}({', '.join(args)})")
+        dead = [w.names[n] for n, last in last_use.items()
+                if last == i and n not in outputs and n.op != "get_attr" and n in w.names]
+        if dead:
+            w.lines.append("del " + ", ".join(dead))
+    w.lines.append(f"return {w.expr(graph._output.args[0])}")
+    source = "def fast_call(args):\n" + "".join("    " + line + "\n" for line in w.lines)
+    namespace = dict(w.globals)
+    exec(compile(source, f"<hipinductor fast path {graph.name}>", "exec"), namespace)
+    fn = namespace["fast_call"]
+    fn.source = source
+    return fn
+
+
+def _itemsize(node: fx.Node) -> int:
+    val = node.meta.get("val")
+    return val.element_size()
+
+
+def _general_runner(graph, segment) -> Callable:
+    def run(inputs):
+        env = dict(zip(segment.inputs, inputs))
+        graph._run_segment(segment, env, {})
+        return [env[n] for n in segment.outputs]
+
+    return run
