@@ -151,10 +151,16 @@ def build(graph, records: list[SegmentRecord]) -> Callable | None:
                 w.lines.append(f"{name} = {w.names[src]}[{k!r}]")
             else:
                 target = step.target
-                fn = w.bind("op", target._op if isinstance(target, torch._ops.OpOverload) else target)
                 args = [w.expr(a) for a in step.args]
                 args += [f"{k}={w.expr(v)}" for k, v in step.kwargs.items()]
-                w.lines.append(f"{name} = {fn}({', '.join(args)})")
+                method = _METHODS.get(str(target)) if not step.kwargs else None
+                if method and args:
+                    w.lines.append(f"{name} = {args[0]}.{method}({', '.join(args[1:])})")
+                else:
+                    function = _FUNCTIONS.get(str(target))
+                    fn = w.bind("op", function if function is not None else
+                                target._op if isinstance(target, torch._ops.OpOverload) else target)
+                    w.lines.append(f"{name} = {fn}({', '.join(args)})")
         dead = [w.names[n] for n, last in last_use.items()
                 if last == i and n not in outputs and n.op != "get_attr" and n in w.names]
         if dead:
@@ -166,6 +172,29 @@ def build(graph, records: list[SegmentRecord]) -> Callable | None:
     fn = namespace["fast_call"]
     fn.source = source
     return fn
+
+
+# Eager steps the fast path calls as Tensor methods or torch functions, which take the same arguments as the ATen
+# overload and reach it with less argument parsing than OpOverload calls (H200 machine: x.view 2.7 us, the
+# aten.view.default call 5.1 us). Only overloads whose method / function resolves to that same overload.
+_METHODS = {
+    "aten.view.default": "view",
+    "aten._unsafe_view.default": "view",  # the same sizes and strides; only autograd's view tracking differs
+    "aten.t.default": "t",
+    "aten.transpose.int": "transpose",
+    "aten.permute.default": "permute",
+    "aten.expand.default": "expand",
+    "aten.unsqueeze.default": "unsqueeze",
+    "aten.squeeze.dim": "squeeze",
+    "aten.select.int": "select",
+    "aten.unbind.int": "unbind",
+}
+_FUNCTIONS = {
+    "aten.mm.default": torch.mm,
+    "aten.bmm.default": torch.bmm,
+    "aten.addmm.default": torch.addmm,
+    "aten.baddbmm.default": torch.baddbmm,
+}
 
 
 def _itemsize(node: fx.Node) -> int:

@@ -209,3 +209,53 @@ def test_random_and_mutating_eager_ops_keep_their_order():
     got = compiled(x, buf)
     torch.testing.assert_close(got, ref)
     torch.testing.assert_close(buf, buf_ref)
+
+
+def _graph_of_last_compile():
+    from hipinductor.backend import _live_graphs
+
+    names = {r["name"] for r in hipinductor.reports()}
+    (graph,) = [g for g in list(_live_graphs) if g.name in names]
+    return graph
+
+
+def test_fast_path_is_written_after_the_first_call_and_keyed_by_layout():
+    def f(x, w):
+        return torch.relu(torch.bmm(x, w) * 2).sum(-1) + x.mean()
+
+    w = torch.randn(4, 16, 8)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    for _ in range(3):  # the first call takes the general path and writes the fast one; the others take it
+        x = torch.randn(4, 8, 16)
+        torch.testing.assert_close(compiled(x, w), f(x, w))
+    graph = _graph_of_last_compile()
+    assert len(graph._fast) == 1 and callable(next(iter(graph._fast.values())))
+    # Another input layout (the graph called directly, as AOTAutograd would): its own fast path, still correct.
+    xt = torch.randn(4, 16, 8).transpose(1, 2)
+    by_shape = {tuple(xt.shape): xt, tuple(w.shape): w}
+    args = [by_shape[tuple(n.meta["val"].shape)] for n in graph._placeholders]
+    for _ in range(2):
+        torch.testing.assert_close(graph(*args)[0], f(xt, w))
+    assert len(graph._fast) == 2
+
+
+def test_fast_path_runs_a_segment_generally_when_an_eager_op_changes_layout():
+    # The fast path compares the layouts eager ops produce with those its kernels were compiled for; an eager op
+    # that returns another layout (here: bmm made to return a column-major result) must not be misread.
+    def f(x, w):
+        return torch.relu(torch.bmm(x, w) + 1)
+
+    x, w = torch.randn(4, 8, 16), torch.randn(4, 16, 8)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    compiled(x, w)
+    compiled(x, w)
+    fast = next(iter(_graph_of_last_compile()._fast.values()))
+    names = [k for k, v in fast.__globals__.items() if v is torch.bmm]
+    assert names, fast.source
+    for k in names:
+        fast.__globals__[k] = lambda a, b: torch.bmm(a, b).mT.contiguous().mT
+    torch.testing.assert_close(compiled(x, w), f(x, w))
