@@ -127,6 +127,24 @@ inline Graph layer_norm_graph(int64_t rows, int64_t cols, bool all_outputs, DTyp
   return g.graph();
 }
 
+/// Rotary embedding's rotate-half as models write it: x * cos + cat(-x[..., half:], x[..., :half]) * sin, over
+/// rows of `cols` (the cat's seam at cols - half).
+inline Graph rope_graph(int64_t rows, int64_t cols, int64_t half, DType dt = DType::Float32) {
+  GraphBuilder g;
+  std::vector<Index> s{rows, cols};
+  ValueRef x = g.input("x", dt, s);
+  ValueRef cos = g.input("cos", dt, s);
+  ValueRef sin = g.input("sin", dt, s);
+  ValueRef x1 = g.call("aten.slice.Tensor", {A(x), I(1), I(0), I(half)}, dt, {rows, half});
+  ValueRef x2 = g.call("aten.slice.Tensor", {A(x), I(1), I(half), I(cols)}, dt, {rows, cols - half});
+  ValueRef n = g.call("aten.neg.default", {A(x2)}, dt, {rows, cols - half});
+  ValueRef c = g.call("aten.cat.default", {Arg{std::vector<std::optional<ValueRef>>{n, x1}}, I(1)}, dt, s);
+  ValueRef a = g.call("aten.mul.Tensor", {A(x), A(cos)}, dt, s);
+  ValueRef b = g.call("aten.mul.Tensor", {A(c), A(sin)}, dt, s);
+  g.output(g.call("aten.add.Tensor", {A(a), A(b)}, dt, s));
+  return g.graph();
+}
+
 /// Ten pointwise ops on one tensor.
 inline Graph pointwise_chain_graph(int64_t rows, int64_t cols, DType dt = DType::Float32) {
   GraphBuilder g;

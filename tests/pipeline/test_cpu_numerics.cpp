@@ -87,6 +87,15 @@ TEST_P(CpuNumerics, GeluBothApproximationsAndResidual) {
   test::expect_matches(test::run_on_cpu(g.graph(), GetParam()), 1e-5, 1e-6);
 }
 
+TEST_P(CpuNumerics, ConcatenationSeamsInAndBetweenVectorGroups) {
+  // cat's operands are vector-loaded by groups wholly on one side of the seam; a group straddling it (seam 37 with
+  // 4 f32 / 8 bf16 lanes) loads per lane. Both must match, as must rows whose length is not a multiple of the width.
+  test::expect_matches(test::run_on_cpu(test::rope_graph(6, 128, 64), GetParam()), 1e-6, 1e-6);
+  test::expect_matches(test::run_on_cpu(test::rope_graph(6, 96, 59), GetParam()), 1e-6, 1e-6);
+  test::expect_matches(test::run_on_cpu(test::rope_graph(5, 64, 32, DType::BFloat16), GetParam()), 1e-2, 1e-2);
+  test::expect_matches(test::run_on_cpu(test::rope_graph(3, 30, 13), GetParam()), 1e-6, 1e-6);
+}
+
 TEST_P(CpuNumerics, TypePromotionAndConversion) {
   test::GraphBuilder g;
   ValueRef i = g.input("i", DType::Int64, {12});

@@ -52,6 +52,7 @@ std::vector<GoldenCase> golden_cases() {
       {"layer_norm_stats", test::layer_norm_graph(64, 256, true)},
       {"gelu_bf16", bf16_gelu_graph()},
       {"column_sum", column_sum_graph()},
+      {"rope_cat_bf16", test::rope_graph(64, 128, 64, DType::BFloat16)},
   };
 }
 
@@ -115,7 +116,7 @@ TEST_P(Golden, CompilesForNvidiaSm90) {
   EXPECT_EQ(std::string(g.code.binary.data() + 1, 3), "ELF");
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, Golden, ::testing::Range<size_t>(0, 7),
+INSTANTIATE_TEST_SUITE_P(Kernels, Golden, ::testing::Range<size_t>(0, golden_cases().size()),
                          [](const auto& info) { return golden_cases().at(info.param).name; });
 
 TEST(Examples, BundledGraphsFuseAsExpected) {
