@@ -126,37 +126,6 @@ LaneAccess classify_lanes(const Index& f, const std::string& lane, const VarRang
   return simplify(f - base, ranges) == Index::var(lane) ? LaneAccess::Contiguous : LaneAccess::Gather;
 }
 
-/// `e` with the min/max nodes decided by `anchor` lying in [lo, hi] folded away: min(anchor + k, c) is anchor + k
-/// when hi + k <= c and c when lo + k >= c (max alike); everything else is rebuilt from folded operands. Used under
-/// one branch of `where(anchor < C, ...)`, where the clamps a concatenation puts into its loads' indices (to keep
-/// the other branch's lanes in bounds) are decided.
-Index fold_clamps(const Index& e, const Index& anchor, int64_t lo, int64_t hi, const VarRanges& ranges) {
-  if (e.is_const() || e.is_var()) return e;
-  std::vector<Index> a;
-  for (const Index& x : e.args()) a.push_back(fold_clamps(x, anchor, lo, hi, ranges));
-  switch (e.op()) {
-    case IndexOp::Add: return sum(a);
-    case IndexOp::Mul: return product(a);
-    case IndexOp::FloorDiv: return floordiv(a[0], a[1]);
-    case IndexOp::Mod: return mod(a[0], a[1]);
-    case IndexOp::Min:
-    case IndexOp::Max: {
-      const bool is_min = e.op() == IndexOp::Min;
-      for (int side = 0; side < 2; ++side) {
-        const Index& v = a[side];
-        const Index& c = a[1 - side];
-        auto k = simplify(v - anchor, ranges).as_const();
-        if (!c.is_const() || !k) continue;
-        const int64_t vlo = lo + *k, vhi = hi + *k, cv = c.value();
-        if (is_min ? vhi <= cv : vlo >= cv) return v;
-        if (is_min ? vlo >= cv : vhi <= cv) return c;
-      }
-      return is_min ? min(a[0], a[1]) : max(a[0], a[1]);
-    }
-    default: return e;
-  }
-}
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int pow2_at_least(int64_t v) {
   int p = 1;
@@ -247,17 +216,7 @@ class KernelPrinter {
   /// Distinct direct loads in `bodies` of buffers no computation of this kernel writes.
   std::vector<Expr> external_loads(const std::vector<Expr>& bodies) const;
   /// Declares `storage name[count]` filled with hi_load_vec by the caller, and makes `load` print as `name[lane]`.
-  std::string vector_array(const Expr& load, int count, const std::string& lane, bool zeroed = false);
-  /// Loads that are gathers only because of a concatenation's clamps: in one branch of `where(E op C, a, b)` (E an
-  /// index walking the lanes in order, C a constant), a load that occurs only in that branch and whose index, with
-  /// the clamps the branch decides folded, is contiguous in the lanes.
-  struct BranchLoads {
-    Index anchor;                                        ///< E
-    BinaryOp op = BinaryOp::Lt;
-    int64_t bound = 0;                                   ///< C
-    std::vector<std::pair<Expr, Index>> side[2];         ///< (load, lane-0 index with the clamps folded) per branch
-  };
-  std::vector<BranchLoads> branch_loads(const std::vector<Expr>& bodies, const std::vector<Expr>& loads) const;
+  std::string vector_array(const Expr& load, int count, const std::string& lane);
   /// Inside vector groups (ranges_ has the lane variable j): the index of lane 0, and whether lanes are contiguous.
   Index lane0(const Index& f) const { return simplify(substitute(f, {{"j", Index(0)}}), ranges_); }
   bool contiguous_lanes(const Index& f) const { return classify_lanes(f, "j", ranges_) == LaneAccess::Contiguous; }
@@ -562,67 +521,15 @@ std::vector<Expr> KernelPrinter::external_loads(const std::vector<Expr>& bodies)
   return out;
 }
 
-std::string KernelPrinter::vector_array(const Expr& load, int count, const std::string& lane, bool zeroed) {
+std::string KernelPrinter::vector_array(const Expr& load, int count, const std::string& lane) {
   const Buffer& b = p_.buffers[load->buffer];
   std::string name = "ld" + std::to_string(next_array_++);
-  line(storage_type(b.dtype) + " " + name + "[" + std::to_string(count) + "]" + (zeroed ? " = {}" : "") + ";");
+  line(storage_type(b.dtype) + " " + name + "[" + std::to_string(count) + "];");
   std::string element = name + "[" + lane + "]";
   cse_.back()[load.hash()].emplace_back(load, is_floating(b.dtype) && dtype_bytes(b.dtype) == 2
                                                   ? "hi_to_float(" + element + ")"
                                                   : element);
   return name;
-}
-
-std::vector<KernelPrinter::BranchLoads> KernelPrinter::branch_loads(const std::vector<Expr>& bodies,
-                                                                    const std::vector<Expr>& loads) const {
-  auto occurrences = [](const Expr& root, const Expr& load) {
-    int n = 0;
-    visit(root, [&](const Expr& e) { n += e == load; });
-    return n;
-  };
-  std::vector<Expr> candidates;  // gathers read directly (no indirect index)
-  for (const Expr& load : loads)
-    if (load->args.empty() && !contiguous_lanes(load->index)) candidates.push_back(load);
-  std::vector<BranchLoads> out;
-  if (candidates.empty()) return out;
-  std::vector<Expr> seen;
-  for (const Expr& body : bodies)
-    visit(body, [&](const Expr& w) {
-      if (w->op != ExprOp::Where || std::find(seen.begin(), seen.end(), w) != seen.end()) return;
-      seen.push_back(w);
-      const Expr& cond = w->args[0];
-      if (cond->op != ExprOp::Binary || cond->args[0]->op != ExprOp::IndexValue) return;
-      const BinaryOp op = cond->binary_op();
-      if (op != BinaryOp::Lt && op != BinaryOp::Le && op != BinaryOp::Gt && op != BinaryOp::Ge) return;
-      const Expr& rhs = cond->args[1];
-      std::optional<int64_t> c;
-      if (rhs->op == ExprOp::IndexValue) c = simplify(rhs->index, ranges_).as_const();
-      if (!c) return;
-      const Index anchor = simplify(cond->args[0]->index, ranges_);
-      if (classify_lanes(anchor, "j", ranges_) == LaneAccess::Gather) return;  // must walk the lanes in order
-      const Range r = bounds(anchor, ranges_);
-      if (!r.lo || !r.hi) return;
-      // The anchor's range in the if-true and the if-false branch.
-      const bool upper = op == BinaryOp::Lt || op == BinaryOp::Le;  // true branch: anchor below the bound
-      const int64_t split = (op == BinaryOp::Lt || op == BinaryOp::Ge) ? *c : *c + 1;  // first value of the upper part
-      const int64_t lo[2] = {upper ? *r.lo : split, upper ? split : *r.lo};
-      const int64_t hi[2] = {upper ? split - 1 : *r.hi, upper ? *r.hi : split - 1};
-      BranchLoads bl{anchor, op, *c, {}};
-      for (int side = 0; side < 2; ++side) {
-        if (lo[side] > hi[side]) continue;
-        for (const Expr& load : candidates) {
-          const int here = occurrences(w->args[1 + side], load);
-          if (here == 0) continue;
-          int total = 0;
-          for (const Expr& b : bodies) total += occurrences(b, load);
-          if (total != here) continue;  // read elsewhere too: loaded for every lane anyway
-          Index folded = simplify(fold_clamps(load->index, anchor, lo[side], hi[side], ranges_), ranges_);
-          if (contiguous_lanes(folded)) bl.side[side].emplace_back(load, lane0(folded));
-        }
-      }
-      if (!bl.side[0].empty() || !bl.side[1].empty()) out.push_back(std::move(bl));
-    });
-  return out;
 }
 
 void KernelPrinter::emit_pointwise_elements() {
@@ -676,58 +583,12 @@ void KernelPrinter::emit_pointwise() {
   for (const Expr& load : loads)
     if (contiguous_lanes(load->index))
       vector_loads.emplace_back(vector_array(load, e_count * v, "q"), &load);
-  // Concatenations: a group whose lanes all take one branch loads that branch's operand with one vector load;
-  // a group straddling the seam loads both, per lane, at the original (clamped) indices. The array of the branch
-  // not taken stays zero and is never selected.
-  std::vector<BranchLoads> branches = branch_loads(bodies, loads);
-  std::vector<std::vector<std::string>> branch_arrays[2];
-  for (const BranchLoads& bl : branches)
-    for (int side = 0; side < 2; ++side) {
-      branch_arrays[side].emplace_back();
-      for (const auto& [load, base] : bl.side[side])
-        branch_arrays[side].back().push_back(vector_array(load, e_count * v, "q", true));
-    }
-  if (!vector_loads.empty() || !branches.empty()) {
+  if (!vector_loads.empty()) {
     open_groups();
     for (const auto& [name, load] : vector_loads) {
       Index base = lane0((*load)->index);
       line(guard + "hi_load_vec<" + vs + ">(" + param_name((*load)->buffer) + " + (" + index(base) + "), &" + name +
            "[e * " + vs + "]);");
-    }
-    for (size_t n_b = 0; n_b < branches.size(); ++n_b) {
-      const BranchLoads& bl = branches[n_b];
-      if (ragged) open("if (g < " + gs + ")");
-      const std::string op = bl.op == BinaryOp::Lt   ? " < "
-                             : bl.op == BinaryOp::Le ? " <= "
-                             : bl.op == BinaryOp::Gt ? " > "
-                                                     : " >= ";
-      const std::string first = "(" + index(lane0(bl.anchor)) + ")" + op + std::to_string(bl.bound);
-      const std::string last = "(" + index(substitute(bl.anchor, {{"j", Index(v - 1)}})) + ")" + op +
-                               std::to_string(bl.bound);
-      const std::string w = "w" + std::to_string(next_temp_++);
-      line("const bool " + w + "_first = " + first + ", " + w + "_last = " + last + ";");
-      for (int side = 0; side < 2; ++side) {
-        open(std::string(side == 0 ? "if (" + w + "_first && " + w + "_last)"
-                                   : "else if (!" + w + "_first && !" + w + "_last)"));
-        for (size_t n_l = 0; n_l < bl.side[side].size(); ++n_l) {
-          const auto& [load, base] = bl.side[side][n_l];
-          line("hi_load_vec<" + vs + ">(" + param_name(load->buffer) + " + (" + index(base) + "), &" +
-               branch_arrays[side][n_b][n_l] + "[e * " + vs + "]);");
-        }
-        close();
-      }
-      open("else");
-      line("#pragma unroll");
-      open("for (int j = 0; j < " + vs + "; ++j)");
-      for (int side = 0; side < 2; ++side)
-        for (size_t n_l = 0; n_l < bl.side[side].size(); ++n_l) {
-          const Expr& load = bl.side[side][n_l].first;
-          line(branch_arrays[side][n_b][n_l] + "[e * " + vs + " + j] = " + param_name(load->buffer) + "[" +
-               index(load->index) + "];");
-        }
-      close();
-      close();
-      if (ragged) close();
     }
     close();
   }

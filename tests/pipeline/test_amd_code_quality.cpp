@@ -104,7 +104,7 @@ const std::vector<QualityCase>& quality_cases() {
       {"rms_norm_bf16_4096", rms_norm_bf16(2048, 4096), true, true},
       {"row_sum_f32", row_sum_f32(4096, 4096), true, false},  // one value per row: no contiguous store
       {"column_sum_f32", column_sum_f32(16384, 4096), false, false},
-      {"rope_cat_bf16", test::rope_graph(8192, 128, 64, DType::BFloat16), true, true},  // cat vector-loaded
+      {"rope_cat_bf16", test::rope_graph(8192, 128, 64, DType::BFloat16), true, true},  // x, cos, sin: 16 bytes
   };
   return cases;
 }

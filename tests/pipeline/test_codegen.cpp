@@ -36,23 +36,5 @@ TEST(Codegen, RowKernelReadsItsOwnRowResultsFromRegistersEvenWhenStored) {
   EXPECT_NE(text.find("v_out"), std::string::npos) << text;
 }
 
-TEST(Codegen, ConcatenationOperandsAreVectorLoadedAwayFromTheSeam) {
-  // rotate-half's cat reads x at clamped indices (min(c, 63) + 64 and max(c - 64, 0)): gathers per lane as they
-  // stand. With the clamps folded under each branch of the cat's `where`, a vector group wholly on one side loads
-  // that side's operand with one 16-byte load; only a group straddling the seam loads per lane.
-  CompileOptions o;
-  o.target = parse_target("sm_90");
-  CompiledGraph c = generate(test::rope_graph(64, 128, 64, DType::BFloat16), o);
-  ASSERT_EQ(c.module.kernels.size(), 1u);
-  std::string text = kernels_text(c.module);
-  size_t vector_loads = 0;
-  for (size_t at = text.find("hi_load_vec<8>"); at != std::string::npos; at = text.find("hi_load_vec<8>", at + 1))
-    ++vector_loads;
-  EXPECT_EQ(vector_loads, 5u) << "x, cos, sin and each side of the cat\n" << text;
-  EXPECT_NE(text.find("_first && "), std::string::npos) << text;
-  EXPECT_EQ(text.find("hi_imin", text.find("for (int q = 0;")), std::string::npos)
-      << "clamped per-lane loads left in the element loop\n" << text;
-}
-
 }  // namespace
 }  // namespace hi

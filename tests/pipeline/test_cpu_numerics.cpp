@@ -88,8 +88,8 @@ TEST_P(CpuNumerics, GeluBothApproximationsAndResidual) {
 }
 
 TEST_P(CpuNumerics, ConcatenationSeamsInAndBetweenVectorGroups) {
-  // cat's operands are vector-loaded by groups wholly on one side of the seam; a group straddling it (seam 37 with
-  // 4 f32 / 8 bf16 lanes) loads per lane. Both must match, as must rows whose length is not a multiple of the width.
+  // rotate-half's cat with its seam on and off a vector-group boundary (4 f32 / 8 bf16 lanes), and rows whose length
+  // is not a multiple of the width.
   test::expect_matches(test::run_on_cpu(test::rope_graph(6, 128, 64), GetParam()), 1e-6, 1e-6);
   test::expect_matches(test::run_on_cpu(test::rope_graph(6, 96, 59), GetParam()), 1e-6, 1e-6);
   test::expect_matches(test::run_on_cpu(test::rope_graph(5, 64, 32, DType::BFloat16), GetParam()), 1e-2, 1e-2);
