@@ -1,4 +1,7 @@
 # Shared by the tool tests (sourced): a scratch directory removed on exit, fail, and expect_2 for misuse checks.
+# Under `set -o pipefail`, end a pipe from a tool in `grep PATTERN >/dev/null`, not `grep -q`: grep -q exits at the
+# first match, and a tool still writing (hipinductor-cache source prints ~40 kB) then dies of SIGPIPE and fails the
+# pipe, depending on timing (seen under load).
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
