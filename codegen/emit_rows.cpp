@@ -1,0 +1,362 @@
+// Row-reduction kernels: persistent rows held in registers, and the row loop for rows too long for them.
+#include "codegen/kernel_printer.h"
+
+namespace hi::codegen_detail {
+
+std::optional<PersistentRows> KernelPrinter::persistent_rows() const {
+  auto rows = simplify(k_.numel, p_.size_ranges).as_const();
+  auto length = simplify(k_.row_length, p_.size_ranges).as_const();
+  if (!rows || !length || *rows < 1 || *length < 1) return std::nullopt;
+  PersistentRows plan;
+  plan.rows = *rows;
+  plan.length = *length;
+  plan.width = vector_width("col", *length, true);
+  const int64_t groups = *length / plan.width;
+  const int warp = target_.warp_size;
+  if (groups <= 4 * warp) {
+    plan.threads = std::min(warp, pow2_at_least(groups));  // a warp (or part of one) per row: shuffles only
+  } else {
+    const int target_groups = std::max(1, 16 / plan.width);  // about 16 values per thread and operand
+    plan.threads = std::min(1024, pow2_at_least(ceil_div(groups, target_groups)));
+  }
+  plan.groups = static_cast<int>(ceil_div(groups, plan.threads));
+  if (plan.groups * plan.width > 32) return std::nullopt;  // too long for registers
+  plan.rows_per_block = plan.threads <= warp ? 256 / plan.threads : 1;
+  return plan;
+}
+
+void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
+  const int v = plan.width, t = plan.threads, e_count = plan.groups, rpb = plan.rows_per_block;
+  const int64_t groups = plan.length / v;
+  const std::string I = index_type_, vs = std::to_string(v), ts = std::to_string(t), rows = std::to_string(plan.rows);
+  const std::string per_thread = std::to_string(e_count * v);
+  ranges_["cg"] = Range::loop(groups);
+  ranges_["j"] = Range::loop(v);
+  const std::map<std::string, Index> lanes{{"col", Index::var("cg") * v + Index::var("j")}};
+  line("// persistent rows: " + ts + " threads per row, " + per_thread + " values per thread in registers, " + vs +
+       " per vector access");
+  if (rpb == 1) {
+    open("for (" + I + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
+    line("const int lane = threadIdx.x;");
+  } else {
+    // Several rows per block; the last block's spare row slots recompute the last row and store nothing, so every
+    // lane reaches the shuffles and every load stays in bounds.
+    const std::string rp = std::to_string(rpb);
+    open("for (" + I + " row0 = (" + I + ")blockIdx.x * " + rp + "; row0 < " + rows + "; row0 += (" + I +
+         ")gridDim.x * " + rp + ")");
+    line("const int lane = threadIdx.x % " + ts + ";");
+    line("const bool row_ok = row0 + (" + I + ")(threadIdx.x / " + ts + ") < " + rows + ";");
+    line("const " + I + " row = row_ok ? row0 + (" + I + ")(threadIdx.x / " + ts + ") : " +
+         std::to_string(plan.rows - 1) + ";");
+    row_store_guard_ = "lane == 0 && row_ok";
+  }
+  const bool ragged = int64_t{e_count} * t > groups;
+  const std::string valid = ragged ? "cg < " + std::to_string(groups) : "";
+  auto guarded = [&](const std::string& extra, const std::string& statement) {
+    std::string cond = valid;
+    if (!extra.empty()) cond = cond.empty() ? extra : cond + " && " + extra;
+    line(cond.empty() ? statement : "if (" + cond + ") " + statement);
+  };
+  const std::string store_ok = rpb == 1 ? "" : "row_ok";
+
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  lane_views(lanes, bodies, stores);
+  // Contiguous operands are read with vector loads: once per row into registers when several phases use them (the
+  // row itself), else at the start of the one phase that does (weights), so they hold no registers elsewhere.
+  struct RowLoad {
+    Expr load;
+    Index base;
+    std::vector<size_t> users;  ///< positions in k_.computations
+  };
+  std::vector<RowLoad> row_loads;
+  for (const Expr& load : external_loads(bodies)) {
+    if (!contiguous_lanes(load->index)) continue;
+    RowLoad l{load, lane0(load->index), {}};
+    for (size_t n_c = 0; n_c < bodies.size(); ++n_c) {
+      std::vector<Expr> used = external_loads({bodies[n_c]});
+      if (std::find(used.begin(), used.end(), load) != used.end()) l.users.push_back(n_c);
+    }
+    row_loads.push_back(std::move(l));
+  }
+  auto open_groups = [&] {
+    line("#pragma unroll");
+    open("for (int e = 0; e < " + std::to_string(e_count) + "; ++e)");
+    line("const int cg = e * " + ts + " + lane;");
+  };
+  auto open_values = [&] {
+    line("#pragma unroll");
+    open("for (int q = 0; q < " + per_thread + "; ++q)");
+    line("const int cg = (q / " + vs + ") * " + ts + " + lane;");
+    line("const int j = q % " + vs + ";");
+    if (ragged) open("if (" + valid + ")");
+  };
+  auto close_values = [&] {
+    if (ragged) close();
+    close();
+  };
+  // Declares and fills the arrays of the loads that `shared` (used by several phases) selects, or that phase
+  // `phase` alone uses.
+  auto load_rows = [&](bool shared, size_t phase) {
+    std::vector<std::pair<std::string, const RowLoad*>> arrays;
+    for (const RowLoad& l : row_loads) {
+      bool mine = shared ? l.users.size() > 1 : (l.users.size() == 1 && l.users[0] == phase);
+      if (mine) arrays.emplace_back(vector_array(l.load, e_count * v, "q"), &l);
+    }
+    if (arrays.empty()) return;
+    open_groups();
+    for (const auto& [name, l] : arrays)
+      guarded("", "hi_load_vec<" + vs + ">(" + param_name(l->load->buffer) + " + (" + index(l->base) + "), &" + name +
+                      "[e * " + vs + "]);");
+    close();
+  };
+  load_rows(true, 0);
+
+  // Expensive per-element values that several phases compute (softmax's exp(x - max) in the sum and in the
+  // output) are computed once and kept in a register array by the first phase that needs them.
+  std::vector<std::pair<Expr, size_t>> cached;  // value, first phase computing it
+  {
+    auto per_element = [&](const Expr& e) {
+      bool found = false;
+      visit(e, [&](const Expr& x) {
+        if (x->op != ExprOp::Load && x->op != ExprOp::IndexValue) return;
+        if (x->op == ExprOp::Load && produced_here(x->buffer)) {
+          const Computation& pc = p_.computations[p_.producer(x->buffer)];
+          if (!pc.is_reduction() && !is_row_epilogue(pc, k_)) found = true;
+          return;
+        }
+        for (const std::string& var : free_vars(x->index))
+          if (var == "cg" || var == "j") found = true;
+      });
+      return found;
+    };
+    auto expensive = [](const Expr& e) {
+      if (op_count(e) >= 2) return true;
+      if (e->op != ExprOp::Unary) return false;
+      switch (e->unary_op()) {
+        case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Relu: case UnaryOp::LogicalNot: case UnaryOp::BitwiseNot:
+        case UnaryOp::Square: case UnaryOp::Sign: return false;
+        default: return true;
+      }
+    };
+    std::vector<std::vector<Expr>> computed(bodies.size());  // per-element nodes of each phase
+    for (size_t n_c = 0; n_c < bodies.size(); ++n_c) {
+      const Computation& c = p_.computations[k_.computations[n_c]];
+      if (is_row_epilogue(c, k_)) continue;
+      const Expr root = c.is_reduction() ? bodies[n_c]->args[0] : bodies[n_c];
+      visit(root, [&](const Expr& x) {
+        if (!x->args.empty() && x->op != ExprOp::Load && per_element(x)) computed[n_c].push_back(x);
+      });
+      // Top-down over this phase: the largest expensive values an earlier phase computed.
+      std::function<void(const Expr&)> reuse = [&](const Expr& x) {
+        for (size_t earlier = 0; earlier < n_c; ++earlier)
+          if (std::find(computed[earlier].begin(), computed[earlier].end(), x) != computed[earlier].end()) {
+            if (!expensive(x)) break;
+            bool known = std::any_of(cached.begin(), cached.end(), [&](const auto& p) { return p.first == x; });
+            if (!known) cached.emplace_back(x, earlier);
+            return;
+          }
+        for (const Expr& a : x->args) reuse(a);
+      };
+      reuse(root);
+    }
+  }
+  std::vector<std::string> cache_arrays;
+  for (const auto& [value, first] : cached) {
+    cache_arrays.push_back("cv" + std::to_string(next_array_++));
+    line(value_type(value->dtype) + " " + cache_arrays.back() + "[" + per_thread + "];");
+  }
+  // Inside phase `n_c`'s value loop: save the values it is first to compute; after the loop: reuse them.
+  auto save_cached = [&](size_t n_c) {
+    for (size_t k = 0; k < cached.size(); ++k)
+      if (cached[k].second == n_c) line(cache_arrays[k] + "[q] = " + expr(cached[k].first) + ";");
+  };
+  auto reuse_cached = [&](size_t n_c) {
+    for (size_t k = 0; k < cached.size(); ++k)
+      if (cached[k].second == n_c)
+        cse_.back()[cached[k].first.hash()].emplace_back(cached[k].first, cache_arrays[k] + "[q]");
+  };
+
+  // Which per-element values later computations of the kernel read (kept in register arrays across phases).
+  std::set<int> read_later;
+  for (size_t n_c = 0; n_c < bodies.size(); ++n_c)
+    visit(bodies[n_c], [&](const Expr& e) {
+      if (e->op == ExprOp::Load && produced_here(e->buffer)) read_later.insert(e->buffer);
+    });
+
+  for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
+    const Computation& c = p_.computations[k_.computations[n_c]];
+    const Expr& body = bodies[n_c];
+    const Buffer& b = p_.buffers[c.buffer];
+    if (is_row_epilogue(c, k_)) {
+      line("// " + c.name + ": row epilogue");
+      keep_row_value(c, convert(expr(body), body->dtype, b.dtype));
+      continue;
+    }
+    if (!c.is_reduction()) {
+      line("// " + c.name + ": epilogue");
+      const bool contiguous = !is_local(c.buffer) && contiguous_lanes(stores[n_c]);
+      std::string st, kept;
+      if (contiguous) {
+        st = "st" + std::to_string(next_array_++);
+        line(storage_type(b.dtype) + " " + st + "[" + per_thread + "];");
+      }
+      if (read_later.count(c.buffer)) {
+        kept = "pw_" + b.name;
+        line(value_type(b.dtype) + " " + kept + "[" + per_thread + "];");
+      }
+      open("");
+      load_rows(false, n_c);
+      open_values();
+      std::string value = expr(body);
+      std::string name = "v_" + b.name;
+      line("const " + value_type(b.dtype) + " " + name + " = " + convert(value, body->dtype, b.dtype) + ";");
+      if (!kept.empty()) line(kept + "[q] = " + name + ";");
+      if (contiguous) line(st + "[q] = " + store_value(name, b.dtype) + ";");
+      else if (!is_local(c.buffer))
+        line((store_ok.empty() ? "" : "if (" + store_ok + ") ") + param_name(c.buffer) + "[" + index(stores[n_c]) +
+             "] = " + store_value(name, b.dtype) + ";");
+      save_cached(n_c);
+      close_values();
+      close();
+      reuse_cached(n_c);
+      if (contiguous) {
+        Index base = lane0(stores[n_c]);
+        open_groups();
+        guarded(store_ok, "hi_store_vec<" + vs + ">(" + param_name(c.buffer) + " + (" + index(base) + "), &" + st +
+                              "[e * " + vs + "]);");
+        close();
+      }
+      if (!kept.empty()) local_value_[c.buffer] = kept + "[q]";
+      continue;
+    }
+    const ReduceOp op = body->reduce_op();
+    const std::string functor = reduce_functor(op), acc = "acc_" + b.name;
+    line("// " + c.name + ": " + std::string(reduce_op_name(op)) + " over the row");
+    Accumulation a = accumulation(body);
+    line(a.type + " " + acc + " = " + functor + "::identity<" + a.type + ">();");
+    open("");
+    load_rows(false, n_c);
+    open_values();
+    line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
+    save_cached(n_c);
+    close_values();
+    close();
+    reuse_cached(n_c);
+    if (t <= target_.warp_size) {
+      line(acc + " = hi_group_reduce<" + functor + ">(" + acc + ", " + ts + ");");
+    } else {
+      line("__shared__ " + a.type + " smem_" + b.name + "[" + std::to_string(t / target_.warp_size) + "];");
+      line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
+    }
+    keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));
+  }
+  close();
+  local_value_.clear();
+}
+
+void KernelPrinter::emit_row_loop() {
+  // One block per row (grid-stride over rows); threads stride over the row's columns, in vector groups of V
+  // consecutive columns when the row length allows.
+  std::string rows = index(k_.numel), len = index(k_.row_length), blk = std::to_string(block_);
+  auto length = simplify(k_.row_length, p_.size_ranges).as_const();
+  const int v = length ? vector_width("col", *length, true) : 1;
+  const std::string vs = std::to_string(v);
+  std::map<std::string, Index> lanes;
+  if (v > 1) {
+    ranges_["cg"] = Range::loop(*length / v);
+    ranges_["j"] = Range::loop(v);
+    lanes["col"] = Index::var("cg") * v + Index::var("j");
+  }
+  // Opens the loop over this thread's columns: `col`, or vector groups `cg` with their contiguous loads issued
+  // first and lanes `j`. Returns the store array of `c` (empty when it stores lane by lane or not at all).
+  auto open_columns = [&](const Expr& body, const Computation* stored, const Index& where) {
+    if (v == 1) {
+      open("for (" + index_type_ + " col = threadIdx.x; col < " + len + "; col += " + blk + ")");
+      return std::string();
+    }
+    open("for (" + index_type_ + " cg = threadIdx.x; cg < " + std::to_string(*length / v) + "; cg += " + blk + ")");
+    for (const Expr& load : external_loads({body})) {
+      if (!contiguous_lanes(load->index)) continue;
+      Index base = lane0(load->index);
+      std::string name = vector_array(load, v, "j");
+      line("hi_load_vec<" + vs + ">(" + param_name(load->buffer) + " + (" + index(base) + "), " + name + ");");
+    }
+    std::string st;
+    if (stored && !is_local(stored->buffer) && contiguous_lanes(where)) {
+      st = "st" + std::to_string(next_array_++);
+      line(storage_type(p_.buffers[stored->buffer].dtype) + " " + st + "[" + vs + "];");
+    }
+    line("#pragma unroll");
+    open("for (int j = 0; j < " + vs + "; ++j)");
+    return st;
+  };
+  auto close_columns = [&](const std::string& st, const Computation* stored, const Index& where) {
+    if (v == 1) {
+      close();
+      return;
+    }
+    close();
+    if (!st.empty()) {
+      Index base = lane0(where);
+      line("hi_store_vec<" + vs + ">(" + param_name(stored->buffer) + " + (" + index(base) + "), " + st + ");");
+    }
+    close();
+  };
+  open("for (" + index_type_ + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
+  for (int ci : k_.computations) {
+    const Computation& c = p_.computations[ci];
+    Expr body = kernel_body(c);
+    Index where = kernel_store_index(c);
+    if (v > 1) {
+      body = substitute_vars(body, lanes, ranges_);
+      where = simplify(substitute(where, lanes), ranges_);
+    }
+    const Buffer& b = p_.buffers[c.buffer];
+    if (is_row_epilogue(c, k_)) {
+      // One value per row: every thread computes it (it may feed later phases), thread 0 stores it.
+      line("// " + c.name + ": row epilogue");
+      keep_row_value(c, convert(expr(body), body->dtype, b.dtype));
+      continue;
+    }
+    if (!c.is_reduction()) {
+      line("// " + c.name + ": epilogue");
+      std::string st = open_columns(body, &c, where);
+      if (st.empty()) {
+        store(c, expr(body), body->dtype, where);
+      } else {
+        line(st + "[j] = " + store_value(convert(expr(body), body->dtype, b.dtype), b.dtype) + ";");
+      }
+      close_columns(st, &c, where);
+      continue;
+    }
+    const ReduceOp op = body->reduce_op();
+    std::string functor = reduce_functor(op);
+    std::string acc = "acc_" + b.name;
+    line("// " + c.name + ": " + std::string(reduce_op_name(op)) + " over the row");
+    Accumulation a = accumulation(body);
+    std::string acc_t = a.type;
+    line(acc_t + " " + acc + " = " + functor + "::identity<" + acc_t + ">();");
+    open_columns(body, nullptr, where);
+    line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
+    close_columns("", nullptr, where);
+    line("__shared__ " + acc_t + " smem_" + b.name + "[" + std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
+    line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
+    keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));
+  }
+  close();
+}
+
+void KernelPrinter::keep_row_value(const Computation& c, const std::string& value) {
+  // Every thread holds the row's value in a register, and later phases of this kernel read it from there even when
+  // it also goes to memory: reading it back from memory would race with the thread that stores it.
+  const Buffer& b = p_.buffers[c.buffer];
+  std::string name = "v_" + b.name;
+  line("const " + value_type(b.dtype) + " " + name + " = " + value + ";");
+  local_value_[c.buffer] = name;
+  if (!is_local(c.buffer))
+    line("if (" + row_store_guard_ + ") " + param_name(c.buffer) + "[" + index(kernel_store_index(c)) +
+         "] = " + store_value(name, b.dtype) + ";");
+}
+
+}  // namespace hi::codegen_detail

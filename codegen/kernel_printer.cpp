@@ -1,0 +1,324 @@
+// KernelPrinter: expressions, parameters, stores and the kernel signature (see kernel_printer.h).
+#include "codegen/kernel_printer.h"
+
+namespace hi::codegen_detail {
+
+std::string KernelPrinter::expr(const Expr& e) {
+  if (e->op == ExprOp::Constant) return literal(e->value, e->dtype);
+  for (auto it = cse_.rbegin(); it != cse_.rend(); ++it) {
+    auto found = it->find(e.hash());
+    if (found == it->end()) continue;
+    for (const auto& [known, name] : found->second)
+      if (known == e) return name;
+  }
+  if (e->op == ExprOp::Load) {
+    auto local = local_value_.find(e->buffer);
+    if (local != local_value_.end()) return local->second;
+  }
+  std::string value = compute(e);
+  std::string name = temp();
+  line("const " + value_type(e->dtype) + " " + name + " = " + value + ";");
+  cse_.back()[e.hash()].emplace_back(e, name);
+  return name;
+}
+
+std::string KernelPrinter::compute(const Expr& e) {
+  const ExprNode& n = *e;
+  auto arg = [&](int i) { return expr(n.args[i]); };
+  DType t = n.dtype;
+  switch (n.op) {
+    case ExprOp::Load: {
+      const Buffer& b = p_.buffers[n.buffer];
+      Index where = n.index;
+      if (!n.args.empty()) {
+        // An indirect load: evaluate its index operands, then address through them (see Expr::indirect_load).
+        std::map<std::string, Index> bound;
+        for (size_t k = 0; k < n.args.size(); ++k) bound[indirect_var(k)] = Index::var(expr(n.args[k]));
+        where = substitute(where, bound);
+      }
+      std::string ref = param_name(n.buffer) + "[" + index(where) + "]";
+      return is_floating(b.dtype) && dtype_bytes(b.dtype) == 2 ? "hi_to_float(" + ref + ")" : ref;
+    }
+    case ExprOp::Constant: return literal(n.value, t);
+    case ExprOp::IndexValue: return "(" + value_type(t) + ")(" + index(n.index) + ")";
+    case ExprOp::Cast: return convert(arg(0), n.args[0]->dtype, t);
+    case ExprOp::Where: return arg(0) + " ? " + arg(1) + " : " + arg(2);
+    case ExprOp::Reduce: throw std::logic_error("Reduce printed as a value");
+    case ExprOp::Unary: {
+      std::string x = arg(0);
+      DType xt = n.args[0]->dtype;
+      bool integral = !is_floating(xt);
+      switch (n.unary_op()) {
+        case UnaryOp::Neg: return "-" + x;
+        case UnaryOp::Abs: return "hi_abs(" + x + ")";
+        case UnaryOp::Exp: return "hi_exp(" + x + ")";
+        case UnaryOp::Exp2: return "hi_exp2(" + x + ")";
+        case UnaryOp::Expm1: return "hi_expm1(" + x + ")";
+        case UnaryOp::Log: return "hi_log(" + x + ")";
+        case UnaryOp::Log2: return "hi_log2(" + x + ")";
+        case UnaryOp::Log10: return "hi_log10(" + x + ")";
+        case UnaryOp::Log1p: return "hi_log1p(" + x + ")";
+        case UnaryOp::Sqrt: return "hi_sqrt(" + x + ")";
+        case UnaryOp::Rsqrt: return "hi_rsqrt(" + x + ")";
+        case UnaryOp::Reciprocal: return literal(1, t) + " / " + x;
+        case UnaryOp::Sin: return "hi_sin(" + x + ")";
+        case UnaryOp::Cos: return "hi_cos(" + x + ")";
+        case UnaryOp::Tan: return "hi_tan(" + x + ")";
+        case UnaryOp::Asin: return libm("asin", t) + "(" + x + ")";
+        case UnaryOp::Acos: return libm("acos", t) + "(" + x + ")";
+        case UnaryOp::Atan: return libm("atan", t) + "(" + x + ")";
+        case UnaryOp::Sinh: return libm("sinh", t) + "(" + x + ")";
+        case UnaryOp::Cosh: return libm("cosh", t) + "(" + x + ")";
+        case UnaryOp::Tanh: return "hi_tanh(" + x + ")";
+        case UnaryOp::Asinh: return libm("asinh", t) + "(" + x + ")";
+        case UnaryOp::Acosh: return libm("acosh", t) + "(" + x + ")";
+        case UnaryOp::Atanh: return libm("atanh", t) + "(" + x + ")";
+        case UnaryOp::Sigmoid: return "hi_sigmoid(" + x + ")";
+        case UnaryOp::Relu: return "hi_relu(" + x + ")";
+        case UnaryOp::Erf: return "hi_erf(" + x + ")";
+        case UnaryOp::Erfc: return libm("erfc", t) + "(" + x + ")";
+        case UnaryOp::GeluErf: return "hi_gelu(" + x + ")";
+        case UnaryOp::GeluTanh: return "hi_gelu_tanh(" + x + ")";
+        case UnaryOp::Silu: return "hi_silu(" + x + ")";
+        case UnaryOp::Floor: return integral ? x : "hi_floor(" + x + ")";
+        case UnaryOp::Ceil: return integral ? x : "hi_ceil(" + x + ")";
+        case UnaryOp::Round: return integral ? x : "hi_round(" + x + ")";
+        case UnaryOp::Trunc: return integral ? x : "hi_trunc(" + x + ")";
+        case UnaryOp::Sign: return "hi_sign(" + x + ")";
+        case UnaryOp::LogicalNot: return "!" + x;
+        case UnaryOp::BitwiseNot: return xt == DType::Bool ? "!" + x : "~" + x;
+        case UnaryOp::IsNan: return "hi_isnan(" + x + ")";
+        case UnaryOp::IsInf: return "hi_isinf(" + x + ")";
+        case UnaryOp::Square: return x + " * " + x;
+        case UnaryOp::Lgamma: return libm("lgamma", t) + "(" + x + ")";
+        case UnaryOp::Digamma: return "hi_digamma(" + x + ")";
+        case UnaryOp::Erfinv: return "hi_erfinv(" + x + ")";
+      }
+      break;
+    }
+    case ExprOp::Binary: {
+      std::string a = arg(0), b = arg(1);
+      DType at = n.args[0]->dtype;
+      bool fp = is_floating(at);
+      auto infix = [&](const char* op) { return a + " " + op + " " + b; };
+      switch (n.binary_op()) {
+        case BinaryOp::Add: return infix("+");
+        case BinaryOp::Sub: return infix("-");
+        case BinaryOp::Mul: return infix("*");
+        case BinaryOp::Div: return fp ? "hi_div(" + a + ", " + b + ")" : infix("/");
+        case BinaryOp::FloorDiv: return "hi_floordiv(" + a + ", " + b + ")";
+        case BinaryOp::TruncDiv: return fp ? "hi_trunc(" + a + " / " + b + ")" : infix("/");
+        case BinaryOp::Remainder: return "hi_remainder(" + a + ", " + b + ")";
+        case BinaryOp::Fmod: return fp ? "hi_fmod(" + a + ", " + b + ")" : infix("%");
+        case BinaryOp::Pow:
+          return fp ? "hi_pow(" + a + ", " + b + ")"
+                    : "(" + value_type(t) + ")hi_pow((double)" + a + ", (double)" + b + ")";
+        case BinaryOp::Maximum: return "hi_maximum(" + a + ", " + b + ")";
+        case BinaryOp::Minimum: return "hi_minimum(" + a + ", " + b + ")";
+        case BinaryOp::Atan2: return libm("atan2", at) + "(" + a + ", " + b + ")";
+        case BinaryOp::Hypot: return libm("hypot", at) + "(" + a + ", " + b + ")";
+        case BinaryOp::Eq: return infix("==");
+        case BinaryOp::Ne: return infix("!=");
+        case BinaryOp::Lt: return infix("<");
+        case BinaryOp::Le: return infix("<=");
+        case BinaryOp::Gt: return infix(">");
+        case BinaryOp::Ge: return infix(">=");
+        case BinaryOp::LogicalAnd: return "(" + a + " != 0) && (" + b + " != 0)";
+        case BinaryOp::LogicalOr: return "(" + a + " != 0) || (" + b + " != 0)";
+        case BinaryOp::LogicalXor: return "(" + a + " != 0) != (" + b + " != 0)";
+        case BinaryOp::BitwiseAnd: return infix("&");
+        case BinaryOp::BitwiseOr: return infix("|");
+        case BinaryOp::BitwiseXor: return infix("^");
+        case BinaryOp::ShiftLeft: return infix("<<");
+        case BinaryOp::ShiftRight: return infix(">>");
+        case BinaryOp::Fmax: return "hi_fmax(" + a + ", " + b + ")";
+        case BinaryOp::Fmin: return "hi_fmin(" + a + ", " + b + ")";
+        case BinaryOp::Copysign: return "hi_copysign(" + a + ", " + b + ")";
+        case BinaryOp::Nextafter: return libm("nextafter", at) + "(" + a + ", " + b + ")";
+      }
+      break;
+    }
+  }
+  throw std::logic_error("unprintable expression " + e.str());
+}
+
+void KernelPrinter::collect_params() {
+  std::set<int> read, written;
+  std::set<std::string> symbols;
+  auto note_index = [&](const Index& i) {
+    for (const std::string& v : free_vars(i))
+      if (p_.size_ranges.count(v)) symbols.insert(v);
+  };
+  for (int c : k_.computations) {
+    const Computation& comp = p_.computations[c];
+    visit(comp.body, [&](const Expr& e) {
+      if (e->index.defined()) note_index(e->index);
+      if (e->op == ExprOp::Load && !is_local(e->buffer)) read.insert(e->buffer);
+    });
+    if (!is_local(comp.buffer)) written.insert(comp.buffer);
+    for (const Index& s : comp.sizes) note_index(s);
+    for (const Index& s : comp.reduce_sizes) note_index(s);
+  }
+  std::set<int> all = read;
+  all.insert(written.begin(), written.end());
+  for (int b : all) {
+    KernelParam kp;
+    kp.kind = KernelParam::Kind::Buffer;
+    kp.buffer = b;
+    kp.read_only = !written.count(b);
+    const Buffer& buf = p_.buffers[b];
+    const char* prefix = buf.kind == BufferKind::Input ? "in_ptr" : buf.kind == BufferKind::Output ? "out_ptr" : "buf_ptr";
+    kp.name = prefix + std::to_string(b);
+    param_of_buffer_[b] = kp.name;
+    params_.push_back(kp);
+  }
+  for (const std::string& s : symbols) {
+    KernelParam kp;
+    kp.kind = KernelParam::Kind::Size;
+    kp.symbol = s;
+    kp.name = s;
+    params_.push_back(kp);
+  }
+  // 32-bit index arithmetic when every extent this kernel touches is known to fit.
+  int64_t largest = 0;
+  bool known = symbols.empty();
+  for (int b : all) {
+    auto n = simplify(p_.buffers[b].storage_elements(), p_.size_ranges).as_const();
+    if (!n) known = false;
+    else largest = std::max(largest, *n);
+  }
+  auto total = simplify(k_.numel * k_.row_length, p_.size_ranges).as_const();
+  if (!total) known = false;
+  else largest = std::max(largest, *total);
+  if (known && largest < (int64_t{1} << 31) - 4096) index_type_ = "int";
+}
+
+void KernelPrinter::store(const Computation& c, const std::string& value, DType value_dtype, const Index& where) {
+  const Buffer& b = p_.buffers[c.buffer];
+  std::string v = convert(value, value_dtype, b.dtype);
+  if (is_local(c.buffer)) {
+    std::string name = "v_" + b.name;
+    line("const " + value_type(b.dtype) + " " + name + " = " + v + ";");
+    local_value_[c.buffer] = name;
+    return;
+  }
+  line(param_name(c.buffer) + "[" + index(where) + "] = " + store_value(v, b.dtype) + ";");
+}
+
+std::vector<std::pair<Index, DType>> KernelPrinter::accesses() const {
+  std::vector<std::pair<Index, DType>> out;
+  for (int ci : k_.computations) {
+    const Computation& c = p_.computations[ci];
+    Expr body = substitute_vars(c.body, kernel_var_map(c, k_), ranges_);
+    for (const Expr& load : external_loads({body})) out.emplace_back(load->index, p_.buffers[load->buffer].dtype);
+    if (!is_local(c.buffer))
+      out.emplace_back(simplify(substitute(Computation::store_index(p_.buffers[c.buffer]), kernel_var_map(c, k_)),
+                                ranges_),
+                       p_.buffers[c.buffer].dtype);
+  }
+  return out;
+}
+
+int KernelPrinter::vector_width(const std::string& var, int64_t extent, bool divisible) const {
+  std::vector<std::pair<Index, DType>> all = accesses();
+  int best = 1, best_score = 0;
+  for (int v = std::min(8, 16 / narrowest_bytes(all)); v >= 2; v /= 2) {
+    if (extent < v || (divisible && extent % v != 0)) continue;
+    VarRanges r = ranges_;
+    r["g"] = Range::loop(extent / v);
+    r["j"] = Range::loop(v);
+    std::map<std::string, Index> lanes{{var, Index::var("g") * v + Index::var("j")}};
+    int score = 0;
+    for (const auto& a : all)
+      if (classify_lanes(simplify(substitute(a.first, lanes), r), "j", r) == LaneAccess::Contiguous) ++score;
+    if (score > best_score) {
+      best = v;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+std::vector<Expr> KernelPrinter::external_loads(const std::vector<Expr>& bodies) const {
+  std::vector<Expr> out;
+  for (const Expr& body : bodies)
+    visit(body, [&](const Expr& e) {
+      if (e->op != ExprOp::Load || !e->args.empty() || produced_here(e->buffer)) return;
+      if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+    });
+  return out;
+}
+
+std::string KernelPrinter::vector_array(const Expr& load, int count, const std::string& lane) {
+  const Buffer& b = p_.buffers[load->buffer];
+  std::string name = "ld" + std::to_string(next_array_++);
+  line(storage_type(b.dtype) + " " + name + "[" + std::to_string(count) + "];");
+  std::string element = name + "[" + lane + "]";
+  cse_.back()[load.hash()].emplace_back(load, is_floating(b.dtype) && dtype_bytes(b.dtype) == 2
+                                                  ? "hi_to_float(" + element + ")"
+                                                  : element);
+  return name;
+}
+
+EmittedKernel KernelPrinter::emit(std::string& text) {
+  EmittedKernel ek;
+  ek.name = k_.name;
+  ek.kind = k_.kind;
+  collect_params();
+  switch (k_.kind) {
+    case KernelKind::Pointwise:
+      block_ = kMaxBlock;
+      emit_pointwise();
+      break;
+    case KernelKind::RowReduction: {
+      if (auto plan = persistent_rows()) {
+        block_ = plan->threads * plan->rows_per_block;
+        emit_row_persistent(*plan);
+        grid_ = Index(ceil_div(plan->rows, plan->rows_per_block));
+      } else {
+        // Rows too long for registers: 1024 threads per row stream them (256 for rows of unknown length).
+        auto len = simplify(k_.row_length, p_.size_ranges).as_const();
+        int want = len ? static_cast<int>(std::min<int64_t>(*len, 1024)) : kMaxBlock;
+        block_ = std::max(target_.warp_size, (want + target_.warp_size - 1) / target_.warp_size * target_.warp_size);
+        emit_row_loop();
+        grid_ = k_.numel;
+      }
+      ek.needs_sync = true;
+      break;
+    }
+    case KernelKind::ColumnReduction:
+      block_ = kMaxBlock;
+      emit_column_reduction();
+      break;
+  }
+  ek.grid = simplify(grid_, p_.size_ranges);
+  ek.block = block_;
+  ek.params = params_;
+
+  std::ostringstream os;
+  os << "// " << k_.name << ": " << kernel_kind_name(k_.kind) << ", computes";
+  for (int ci : k_.computations) os << " " << p_.computations[ci].name;
+  os << "\n// from graph nodes:";
+  std::vector<std::string> seen;
+  for (int ci : k_.computations)
+    for (const auto& o : p_.computations[ci].origins)
+      if (std::find(seen.begin(), seen.end(), o) == seen.end()) {
+        seen.push_back(o);
+        os << " " << o;
+      }
+  os << "\nextern \"C\" __global__ void __launch_bounds__(" << block_ << ") " << k_.name << "(";
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const KernelParam& kp = params_[i];
+    if (i) os << ", ";
+    if (kp.kind == KernelParam::Kind::Size) {
+      os << "hi_i64 " << kp.name;
+      continue;
+    }
+    os << (kp.read_only ? "const " : "") << storage_type(p_.buffers[kp.buffer].dtype) << "* __restrict__ " << kp.name;
+  }
+  os << ") {\n" << body_.str() << "}\n";
+  text = os.str();
+  return ek;
+}
+
+}  // namespace hi::codegen_detail

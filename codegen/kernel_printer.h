@@ -1,0 +1,281 @@
+// Internal to codegen/: the per-kernel printer and the helpers its emitters share. emit_hip.cpp assembles a
+// module from the kernels; kernel_printer.cpp prints expressions, parameters and the kernel signature;
+// emit_pointwise.cpp, emit_rows.cpp and emit_columns.cpp each emit one kernel shape (docs/architecture.md).
+#pragma once
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "codegen/emit_hip.h"
+
+namespace hi::codegen_detail {
+
+/// Threads per block of pointwise and column kernels.
+constexpr int kMaxBlock = 256;
+
+/// C type of a value of `t` in registers: 16-bit floats compute in float.
+inline std::string value_type(DType t) {
+  switch (t) {
+    case DType::Float32: case DType::Float16: case DType::BFloat16: return "float";
+    case DType::Float64: return "double";
+    case DType::Int64: return "hi_i64";
+    case DType::Int32: return "int";
+    case DType::Int16: return "hi_i16";
+    case DType::Int8: return "hi_i8";
+    case DType::UInt8: return "hi_u8";
+    case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+/// C type of an element of `t` in memory.
+inline std::string storage_type(DType t) {
+  if (t == DType::BFloat16) return "hi_bfloat16";
+  if (t == DType::Float16) return "hi_half";
+  return value_type(t);
+}
+
+/// Accumulator type of a reduction (bool reduces as int so it can be shuffled and summed).
+inline std::string accumulator_type(DType t) { return t == DType::Bool ? "int" : value_type(t); }
+
+inline bool is_arg_reduction(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }
+
+inline std::string reduce_functor(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "hi_sum_op";
+    case ReduceOp::Prod: return "hi_prod_op";
+    case ReduceOp::Max: return "hi_max_op";
+    case ReduceOp::Min: return "hi_min_op";
+    case ReduceOp::Any: return "hi_any_op";
+    case ReduceOp::All: return "hi_all_op";
+    case ReduceOp::ArgMax: return "hi_argmax_op";
+    case ReduceOp::ArgMin: return "hi_argmin_op";
+  }
+  return "?";
+}
+
+inline std::string literal(double v, DType t) {
+  if (t == DType::Bool) return v != 0 ? "true" : "false";
+  if (!is_floating(t)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%lldLL", static_cast<long long>(v));
+    std::string s = buf;
+    return t == DType::Int64 ? "(hi_i64)" + s : "(" + value_type(t) + ")" + s;
+  }
+  bool f64 = t == DType::Float64;
+  if (std::isnan(v)) return f64 ? "hi_nan_d()" : "hi_nan_f()";
+  if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (f64 ? "hi_inf_d()" : "hi_inf_f()");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f64 ? "%.17g" : "%.9g", v);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return f64 ? s : s + "f";
+}
+
+/// Name of a C math function for a float or double operand: "sinf" / "sin".
+inline std::string libm(const char* name, DType t) { return std::string(name) + (t == DType::Float64 ? "" : "f"); }
+
+inline std::string convert(const std::string& x, DType from, DType to) {
+  if (from == to) return x;
+  switch (to) {
+    case DType::BFloat16: return "hi_round_bf16((float)(" + x + "))";
+    case DType::Float16: return "hi_round_half((float)(" + x + "))";
+    case DType::Bool: return "((" + x + ") != 0)";
+    default: return "(" + value_type(to) + ")(" + x + ")";
+  }
+}
+
+inline std::string store_value(const std::string& x, DType t) {
+  if (t == DType::BFloat16) return "hi_make_bf16(" + x + ")";
+  if (t == DType::Float16) return "hi_make_half(" + x + ")";
+  return x;
+}
+
+/// Index text in C: Index::str() spells min/max as `min(a, b)` / `max(a, b)`, which C and HIP do not define for
+/// mixed integer types; the prelude's hi_imin / hi_imax take int64.
+inline std::string index_c(std::string s) {
+  for (const char* name : {"min(", "max("}) {
+    for (size_t pos = s.find(name); pos != std::string::npos; pos = s.find(name, pos + 4)) {
+      bool word_start = pos == 0 || !(std::isalnum(static_cast<unsigned char>(s[pos - 1])) || s[pos - 1] == '_');
+      if (!word_start) continue;
+      s.replace(pos, 3, name[1] == 'i' ? "hi_imin" : "hi_imax");
+      pos += 4;
+    }
+  }
+  return s;
+}
+
+/// How an index walks memory across the lanes `lane` = 0..V-1 of a vector group.
+enum class LaneAccess {
+  Uniform,     ///< the same element for every lane (a broadcast)
+  Contiguous,  ///< consecutive elements: base + lane
+  Gather,      ///< anything else: one scalar access per lane
+};
+
+inline LaneAccess classify_lanes(const Index& f, const std::string& lane, const VarRanges& ranges) {
+  std::vector<std::string> vars = free_vars(f);
+  if (std::find(vars.begin(), vars.end(), lane) == vars.end()) return LaneAccess::Uniform;
+  Index base = simplify(substitute(f, {{lane, Index(0)}}), ranges);
+  return simplify(f - base, ranges) == Index::var(lane) ? LaneAccess::Contiguous : LaneAccess::Gather;
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int pow2_at_least(int64_t v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+/// A row kernel whose rows fit in registers: each row is read once into `per_thread` = groups*width values per
+/// thread, reduced and written from there ("persistent" reduction).
+struct PersistentRows {
+  int width = 1;            ///< V: consecutive columns per vector access
+  int threads = 1;          ///< T: threads per row (a power of two)
+  int groups = 1;           ///< E: vector groups per thread
+  int rows_per_block = 1;   ///< rows sharing a block (T < warp) or 1
+  int64_t rows = 0, length = 0;
+};
+
+class KernelPrinter {
+ public:
+  KernelPrinter(const LoopProgram& p, const Kernel& k, const Target& target)
+      : p_(p), k_(k), target_(target), ranges_(kernel_var_ranges(p, k)) {}
+
+  EmittedKernel emit(std::string& text);
+
+ private:
+  // ---- lines and scopes ----
+  void line(const std::string& s) { body_ << std::string(indent_ * 2, ' ') << s << "\n"; }
+  void open(const std::string& s) {
+    line(s.empty() ? "{" : s + " {");
+    ++indent_;
+    cse_.emplace_back();
+  }
+  void close() {
+    --indent_;
+    cse_.pop_back();
+    line("}");
+  }
+  std::string temp() { return "t" + std::to_string(next_temp_++); }
+
+  std::string index(const Index& i) { return index_c(simplify(i, ranges_).str()); }
+  const std::string& param_name(int buffer) { return param_of_buffer_.at(buffer); }
+  std::string expr(const Expr& e);
+  std::string compute(const Expr& e);
+
+  /// Accumulator type, the value one element contributes, and the accumulated result with its dtype, of the
+  /// reduction `body` (argmax/argmin accumulate a {value, position} pair and yield the position).
+  struct Accumulation {
+    std::string type, result_suffix;
+    DType result_dtype;
+  };
+  Accumulation accumulation(const Expr& body) {
+    const Expr& value = body->args[0];
+    Accumulation a;
+    std::string vt = accumulator_type(value->dtype);
+    if (is_arg_reduction(body->reduce_op())) {
+      a.type = "hi_arg_acc<" + vt + ">";
+      a.result_suffix = ".i";
+      a.result_dtype = DType::Int64;
+      return a;
+    }
+    a.type = vt;
+    a.result_dtype = value->dtype == DType::Bool ? DType::Int32 : value->dtype;
+    return a;
+  }
+  /// What one element contributes; prints its computation, so call it inside the reduction loop.
+  std::string accumulated_element(const Expr& body) {
+    const Expr& value = body->args[0];
+    std::string vt = accumulator_type(value->dtype);
+    if (is_arg_reduction(body->reduce_op()))
+      return "hi_make_arg((" + vt + ")(" + expr(value) + "), (hi_i64)(" + expr(body->args[1]) + "))";
+    return "(" + vt + ")(" + expr(value) + ")";
+  }
+
+  void collect_params();
+  void emit_pointwise();
+  /// The body of a one-element-per-iteration pointwise loop over `i`.
+  void emit_pointwise_elements();
+  /// Row kernel whose rows do not fit in registers (or have symbolic sizes): threads stride over the row in each
+  /// phase, re-reading it from memory (caches).
+  void emit_row_loop();
+  void emit_row_persistent(const PersistentRows& plan);
+  std::optional<PersistentRows> persistent_rows() const;
+  /// Loads and stores of this kernel's computations as (index over the kernel's variables, element dtype).
+  std::vector<std::pair<Index, DType>> accesses() const;
+  /// The widest V (8, 4, 2) that gives the most contiguous accesses when `var` = g*V + j, or 1 when none is
+  /// contiguous. `extent` is var's extent; with `divisible`, V must divide it.
+  int vector_width(const std::string& var, int64_t extent, bool divisible) const;
+  /// Distinct direct loads in `bodies` of buffers no computation of this kernel writes.
+  std::vector<Expr> external_loads(const std::vector<Expr>& bodies) const;
+  /// Declares `storage name[count]` filled with hi_load_vec by the caller, and makes `load` print as `name[lane]`.
+  std::string vector_array(const Expr& load, int count, const std::string& lane);
+  /// Inside vector groups (ranges_ has the lane variable j): the index of lane 0, and whether lanes are contiguous.
+  Index lane0(const Index& f) const { return simplify(substitute(f, {{"j", Index(0)}}), ranges_); }
+  bool contiguous_lanes(const Index& f) const { return classify_lanes(f, "j", ranges_) == LaneAccess::Contiguous; }
+  /// Every computation's body and store index with the kernel variables replaced by `lanes`.
+  void lane_views(const std::map<std::string, Index>& lanes, std::vector<Expr>& bodies, std::vector<Index>& stores) {
+    for (int ci : k_.computations) {
+      const Computation& c = p_.computations[ci];
+      bodies.push_back(substitute_vars(kernel_body(c), lanes, ranges_));
+      stores.push_back(simplify(substitute(kernel_store_index(c), lanes), ranges_));
+    }
+  }
+  static int narrowest_bytes(const std::vector<std::pair<Index, DType>>& accesses) {
+    int bytes = 8;
+    for (const auto& a : accesses) bytes = std::min(bytes, static_cast<int>(dtype_bytes(a.second)));
+    return std::max(1, bytes);
+  }
+  bool produced_here(int buffer) const {
+    for (int c : k_.computations)
+      if (p_.computations[c].buffer == buffer) return true;
+    return false;
+  }
+  void emit_column_reduction();
+  /// Row kernels: a per-row value (reduction result, row epilogue) in a register for later phases, and stored by
+  /// thread 0 when other kernels read it.
+  void keep_row_value(const Computation& c, const std::string& value);
+  /// Stores computation `c` (body already substituted) into its buffer, or keeps it in a register if local.
+  void store(const Computation& c, const std::string& value, DType value_dtype, const Index& where);
+  Expr kernel_body(const Computation& c) {
+    return substitute_vars(c.body, kernel_var_map(c, k_), ranges_);
+  }
+  Index kernel_store_index(const Computation& c) {
+    return simplify(substitute(Computation::store_index(p_.buffers[c.buffer]),
+                               kernel_var_map(c, k_)),
+                    ranges_);
+  }
+  bool is_local(int buffer) const {
+    return std::find(k_.local_buffers.begin(), k_.local_buffers.end(), buffer) != k_.local_buffers.end();
+  }
+
+  const LoopProgram& p_;
+  const Kernel& k_;
+  const Target& target_;
+  VarRanges ranges_;
+  std::ostringstream body_;
+  int indent_ = 1;
+  int next_temp_ = 0;
+  std::vector<std::unordered_map<size_t, std::vector<std::pair<Expr, std::string>>>> cse_{1};
+  std::map<int, std::string> local_value_;  // buffer -> C variable holding this thread's value
+  std::map<int, std::string> param_of_buffer_;
+  std::vector<KernelParam> params_;
+  std::string index_type_ = "hi_i64";
+  int block_ = kMaxBlock;
+  Index grid_;
+  int next_array_ = 0;
+  /// Row kernels: the condition under which a thread stores its row's per-row values.
+  std::string row_store_guard_ = "threadIdx.x == 0";
+};
+
+}  // namespace hi::codegen_detail
