@@ -759,7 +759,6 @@ std::vector<TensorValue> lower_sum(GraphLowering& L, bool all_dims, bool mean) {
 }
 
 std::vector<TensorValue> lower_minmax(GraphLowering& L, ReduceOp op) {
-  const TensorMeta& m = L.out_meta();
   TensorValue self = L.tensor(0, "self");
   std::vector<int64_t> dims = dims_of(L, 1, "dim");
   TensorValue r = L.reduce(self, dims, L.bool_arg(2, "keepdim", false), op, self.dtype);

@@ -63,7 +63,9 @@ def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict 
 def reports() -> list[dict]:
     """One dict per compiled ATen graph (forward, backward, inference), oldest first: ops_lowered, fallback_ops,
     kernels, compile_ms, cache_hits, segments, workspace_bytes, eager_reason, early_compiles (segments whose compile
-    started when the graph was built, from its traced layouts, and was taken at the first call)."""
+    started when the graph was built, from its traced layouts, and was taken at the first call). compile_ms sums
+    each segment's compile (lowering, codegen and compiler, or the cache lookup that replaced them); segments that
+    compile early run in parallel threads, so the first call may wait for less than that."""
     with _reports_lock:
         return [dict(r) for r in _reports]
 
