@@ -67,11 +67,20 @@ def build(graph, records: list[SegmentRecord]) -> Callable | None:
     steps = graph.steps
     from .graph_module import Segment, _current_stream  # the graph module imports this module lazily
 
+    linears, folded = _linear_steps(steps, records)
     # Last step reading each value, to delete it there (as Inductor's wrapper does) instead of holding every
     # intermediate until the call returns.
     last_use: dict[fx.Node, int] = {}
     for i, step in enumerate(steps):
-        for n in (step.inputs if isinstance(step, Segment) else step.all_input_nodes):
+        if isinstance(step, Segment):
+            reads = step.inputs
+        elif step in linears:
+            reads = [n for n in linears[step] if n is not None]
+        elif step in folded:
+            reads = []
+        else:
+            reads = step.all_input_nodes
+        for n in reads:
             last_use[n] = i
     outputs = set(graph._output.all_input_nodes)
     made_by_segments = {n for s in steps if isinstance(s, Segment) for n in s.outputs}
@@ -143,10 +152,15 @@ def build(graph, records: list[SegmentRecord]) -> Callable | None:
                 w.lines.append("    " + fallback)
             else:
                 w.lines.extend(body)
+        elif step in folded:
+            continue  # computed by the linear call that replaces it
         else:
             counter += 1
             name = w.names[step] = f"v{counter}"
-            if step.target is operator.getitem:
+            if step in linears:
+                fn = w.bind("linear", torch.nn.functional.linear)
+                w.lines.append(f"{name} = {fn}({', '.join(w.names[n] for n in linears[step] if n is not None)})")
+            elif step.target is operator.getitem:
                 src, k = step.args
                 w.lines.append(f"{name} = {w.names[src]}[{k!r}]")
             else:
@@ -195,6 +209,69 @@ _FUNCTIONS = {
     "aten.addmm.default": torch.addmm,
     "aten.baddbmm.default": torch.baddbmm,
 }
+
+
+_VIEWS = ("aten.view.default", "aten._unsafe_view.default")
+
+
+def _linear_steps(steps, records) -> tuple[dict, set]:
+    """nn.Linear as AOTAutograd decomposes it, `view(addmm(b, view(x, [M, K]), t(w)), [.., N])` (or mm without a
+    bias, or without the views for 2-D x), all eager steps: {the last step: (x, w, b or None)} and the steps that
+    call folds away. torch.nn.functional.linear reaches the same addmm / mm on the same views (at::linear: addmm
+    for 2-D input with a bias, the flattened addmm for contiguous 3-D input with a bias, else matmul, which folds a
+    contiguous 3-D input into one mm), so results are identical, with one call instead of four. 3-D x must be
+    contiguous: only a segment's output, whose layout is fixed, qualifies."""
+    from .graph_module import Segment
+
+    eager = {s for s in steps if not isinstance(s, Segment)}
+    contiguous = set()
+    for r in records:
+        for n, (sizes, strides, _) in zip(r.segment.outputs, r.launch.outputs):
+            if list(strides) == _contiguous_strides(list(sizes)):
+                contiguous.add(n)
+
+    def only_user(n, user):
+        return n in eager and list(n.users) == [user]
+
+    linears, folded = {}, set()
+    for a in eager:
+        name = str(a.target)
+        if name not in ("aten.addmm.default", "aten.mm.default") or a.kwargs:
+            continue
+        bias, lhs, t = (a.args if name == "aten.addmm.default" else (None, *a.args))
+        if len(a.args) != (3 if bias is not None else 2) or not isinstance(t, fx.Node):
+            continue
+        if str(t.target) != "aten.t.default" or not only_user(t, a):
+            continue
+        weight = t.args[0]
+        wv, bv = weight.meta.get("val"), bias.meta.get("val") if isinstance(bias, fx.Node) else None
+        if not isinstance(wv, torch.Tensor) or wv.dim() != 2:
+            continue
+        if bias is not None and not (isinstance(bv, torch.Tensor) and bv.dim() == 1):
+            continue
+        # 3-D: x viewed to [M, K] before and the product viewed back after.
+        if str(getattr(lhs, "target", "")) in _VIEWS and only_user(lhs, a) and len(a.users) == 1:
+            after = next(iter(a.users))
+            x = lhs.args[0]
+            xv, ov = x.meta.get("val"), after.meta.get("val")
+            if (str(after.target) in _VIEWS and after in eager and isinstance(xv, torch.Tensor) and xv.dim() == 3
+                    and x in contiguous and list(ov.shape) == list(xv.shape[:-1]) + [wv.shape[0]]):
+                linears[after] = (x, weight, bias)
+                folded.update((lhs, t, a))
+                continue
+        lv = lhs.meta.get("val") if isinstance(lhs, fx.Node) else None
+        if isinstance(lv, torch.Tensor) and lv.dim() == 2:
+            linears[a] = (lhs, weight, bias)
+            folded.add(t)
+    return linears, folded
+
+
+def _contiguous_strides(sizes: list) -> list:
+    strides, step = [], 1
+    for n in reversed(sizes):
+        strides.append(step)
+        step *= max(n, 1)
+    return strides[::-1]
 
 
 def _itemsize(node: fx.Node) -> int:

@@ -211,12 +211,19 @@ class CompiledFxGraph:
         return True, ""
 
     def _decide(self) -> dict:
-        """node -> (lowered?, why not). A view whose users are not lowered runs eagerly: there it is free, while
-        lowered it would be a copy kernel (a transposed weight feeding an eager matmul, copied every call)."""
+        """node -> (lowered?, why not). A view runs eagerly, where it is free, when lowering it buys nothing:
+        - its users are not lowered: lowered, it would be a copy kernel (a transposed weight feeding an eager matmul,
+          copied every call);
+        - what it views is not lowered (a graph input, an eager matmul's result): kernels read the eager view as an
+          input just as they would read through a lowered one, and eager readers of it then need no copy."""
         decision = {}
+        lowered = lambda n: decision.get(n, (False, ""))[0]  # noqa: E731
         for node in self.gm.graph.nodes:
             if node.op == "call_function":
                 decision[node] = self._lowerable(node)
+                base = node.args[0] if node.args else None
+                if decision[node][0] and _is_view(node) and isinstance(base, fx.Node) and not lowered(base):
+                    decision[node] = (False, _EAGER_VIEW)
         for node in reversed(list(self.gm.graph.nodes)):
             # (a getitem counts as a view here: the pieces of a split feeding eager ops leave the split a view)
             if decision.get(node, (False, ""))[0] and (_is_view(node) or node.target is operator.getitem):

@@ -259,3 +259,24 @@ def test_fast_path_runs_a_segment_generally_when_an_eager_op_changes_layout():
     for k in names:
         fast.__globals__[k] = lambda a, b: torch.bmm(a, b).mT.contiguous().mT
     torch.testing.assert_close(compiled(x, w), f(x, w))
+
+
+def test_fast_path_calls_linear_for_decomposed_linear_layers():
+    # AOTAutograd decomposes nn.Linear into t, view, addmm (mm without a bias), view; the fast path calls
+    # torch.nn.functional.linear instead, which reaches the same addmm / mm on the same views.
+    lin, lin2 = torch.nn.Linear(16, 24), torch.nn.Linear(24, 8, bias=False)
+
+    def f(x):
+        y = lin(torch.relu(x))  # 3-D input from a kernel, output read by an eager op
+        z = torch.bmm(y, y.transpose(1, 2))
+        return lin2(torch.tanh(y[:, 0])), z  # 2-D input, no bias
+
+    x = torch.randn(2, 5, 16)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(compiled(x), f(x))
+    source = next(iter(_graph_of_last_compile()._fast.values())).source
+    assert source.count("= linear") == 2, source
