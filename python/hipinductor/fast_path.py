@@ -221,7 +221,7 @@ def _linear_steps(steps, records) -> tuple[dict, set]:
     for 2-D input with a bias, the flattened addmm for contiguous 3-D input with a bias, else matmul, which folds a
     contiguous 3-D input into one mm), so results are identical, with one call instead of four. 3-D x must be
     contiguous: only a segment's output, whose layout is fixed, qualifies."""
-    from .graph_module import Segment
+    from .graph_module import Segment, _contiguous_strides
 
     eager = {s for s in steps if not isinstance(s, Segment)}
     contiguous = set()
@@ -264,14 +264,6 @@ def _linear_steps(steps, records) -> tuple[dict, set]:
             linears[a] = (lhs, weight, bias)
             folded.add(t)
     return linears, folded
-
-
-def _contiguous_strides(sizes: list) -> list:
-    strides, step = [], 1
-    for n in reversed(sizes):
-        strides.append(step)
-        step *= max(n, 1)
-    return strides[::-1]
 
 
 def _itemsize(node: fx.Node) -> int:
