@@ -188,11 +188,7 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
     const Computation& c = p_.computations[k_.computations[n_c]];
     const Expr& body = bodies[n_c];
     const Buffer& b = p_.buffers[c.buffer];
-    if (is_row_epilogue(c, k_)) {
-      line("// " + c.name + ": row epilogue");
-      keep_row_value(c, convert(expr(body), body->dtype, b.dtype));
-      continue;
-    }
+    if (emit_row_epilogue(c, body)) continue;
     if (!c.is_reduction()) {
       line("// " + c.name + ": epilogue");
       const bool contiguous = !is_local(c.buffer) && contiguous_lanes(stores[n_c]);
@@ -230,11 +226,7 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
       if (!kept.empty()) local_value_[c.buffer] = kept + "[q]";
       continue;
     }
-    const ReduceOp op = body->reduce_op();
-    const std::string functor = reduce_functor(op), acc = "acc_" + b.name;
-    line("// " + c.name + ": " + std::string(reduce_op_name(op)) + " over the row");
-    Accumulation a = accumulation(body);
-    line(a.type + " " + acc + " = " + functor + "::identity<" + a.type + ">();");
+    const auto [functor, acc, a] = begin_row_reduction(c, body);
     open("");
     load_rows(false, n_c);
     open_values();
@@ -313,12 +305,7 @@ void KernelPrinter::emit_row_loop() {
       where = simplify(substitute(where, lanes), ranges_);
     }
     const Buffer& b = p_.buffers[c.buffer];
-    if (is_row_epilogue(c, k_)) {
-      // One value per row: every thread computes it (it may feed later phases), thread 0 stores it.
-      line("// " + c.name + ": row epilogue");
-      keep_row_value(c, convert(expr(body), body->dtype, b.dtype));
-      continue;
-    }
+    if (emit_row_epilogue(c, body)) continue;
     if (!c.is_reduction()) {
       line("// " + c.name + ": epilogue");
       std::string st = open_columns(body, &c, where);
@@ -330,21 +317,31 @@ void KernelPrinter::emit_row_loop() {
       close_columns(st, &c, where);
       continue;
     }
-    const ReduceOp op = body->reduce_op();
-    std::string functor = reduce_functor(op);
-    std::string acc = "acc_" + b.name;
-    line("// " + c.name + ": " + std::string(reduce_op_name(op)) + " over the row");
-    Accumulation a = accumulation(body);
-    std::string acc_t = a.type;
-    line(acc_t + " " + acc + " = " + functor + "::identity<" + acc_t + ">();");
+    const auto [functor, acc, a] = begin_row_reduction(c, body);
     open_columns(body, nullptr, where);
     line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
     close_columns("", nullptr, where);
-    line("__shared__ " + acc_t + " smem_" + b.name + "[" + std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
+    line("__shared__ " + a.type + " smem_" + b.name + "[" + std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
     line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
     keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));
   }
   close();
+}
+
+bool KernelPrinter::emit_row_epilogue(const Computation& c, const Expr& body) {
+  if (!is_row_epilogue(c, k_)) return false;
+  // One value per row: every thread computes it (it may feed later phases), thread 0 stores it.
+  line("// " + c.name + ": row epilogue");
+  keep_row_value(c, convert(expr(body), body->dtype, p_.buffers[c.buffer].dtype));
+  return true;
+}
+
+KernelPrinter::RowReduction KernelPrinter::begin_row_reduction(const Computation& c, const Expr& body) {
+  const ReduceOp op = body->reduce_op();
+  RowReduction r{reduce_functor(op), "acc_" + p_.buffers[c.buffer].name, accumulation(body)};
+  line("// " + c.name + ": " + std::string(reduce_op_name(op)) + " over the row");
+  line(r.accumulation.type + " " + r.acc + " = " + r.functor + "::identity<" + r.accumulation.type + ">();");
+  return r;
 }
 
 void KernelPrinter::keep_row_value(const Computation& c, const std::string& value) {

@@ -245,6 +245,14 @@ class KernelPrinter {
   /// Row kernels: a per-row value (reduction result, row epilogue) in a register for later phases, and stored by
   /// thread 0 when other kernels read it.
   void keep_row_value(const Computation& c, const std::string& value);
+  /// A row epilogue (one value per row) of `c`, printed and kept; false when `c` is not one.
+  bool emit_row_epilogue(const Computation& c, const Expr& body);
+  /// Opens a row reduction phase: its comment and accumulator, initialised to the reduction's identity.
+  struct RowReduction {
+    std::string functor, acc;
+    Accumulation accumulation;
+  };
+  RowReduction begin_row_reduction(const Computation& c, const Expr& body);
   /// Stores computation `c` (body already substituted) into its buffer, or keeps it in a register if local.
   void store(const Computation& c, const std::string& value, DType value_dtype, const Index& where);
   Expr kernel_body(const Computation& c) {

@@ -281,6 +281,8 @@ std::string join_indices(const std::vector<Index>& v) {
   return s + "]";
 }
 
+}  // namespace
+
 std::string_view buffer_kind_name(BufferKind k) {
   switch (k) {
     case BufferKind::Input: return "input";
@@ -289,8 +291,6 @@ std::string_view buffer_kind_name(BufferKind k) {
   }
   return "?";
 }
-
-}  // namespace
 
 std::string LoopProgram::str() const {
   std::ostringstream os;

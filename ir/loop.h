@@ -121,6 +121,7 @@ void visit(const Expr& e, const std::function<void(const Expr&)>& f);
 int op_count(const Expr& e);
 
 enum class BufferKind : uint8_t { Input, Output, Intermediate };
+std::string_view buffer_kind_name(BufferKind k);
 
 /// Memory a computation writes or a load reads. Sizes/strides describe the logical tensor stored there.
 struct Buffer {

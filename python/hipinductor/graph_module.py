@@ -156,7 +156,8 @@ class CompiledFxGraph:
         self._constants = [n for n in nodes if n.op == "get_attr"]
         self._output = next(n for n in nodes if n.op == "output")
         self._symbolic = any(_has_symbols(n.meta.get("val")) for n in self._placeholders)
-        self._static = not any(_has_symbols(n.meta.get("val")) for n in nodes)
+        # Fast paths (fast_path.py) need sizes known when written, and HIPINDUCTOR_CHECK needs the general path.
+        self._fast_paths_apply = not self.options.check and not any(_has_symbols(n.meta.get("val")) for n in nodes)
         self._fast: dict[tuple, Any] = {}  # graph inputs' layouts -> fast_path function, or False
         self._eager_calls: dict[fx.Node, _EagerCall] = {}
         self._plan()
@@ -514,17 +515,18 @@ class CompiledFxGraph:
     def __call__(self, *args):
         if self.graph_eager_reason is not None:
             return self.gm(*args)
-        fast = None
-        if self._fast:
+        key = None  # which fast path: computed once per call, where fast paths apply at all
+        if self._fast_paths_apply:
             try:
-                fast = self._fast.get(_args_key(args))
+                key = _args_key(args)
             except AttributeError:  # not all tensors
-                fast = None
+                pass
+        fast = self._fast.get(key) if key is not None else None
         while True:
             try:
                 if fast:
                     return fast(args)
-                return self._run(args)
+                return self._run(args, key)
             except _Reject as r:
                 fast = None
                 self._reject(r)
@@ -546,14 +548,14 @@ class CompiledFxGraph:
             _warn_fallback_once(op_name(r.node), r.why)
             self._plan()
 
-    def _run(self, args):
-        """The general path: every step looked up and checked. A call whose layout has no fast path yet records what
-        its segments did and writes one (fast_path.build) for the next calls with that layout."""
+    def _run(self, args, key=None):
+        """The general path: every step looked up and checked. A call whose layout `key` has no fast path yet records
+        what its segments did and writes one (fast_path.build) for the next calls with that layout."""
         env: dict[fx.Node, Any] = dict(zip(self._placeholders, args))
         for node in self._constants:  # constants AOTAutograd lifted into the module (_tensor_constant0, ...)
             env[node] = getattr(self.gm, node.target)
         symbols = self._bind_symbols(args) if self._symbolic else {}
-        records = [] if self._fast_path_allowed(args) else None
+        records = [] if key is not None and key not in self._fast and len(self._fast) < _MAX_FAST_PATHS else None
         for step in self.steps:
             if isinstance(step, Segment):
                 launch, inputs = self._run_segment(step, env, symbols)
@@ -565,12 +567,8 @@ class CompiledFxGraph:
                 call = self._eager_calls[step] = _EagerCall(step)
             env[step] = call(env)
         if records is not None:
-            self._fast[_args_key(args)] = self._write_fast_path(records)
+            self._fast[key] = self._write_fast_path(records)
         return fx.node.map_arg(self._output.args[0], env.__getitem__)
-
-    def _fast_path_allowed(self, args) -> bool:
-        return (self._static and not self.options.check and len(self._fast) < _MAX_FAST_PATHS
-                and all(isinstance(a, torch.Tensor) for a in args) and _args_key(args) not in self._fast)
 
     def _write_fast_path(self, records):
         try:

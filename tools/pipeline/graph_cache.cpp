@@ -62,15 +62,6 @@ int64_t constant(const Index& i, const std::string& what) {
   return *value;
 }
 
-std::string buffer_kind_name(BufferKind k) {
-  switch (k) {
-    case BufferKind::Input: return "input";
-    case BufferKind::Output: return "output";
-    case BufferKind::Intermediate: return "intermediate";
-  }
-  return "?";
-}
-
 BufferKind parse_buffer_kind(const std::string& name) {
   for (BufferKind k : {BufferKind::Input, BufferKind::Output, BufferKind::Intermediate})
     if (buffer_kind_name(k) == name) return k;
@@ -101,7 +92,7 @@ json graph_payload(const CompiledGraph& g) {
     for (const Index& s : buffer.strides) strides.push_back(constant(s, "stride of " + buffer.name));
     buffers.push_back({{"name", buffer.name},
                        {"dtype", std::string(dtype_name(buffer.dtype))},
-                       {"kind", buffer_kind_name(buffer.kind)},
+                       {"kind", std::string(buffer_kind_name(buffer.kind))},
                        {"sizes", sizes},
                        {"strides", strides},
                        {"offset", constant(buffer.offset, "offset of " + buffer.name)},
