@@ -10,11 +10,16 @@ void KernelPrinter::emit_column_reduction() {
   const std::string I = index_type_, blk = std::to_string(block_);
   std::string numel = index(k_.numel), len = index(k_.row_length);
   auto n = simplify(k_.numel, p_.size_ranges).as_const();
-  // Vector width only while enough threads remain to fill a GPU (one thread per output group and no other
-  // parallelism here: short outputs are split into two reductions before this, see split_reductions).
+  // Vector width only while enough threads remain to fill a GPU (one thread per output group). Fewer outputs than
+  // that take row slices within a block (emit_column_slices); long columns with few outputs are also split into two
+  // reductions before this (split_reductions).
   int v = n ? vector_width("i", *n, true) : 1;
   while (v > 1 && *n / v < kMinColumnThreads) v /= 2;
   grid_ = floordiv(k_.numel + (v * block_ - 1), Index(v * block_));
+  if (int ty = n && v == 1 ? column_slices(*n) : 1; ty > 1) {
+    emit_column_slices(*n, ty);
+    return;
+  }
   if (v == 1) {
     open("for (" + I + " i = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; i < " + numel + "; i += (" + I +
          ")gridDim.x * " + blk + ")");
@@ -78,6 +83,69 @@ void KernelPrinter::emit_column_reduction() {
       line("hi_store_vec<" + vs + ">(" + param_name(c.buffer) + " + (" + index(base) + "), " + st + ");");
     }
   }
+  close();
+  local_value_.clear();
+}
+
+int KernelPrinter::column_slices(int64_t outputs) const {
+  // Row slices per block so that about kMinColumnThreads threads run, while a warp still spans TX >= 32 (or all)
+  // consecutive outputs; each slice keeps a few rows.
+  const int64_t min_tx = std::min<int64_t>(32, pow2_at_least(outputs));
+  const int64_t wanted = pow2_at_least(ceil_div(kMinColumnThreads, outputs));
+  int ty = static_cast<int>(std::min<int64_t>(wanted, block_ / min_tx));
+  if (auto len = simplify(k_.row_length, p_.size_ranges).as_const())
+    while (ty > 1 && *len < 4 * ty) ty /= 2;
+  // Argmax/argmin accumulators ({value, position} pairs) keep the one-thread-per-output loop.
+  for (int ci : k_.computations)
+    if (is_arg_reduction(p_.computations[ci].body->reduce_op())) return 1;
+  return std::max(1, ty);
+}
+
+void KernelPrinter::emit_column_slices(int64_t outputs, int ty_count) {
+  // Too few outputs to give every thread its own: a block holds TX consecutive outputs (so loads coalesce) times TY
+  // row slices. Thread (tx, ty) accumulates rows ty, ty+TY, ...; the slices meet in shared memory, every thread of
+  // the column combines them in the same order (so the kernel's later computations read the result from a
+  // register), and slice 0 stores it.
+  column_slices_used_ = true;
+  const int tx_count = block_ / ty_count;
+  const std::string I = index_type_, tx = std::to_string(tx_count), ty = std::to_string(ty_count),
+                    ns = std::to_string(outputs), len = index(k_.row_length);
+  grid_ = Index(ceil_div(outputs, tx_count));
+  line("// " + tx + " outputs x " + ty + " row slices per block");
+  line("const int tx = threadIdx.x % " + tx + ", ty = threadIdx.x / " + tx + ";");
+  const bool ragged = outputs % tx_count != 0;
+  open("for (" + I + " i0 = (" + I + ")blockIdx.x * " + tx + "; i0 < " + ns + "; i0 += (" + I + ")gridDim.x * " + tx +
+       ")");
+  // Spare lanes of a ragged last block recompute the last output (their loads stay in bounds) and store nothing.
+  line("const " + I + " i = " +
+       (ragged ? "(" + I + ")hi_imin(i0 + tx, " + std::to_string(outputs - 1) + ")" : std::string("i0 + tx")) + ";");
+  for (int ci : k_.computations) {
+    const Computation& c = p_.computations[ci];
+    const Buffer& b = p_.buffers[c.buffer];
+    Expr body = kernel_body(c);
+    const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + b.name, smem = "smem_" + b.name;
+    Accumulation a = accumulation(body);
+    line(a.type + " " + acc + " = " + functor + "::identity<" + a.type + ">();");
+    line("#pragma unroll 4");
+    open("for (" + I + " r = ty; r < " + len + "; r += " + ty + ")");
+    line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
+    close();
+    line("__shared__ " + a.type + " " + smem + "[" + ty + "][" + tx + "];");
+    line(smem + "[ty][tx] = " + acc + ";");
+    line("__syncthreads();");
+    line(acc + " = " + smem + "[0][tx];");
+    line("for (int y = 1; y < " + ty + "; ++y) " + acc + " = " + functor + "::combine(" + acc + ", " + smem +
+         "[y][tx]);");
+    if (is_local(c.buffer)) {
+      store(c, acc + a.result_suffix, a.result_dtype, kernel_store_index(c));
+    } else {
+      open("if (" + std::string(ragged ? "ty == 0 && i0 + tx < " + ns : "ty == 0") + ")");
+      store(c, acc + a.result_suffix, a.result_dtype, kernel_store_index(c));
+      close();
+    }
+  }
+  // The next outputs' slices reuse shared memory only after every thread has read these.
+  line("__syncthreads();");
   close();
   local_value_.clear();
 }

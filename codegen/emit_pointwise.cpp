@@ -3,6 +3,102 @@
 
 namespace hi::codegen_detail {
 
+namespace {
+
+/// `e` with the min/max nodes decided by `anchor` lying in [lo, hi] folded away: min(anchor + k, c) is anchor + k
+/// when hi + k <= c and c when lo + k >= c (max alike); everything else is rebuilt from folded operands. Used under
+/// one branch of `where(anchor < C, ...)`, where the clamps a concatenation puts into its loads' indices (to keep
+/// the other branch's lanes in bounds) are decided.
+Index fold_clamps(const Index& e, const Index& anchor, int64_t lo, int64_t hi, const VarRanges& ranges) {
+  if (e.is_const() || e.is_var()) return e;
+  std::vector<Index> a;
+  for (const Index& x : e.args()) a.push_back(fold_clamps(x, anchor, lo, hi, ranges));
+  switch (e.op()) {
+    case IndexOp::Add: return sum(a);
+    case IndexOp::Mul: return product(a);
+    case IndexOp::FloorDiv: return floordiv(a[0], a[1]);
+    case IndexOp::Mod: return mod(a[0], a[1]);
+    case IndexOp::Min:
+    case IndexOp::Max: {
+      const bool is_min = e.op() == IndexOp::Min;
+      for (int side = 0; side < 2; ++side) {
+        const Index& v = a[side];
+        const Index& c = a[1 - side];
+        auto k = simplify(v - anchor, ranges).as_const();
+        if (!c.is_const() || !k) continue;
+        const int64_t vlo = lo + *k, vhi = hi + *k, cv = c.value();
+        if (is_min ? vhi <= cv : vlo >= cv) return v;
+        if (is_min ? vlo >= cv : vhi <= cv) return c;
+      }
+      return is_min ? min(a[0], a[1]) : max(a[0], a[1]);
+    }
+    default: return e;
+  }
+}
+
+int count_in(const Expr& root, const Expr& load) {
+  int n = 0;
+  visit(root, [&](const Expr& e) { n += e == load; });
+  return n;
+}
+
+}  // namespace
+
+std::vector<KernelPrinter::SelectedLoad> KernelPrinter::selected_loads(const std::vector<Expr>& bodies,
+                                                                        const std::vector<Expr>& loads, int v) const {
+  std::vector<Expr> gathers;  // read directly (no indirect index), not contiguous as written
+  for (const Expr& load : loads)
+    if (load->args.empty() && !contiguous_lanes(load->index)) gathers.push_back(load);
+  std::vector<SelectedLoad> out;
+  if (gathers.empty()) return out;
+  std::vector<Expr> seen;
+  for (const Expr& body : bodies)
+    visit(body, [&](const Expr& w) {
+      if (w->op != ExprOp::Where || std::find(seen.begin(), seen.end(), w) != seen.end()) return;
+      seen.push_back(w);
+      const Expr& cond = w->args[0];
+      if (cond->op != ExprOp::Binary || cond->args[0]->op != ExprOp::IndexValue ||
+          cond->args[1]->op != ExprOp::IndexValue)
+        return;
+      const BinaryOp op = cond->binary_op();
+      if (op != BinaryOp::Lt && op != BinaryOp::Le && op != BinaryOp::Gt && op != BinaryOp::Ge) return;
+      std::optional<int64_t> c = simplify(cond->args[1]->index, ranges_).as_const();
+      if (!c) return;
+      // The condition must hold for all lanes of a group or for none: the anchor walks the lanes in order from a
+      // multiple of V, and the first value of the upper part is a multiple of V too.
+      const Index anchor = simplify(cond->args[0]->index, ranges_);
+      if (!contiguous_lanes(anchor)) return;
+      const int64_t split = (op == BinaryOp::Lt || op == BinaryOp::Ge) ? *c : *c + 1;
+      if (split % v != 0 || simplify(mod(lane0(anchor), Index(v)), ranges_) != Index(0)) return;
+      const Range r = bounds(anchor, ranges_);
+      if (!r.lo || !r.hi) return;
+      const bool upper = op == BinaryOp::Lt || op == BinaryOp::Le;  // if-true branch: anchor below the split
+      const int64_t lo[2] = {upper ? *r.lo : split, upper ? split : *r.lo};
+      const int64_t hi[2] = {upper ? split - 1 : *r.hi, upper ? *r.hi : split - 1};
+      if (lo[0] > hi[0] || lo[1] > hi[1]) return;
+      // One gather per branch, read nowhere else, contiguous once the branch's clamps are folded.
+      std::optional<std::pair<Expr, Index>> side[2];
+      for (int s = 0; s < 2; ++s) {
+        for (const Expr& load : gathers) {
+          const int here = count_in(w->args[1 + s], load);
+          if (here == 0) continue;
+          int total = 0;
+          for (const Expr& b : bodies) total += count_in(b, load);
+          if (total != here || side[s]) return;
+          Index folded = simplify(fold_clamps(load->index, anchor, lo[s], hi[s], ranges_), ranges_);
+          if (!contiguous_lanes(folded)) return;
+          side[s] = std::make_pair(load, lane0(folded));
+        }
+      }
+      if (!side[0] || !side[1]) return;
+      if (p_.buffers[side[0]->first->buffer].dtype != p_.buffers[side[1]->first->buffer].dtype) return;
+      std::string sign = op == BinaryOp::Lt ? " < " : op == BinaryOp::Le ? " <= " : op == BinaryOp::Gt ? " > " : " >= ";
+      out.push_back({"(" + index_c(simplify(lane0(anchor), ranges_).str()) + ")" + sign + std::to_string(*c), side[0]->first, side[0]->second,
+                     side[1]->first, side[1]->second});
+    });
+  return out;
+}
+
 void KernelPrinter::emit_pointwise_elements() {
   for (int ci : k_.computations) {
     const Computation& c = p_.computations[ci];
@@ -54,12 +150,26 @@ void KernelPrinter::emit_pointwise() {
   for (const Expr& load : loads)
     if (contiguous_lanes(load->index))
       vector_loads.emplace_back(vector_array(load, e_count * v, "q"), &load);
-  if (!vector_loads.empty()) {
+  // Concatenations: where the cat's condition holds for a whole vector group or for none of it, the group loads
+  // the taken operand with one vector load from a selected address, into one array both operands read from.
+  std::vector<SelectedLoad> selects = selected_loads(bodies, loads, v);
+  std::vector<std::string> select_arrays;
+  for (const SelectedLoad& sl : selects) {
+    select_arrays.push_back(vector_array(sl.if_true, e_count * v, "q"));
+    alias_vector_array(sl.if_false, select_arrays.back(), "q");
+  }
+  if (!vector_loads.empty() || !selects.empty()) {
     open_groups();
     for (const auto& [name, load] : vector_loads) {
       Index base = lane0((*load)->index);
       line(guard + "hi_load_vec<" + vs + ">(" + param_name((*load)->buffer) + " + (" + index(base) + "), &" + name +
            "[e * " + vs + "]);");
+    }
+    for (size_t n_s = 0; n_s < selects.size(); ++n_s) {
+      const SelectedLoad& sl = selects[n_s];
+      line(guard + "hi_load_vec<" + vs + ">((" + sl.condition + ") ? " + param_name(sl.if_true->buffer) + " + (" +
+           index(sl.true_base) + ") : " + param_name(sl.if_false->buffer) + " + (" + index(sl.false_base) + "), &" +
+           select_arrays[n_s] + "[e * " + vs + "]);");
     }
     close();
   }

@@ -253,11 +253,16 @@ std::string KernelPrinter::vector_array(const Expr& load, int count, const std::
   const Buffer& b = p_.buffers[load->buffer];
   std::string name = "ld" + std::to_string(next_array_++);
   line(storage_type(b.dtype) + " " + name + "[" + std::to_string(count) + "];");
+  alias_vector_array(load, name, lane);
+  return name;
+}
+
+void KernelPrinter::alias_vector_array(const Expr& load, const std::string& name, const std::string& lane) {
+  const Buffer& b = p_.buffers[load->buffer];
   std::string element = name + "[" + lane + "]";
   cse_.back()[load.hash()].emplace_back(load, is_floating(b.dtype) && dtype_bytes(b.dtype) == 2
                                                   ? "hi_to_float(" + element + ")"
                                                   : element);
-  return name;
 }
 
 EmittedKernel KernelPrinter::emit(std::string& text) {
@@ -289,6 +294,7 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
     case KernelKind::ColumnReduction:
       block_ = kMaxBlock;
       emit_column_reduction();
+      ek.needs_sync = column_slices_used_;
       break;
   }
   ek.grid = simplify(grid_, p_.size_ranges);

@@ -220,6 +220,20 @@ class KernelPrinter {
   std::vector<Expr> external_loads(const std::vector<Expr>& bodies) const;
   /// Declares `storage name[count]` filled with hi_load_vec by the caller, and makes `load` print as `name[lane]`.
   std::string vector_array(const Expr& load, int count, const std::string& lane);
+  /// Makes `load` print as `name[lane]` too: an array vector_array declared for another load.
+  void alias_vector_array(const Expr& load, const std::string& name, const std::string& lane);
+  /// A concatenation's `where(anchor < C, a, b)` whose condition is uniform over each vector group and whose
+  /// branches each read one gather (only there) that is contiguous once the branch's index clamps are folded: one
+  /// vector load from the address the condition selects serves both.
+  struct SelectedLoad {
+    std::string condition;  ///< C text of the condition for lane 0 of group g
+    Expr if_true;
+    Index true_base;
+    Expr if_false;
+    Index false_base;
+  };
+  std::vector<SelectedLoad> selected_loads(const std::vector<Expr>& bodies, const std::vector<Expr>& loads,
+                                           int v) const;
   /// Inside vector groups (ranges_ has the lane variable j): the index of lane 0, and whether lanes are contiguous.
   Index lane0(const Index& f) const { return simplify(substitute(f, {{"j", Index(0)}}), ranges_); }
   bool contiguous_lanes(const Index& f) const { return classify_lanes(f, "j", ranges_) == LaneAccess::Contiguous; }
@@ -242,6 +256,11 @@ class KernelPrinter {
     return false;
   }
   void emit_column_reduction();
+  /// Column kernel with TX outputs x TY row slices per block, the slices combined through shared memory: for
+  /// outputs too few to give each thread its own.
+  void emit_column_slices(int64_t outputs, int ty);
+  /// TY for emit_column_slices over `outputs` outputs; 1 when the one-thread-per-output loop fills the GPU.
+  int column_slices(int64_t outputs) const;
   /// Row kernels: a per-row value (reduction result, row epilogue) in a register for later phases, and stored by
   /// thread 0 when other kernels read it.
   void keep_row_value(const Computation& c, const std::string& value);
@@ -284,6 +303,8 @@ class KernelPrinter {
   int next_array_ = 0;
   /// Row kernels: the condition under which a thread stores its row's per-row values.
   std::string row_store_guard_ = "threadIdx.x == 0";
+  /// Column kernels: whether emit_column_slices (which needs __syncthreads) printed this one.
+  bool column_slices_used_ = false;
 };
 
 }  // namespace hi::codegen_detail

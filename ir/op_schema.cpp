@@ -1772,6 +1772,8 @@ const Table& table() {
     Table t;
     for (const OpDef& def : kOps) {
       OpSchema s = parse_op_schema(def.schema);
+      s.device_statistics = s.qualified_name == "aten.native_layer_norm.default" ||
+                            s.qualified_name == "aten.native_group_norm.default";
       t.by_name.emplace(s.qualified_name, t.schemas.size());
       t.schemas.push_back(std::move(s));
       t.rules.push_back(def.rule);

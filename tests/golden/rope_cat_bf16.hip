@@ -7,14 +7,16 @@ extern "C" __global__ void __launch_bounds__(256) fused_mul_slice_neg_cat_add_0(
     hi_bfloat16 ld0[16];
     hi_bfloat16 ld1[16];
     hi_bfloat16 ld2[16];
+    hi_bfloat16 ld3[16];
     #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int g = g0 + e * 256;
       hi_load_vec<8>(in_ptr0 + (g*8), &ld0[e * 8]);
       hi_load_vec<8>(in_ptr1 + (g*8), &ld1[e * 8]);
       hi_load_vec<8>(in_ptr2 + (g*8), &ld2[e * 8]);
+      hi_load_vec<8>((((g % 16)*8) < 64) ? in_ptr0 + (g*8 + 64) : in_ptr0 + (g*8 - 64), &ld3[e * 8]);
     }
-    hi_bfloat16 st3[16];
+    hi_bfloat16 st4[16];
     #pragma unroll
     for (int q = 0; q < 16; ++q) {
       const int g = g0 + (q / 8) * 256;
@@ -24,29 +26,27 @@ extern "C" __global__ void __launch_bounds__(256) fused_mul_slice_neg_cat_add_0(
       const float t2 = t0 * t1;
       const float t3 = hi_round_bf16((float)(t2));
       const float t4 = (float)(t3);
-      const float t5 = hi_to_float(in_ptr0[(g / 16)*128 + hi_imax(j + (g % 16)*8 - 64, 0)]);
-      const float t6 = hi_to_float(in_ptr0[(g / 16)*128 + hi_imin(j + (g % 16)*8, 63) + 64]);
-      const float t7 = (float)(t6);
-      const float t8 = -t7;
-      const float t9 = hi_round_bf16((float)(t8));
-      const hi_i64 t10 = (hi_i64)(j + (g % 16)*8);
-      const hi_i64 t11 = (hi_i64)(64);
-      const bool t12 = t10 < t11;
-      const float t13 = t12 ? t9 : t5;
-      const float t14 = (float)(t13);
-      const float t15 = (float)(hi_to_float(ld2[q]));
-      const float t16 = t14 * t15;
-      const float t17 = hi_round_bf16((float)(t16));
-      const float t18 = (float)(t17);
-      const float t19 = t4 + t18;
-      const float t20 = hi_round_bf16((float)(t19));
-      const float v_out0 = t20;
-      st3[q] = hi_make_bf16(v_out0);
+      const float t5 = (float)(hi_to_float(ld3[q]));
+      const float t6 = -t5;
+      const float t7 = hi_round_bf16((float)(t6));
+      const hi_i64 t8 = (hi_i64)(j + (g % 16)*8);
+      const hi_i64 t9 = (hi_i64)(64);
+      const bool t10 = t8 < t9;
+      const float t11 = t10 ? t7 : hi_to_float(ld3[q]);
+      const float t12 = (float)(t11);
+      const float t13 = (float)(hi_to_float(ld2[q]));
+      const float t14 = t12 * t13;
+      const float t15 = hi_round_bf16((float)(t14));
+      const float t16 = (float)(t15);
+      const float t17 = t4 + t16;
+      const float t18 = hi_round_bf16((float)(t17));
+      const float v_out0 = t18;
+      st4[q] = hi_make_bf16(v_out0);
     }
     #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int g = g0 + e * 256;
-      hi_store_vec<8>(out_ptr3 + (g*8), &st3[e * 8]);
+      hi_store_vec<8>(out_ptr3 + (g*8), &st4[e * 8]);
     }
   }
 }

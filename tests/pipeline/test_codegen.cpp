@@ -36,5 +36,41 @@ TEST(Codegen, RowKernelReadsItsOwnRowResultsFromRegistersEvenWhenStored) {
   EXPECT_NE(text.find("v_out"), std::string::npos) << text;
 }
 
+TEST(Codegen, ConcatenationOperandsAreVectorLoadedFromTheSelectedSide) {
+  // rotate-half's cat reads x at clamped indices (min(c, 63) + 64 and max(c - 64, 0)): gathers per lane as written.
+  // The cat's condition (c < 64) holds for all 8 lanes of a group or for none, so each group loads the taken side
+  // with one 16-byte load from the address the condition selects, into one array both branches read.
+  CompileOptions o;
+  o.target = parse_target("sm_90");
+  CompiledGraph c = generate(test::rope_graph(64, 128, 64, DType::BFloat16), o);
+  ASSERT_EQ(c.module.kernels.size(), 1u);
+  std::string text = kernels_text(c.module);
+  size_t vector_loads = 0;
+  for (size_t at = text.find("hi_load_vec<8>"); at != std::string::npos; at = text.find("hi_load_vec<8>", at + 1))
+    ++vector_loads;
+  EXPECT_EQ(vector_loads, 4u) << "x, cos, sin and the cat's selected side\n" << text;
+  EXPECT_NE(text.find(") < 64) ? in_ptr0 + ("), std::string::npos) << text;
+  EXPECT_EQ(text.find("hi_imin", text.find("for (int q = 0;")), std::string::npos)
+      << "clamped per-lane loads left in the element loop\n" << text;
+  // A seam inside vector groups (59 of 96) leaves the per-lane loads.
+  std::string straddling = kernels_text(generate(test::rope_graph(64, 96, 59, DType::BFloat16), o).module);
+  EXPECT_EQ(straddling.find(") ? in_ptr0 + ("), std::string::npos) << straddling;
+}
+
+TEST(Codegen, FewColumnOutputsShareABlockAcrossRowSlices) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {4096, 100});
+  g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {100}));
+  CompileOptions o;
+  o.target = parse_target("sm_90");
+  o.split.enabled = false;
+  CompiledGraph c = generate(g.graph(), o);
+  ASSERT_EQ(c.module.kernels.size(), 1u);
+  std::string text = kernels_text(c.module);
+  EXPECT_NE(text.find("32 outputs x 8 row slices per block"), std::string::npos) << text;
+  EXPECT_TRUE(c.module.kernels[0].needs_sync) << "shared-memory slices need __syncthreads";
+  EXPECT_EQ(c.module.kernels[0].block, 256);
+}
+
 }  // namespace
 }  // namespace hi

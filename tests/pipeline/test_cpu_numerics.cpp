@@ -96,6 +96,28 @@ TEST_P(CpuNumerics, ConcatenationSeamsInAndBetweenVectorGroups) {
   test::expect_matches(test::run_on_cpu(test::rope_graph(3, 30, 13), GetParam()), 1e-6, 1e-6);
 }
 
+TEST_P(CpuNumerics, ColumnReductionsWithRowSlicesPerBlock) {
+  // Few outputs (100 and 3, so the last block is ragged, and 40 bools) over many rows: a block holds TX outputs x
+  // TY row slices that meet in shared memory. var keeps its mean in a register for its second reduction. Unsplit,
+  // so the slices see the whole column.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {1000, 100});
+  ValueRef y = g.input("y", DType::Float32, {301, 3});
+  ValueRef b = g.input("b", DType::Bool, {517, 40});
+  g.output(g.call_inferred("s", "aten.sum.dim_IntList", {A(x), L({0})}));
+  g.output(g.call_inferred("mx", "aten.amax.default", {A(x), L({0})}));
+  g.output(g.call_inferred("v", "aten.var.correction", {A(y), L({0})}, {{"correction", F(1.0)}}));
+  g.output(g.call_inferred("any", "aten.any.dim", {A(b), I(0)}));
+  CompileOptions o;
+  o.target = parse_target(GetParam());
+  o.graph_name = "test";
+  o.split.enabled = false;
+  NumericsCheck r = run_against_reference(g.graph(), o, 3);
+  EXPECT_NE(kernels_text(r.compiled->module).find("row slices per block"), std::string::npos)
+      << kernels_text(r.compiled->module);
+  test::expect_matches(r, 1e-4, 1e-4);
+}
+
 TEST_P(CpuNumerics, TypePromotionAndConversion) {
   test::GraphBuilder g;
   ValueRef i = g.input("i", DType::Int64, {12});

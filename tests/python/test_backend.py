@@ -121,10 +121,19 @@ def test_dynamic_shapes_recompile_per_size():
 
 
 def test_bfloat16_layer_norm():
+    # On the cpu device native_layer_norm keeps a bfloat16 input's mean and rstd in bfloat16 (GPUs: float32); the
+    # node's meta decides, and the op is lowered either way.
+    hipinductor.clear_reports()
     ln = torch.nn.LayerNorm(64).to(torch.bfloat16)
     x = torch.randn(8, 64, dtype=torch.bfloat16)
     with torch.no_grad():
         torch.testing.assert_close(compile(ln)(x), ln(x), rtol=2e-2, atol=2e-2)
+    stats = compile(lambda t: torch.ops.aten.native_layer_norm(t, [64], None, None, 1e-5))(x)
+    for got, want in zip(stats, torch.ops.aten.native_layer_norm(x, [64], None, None, 1e-5)):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+    assert all(r["fallback_ops"] == [] for r in hipinductor.reports()), hipinductor.reports()
+    assert sum(r["kernels"] for r in hipinductor.reports()) >= 2
 
 
 def test_segments_compile_ahead_of_the_first_call_for_the_traced_layouts():
