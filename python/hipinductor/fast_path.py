@@ -59,7 +59,16 @@ class _Writer:
         return self.bind("k", a)
 
 
-def build(graph, records: list[SegmentRecord]) -> Callable | None:
+def layouts_of(env: dict) -> dict:
+    """What the recording call's values were: node -> (sizes, strides, storage offset, dtype, storage address)."""
+    out = {}
+    for n, v in env.items():
+        if isinstance(v, torch.Tensor):
+            out[n] = (tuple(v.size()), tuple(v.stride()), v.storage_offset(), v.dtype, v.untyped_storage().data_ptr())
+    return out
+
+
+def build(graph, records: list[SegmentRecord], layouts: dict | None = None) -> Callable | None:
     """The straight-line function for the layout the records were taken with; None where the general path must
     stay (a segment ran eagerly, a step the writer does not handle)."""
     w = _Writer()
@@ -68,6 +77,7 @@ def build(graph, records: list[SegmentRecord]) -> Callable | None:
     from .graph_module import Segment, _current_stream  # the graph module imports this module lazily
 
     linears, folded = _linear_steps(steps, records)
+    views = _ViewChains(graph, steps, linears, folded, layouts or {})
     # Last step reading each value, to delete it there (as Inductor's wrapper does) instead of holding every
     # intermediate until the call returns.
     last_use: dict[fx.Node, int] = {}
@@ -78,6 +88,8 @@ def build(graph, records: list[SegmentRecord]) -> Callable | None:
             reads = [n for n in linears[step] if n is not None]
         elif step in folded:
             reads = []
+        elif step in views.base:
+            reads = [views.base[step]] if step in views.materialized else []
         else:
             reads = step.all_input_nodes
         for n in reads:
@@ -154,6 +166,11 @@ def build(graph, records: list[SegmentRecord]) -> Callable | None:
                 w.lines.extend(body)
         elif step in folded:
             continue  # computed by the linear call that replaces it
+        elif step in views.base:
+            if step in views.materialized:  # others are only read by views of the same base
+                counter += 1
+                name = w.names[step] = f"v{counter}"
+                views.write(w, step, name)
         else:
             counter += 1
             name = w.names[step] = f"v{counter}"
@@ -186,6 +203,103 @@ def build(graph, records: list[SegmentRecord]) -> Callable | None:
     fn = namespace["fast_call"]
     fn.source = source
     return fn
+
+
+try:
+    _reinterpret = torch._C._dynamo.guards._reinterpret_tensor  # what Inductor's wrapper code calls
+except AttributeError:  # pragma: no cover - older PyTorch
+    _reinterpret = torch.as_strided
+
+# Views producing a list of views (their getitems are the tensors).
+_LIST_VIEWS = ("aten.split.Tensor", "aten.split_with_sizes.default", "aten.unbind.int", "aten.chunk.default",
+               "aten.tensor_split.sections", "aten.tensor_split.indices")
+
+
+class _ViewChains:
+    """Eager view steps (view, transpose, split's pieces, ...) whose value aliases the storage of a base value that
+    is not a view: as Inductor's wrapper does, each view some other step reads is made in one call from its base,
+    with the sizes, strides and storage offset the recording call gave it (an alias made in C++, no dispatch), and
+    views read only by further views are not made at all. Where the base comes from an eager op, whose layout the
+    call's key does not fix, its layout is checked first and the view chain runs as written if it differs."""
+
+    def __init__(self, graph, steps, linears, folded, layouts):
+        from .graph_module import Segment, _is_view
+
+        self.layouts = layouts
+        self.base: dict[fx.Node, fx.Node | None] = {}  # collapsed view -> its base (None: a list view not called)
+        self.parent_of: dict[fx.Node, fx.Node] = {}
+        self.materialized: set[fx.Node] = set()
+        self.guards: dict[fx.Node, str] = {}
+        self.reinterpret: str | None = None
+        outputs = set(graph._output.all_input_nodes)
+        segment_outputs = {n for s in steps if isinstance(s, Segment) for n in s.outputs}
+        self.fixed = set(graph._placeholders) | set(graph._constants) | segment_outputs  # layouts the key fixes
+        eager = [s for s in steps if not isinstance(s, Segment) and s not in linears and s not in folded]
+
+        def parent(n):
+            if n.target is operator.getitem:
+                src = n.args[0]
+                if isinstance(src, fx.Node) and str(src.target) in _LIST_VIEWS:
+                    return src.args[0]
+                return None
+            if _is_view(n) and str(n.target) not in _LIST_VIEWS and n.args and isinstance(n.args[0], fx.Node):
+                return n.args[0]
+            return None
+
+        for n in eager:
+            p = parent(n)
+            if p is None or n in outputs or n not in layouts:
+                continue
+            b = self.base.get(p, p)
+            if b not in layouts:
+                continue
+            mine, theirs = layouts[n], layouts[b]
+            if mine[3] != theirs[3] or mine[4] != theirs[4]:  # another dtype, or a copy (reshape)
+                continue
+            self.base[n] = b
+            self.parent_of[n] = p
+        # A list view whose pieces are all collapsed is not called either.
+        for n in eager:
+            if str(n.target) in _LIST_VIEWS and n.users and all(u in self.base for u in n.users):
+                self.base[n] = None
+        for n, b in self.base.items():
+            if b is not None and any(u not in self.base for u in n.users):
+                self.materialized.add(n)
+
+    def chain(self, w, n) -> str:
+        """Source computing `n` from its base through the steps as written."""
+        if n not in self.base:
+            return w.names[n]
+        p = self.parent_of[n]
+        if n.target is operator.getitem:
+            src = n.args[0]
+            return f"{self._call(w, src, self.chain(w, p))}[{n.args[1]!r}]"
+        return self._call(w, n, self.chain(w, p))
+
+    @staticmethod
+    def _call(w, n, first: str) -> str:
+        args = [w.expr(a) for a in n.args[1:]] + [f"{k}={w.expr(v)}" for k, v in n.kwargs.items()]
+        method = _METHODS.get(str(n.target)) if not n.kwargs else None
+        if method:
+            return f"{first}.{method}({', '.join(args)})"
+        fn = w.bind("op", n.target._op)
+        return f"{fn}({', '.join([first] + args)})"
+
+    def write(self, w, n, name: str) -> None:
+        b = self.base[n]
+        sizes, strides, offset = self.layouts[n][:3]
+        if self.reinterpret is None:
+            self.reinterpret = w.bind("reinterpret", _reinterpret)
+        fn = self.reinterpret
+        made = f"{fn}({w.names[b]}, {sizes!r}, {strides!r}, {offset})"
+        if b in self.fixed:
+            w.lines.append(f"{name} = {made}")
+            return
+        if b not in self.guards:
+            bs, bst, boff = self.layouts[b][:3]
+            self.guards[b] = guard = f"ok{len(self.guards)}"
+            w.lines.append(f"{guard} = {w.names[b]}.stride() == {bst!r} and {w.names[b]}.storage_offset() == {boff}")
+        w.lines.append(f"{name} = {made} if {self.guards[b]} else {self.chain(w, n)}")
 
 
 # Eager steps the fast path calls as Tensor methods or torch functions, which take the same arguments as the ATen

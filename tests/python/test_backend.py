@@ -289,3 +289,26 @@ def test_fast_path_calls_linear_for_decomposed_linear_layers():
             torch.testing.assert_close(compiled(x), f(x))
     source = next(iter(_graph_of_last_compile()._fast.values())).source
     assert source.count("= linear") == 2, source
+
+
+def test_fast_path_makes_eager_views_from_their_base_and_checks_its_layout():
+    # view chains (split pieces viewed and transposed) read by eager ops are made in one call each from the base,
+    # with the layouts the first call gave them; when the base comes from an eager op that returns another layout
+    # (bmm made column-major), the chain runs as written.
+    def f(x, w, v):
+        q, k = torch.bmm(x, w).split(4, -1)
+        return torch.bmm(q.transpose(1, 2), v) + 1, torch.bmm(k.transpose(1, 2).reshape(4, 4, 8), v) * 2
+
+    x, w, v = torch.randn(4, 8, 16), torch.randn(4, 16, 8), torch.randn(4, 8, 5)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x, w, v), f(x, w, v))
+    fast = next(iter(_graph_of_last_compile()._fast.values()))
+    made = [line for line in fast.source.splitlines() if "= reinterpret" in line]
+    assert len(made) == 2 and all(" if ok0 else " in line for line in made), fast.source
+    names = [k for k, val in fast.__globals__.items() if val is torch.bmm]
+    for k in names:
+        fast.__globals__[k] = lambda a, b: torch.bmm(a, b).mT.contiguous().mT
+    torch.testing.assert_close(compiled(x, w, v), f(x, w, v))
