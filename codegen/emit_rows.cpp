@@ -351,6 +351,7 @@ void KernelPrinter::keep_row_value(const Computation& c, const std::string& valu
   std::string name = "v_" + b.name;
   line("const " + value_type(b.dtype) + " " + name + " = " + value + ";");
   local_value_[c.buffer] = name;
+  row_values_.insert(c.buffer);
   if (!is_local(c.buffer))
     line("if (" + row_store_guard_ + ") " + param_name(c.buffer) + "[" + index(kernel_store_index(c)) +
          "] = " + store_value(name, b.dtype) + ";");

@@ -105,7 +105,12 @@ std::string KernelPrinter::compute(const Expr& e) {
         case BinaryOp::Add: return infix("+");
         case BinaryOp::Sub: return infix("-");
         case BinaryOp::Mul: return infix("*");
-        case BinaryOp::Div: return fp ? "hi_div(" + a + ", " + b + ")" : infix("/");
+        case BinaryOp::Div:
+          if (!fp) return infix("/");
+          // By a row's value (softmax's sum): one IEEE reciprocal per row (the compiler hoists it out of the row's
+          // elements) and a multiply per element, within 1 ulp of the quotient for divisors above 2^-126.
+          if (row_value(n.args[1])) return a + " * (" + literal(1, at) + " / " + b + ")";
+          return "hi_div(" + a + ", " + b + ")";
         case BinaryOp::FloorDiv: return "hi_floordiv(" + a + ", " + b + ")";
         case BinaryOp::TruncDiv: return fp ? "hi_trunc(" + a + " / " + b + ")" : infix("/");
         case BinaryOp::Remainder: return "hi_remainder(" + a + ", " + b + ")";

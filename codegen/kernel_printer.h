@@ -303,6 +303,11 @@ class KernelPrinter {
   int next_array_ = 0;
   /// Row kernels: the condition under which a thread stores its row's per-row values.
   std::string row_store_guard_ = "threadIdx.x == 0";
+  /// Row kernels: buffers whose value is one per row, held in a register (keep_row_value).
+  std::set<int> row_values_;
+  bool row_value(const Expr& e) const {
+    return e->op == ExprOp::Load && e->args.empty() && row_values_.count(e->buffer) && local_value_.count(e->buffer);
+  }
   /// Column kernels: whether emit_column_slices (which needs __syncthreads) printed this one.
   bool column_slices_used_ = false;
 };
