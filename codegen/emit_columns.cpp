@@ -62,7 +62,8 @@ void KernelPrinter::emit_column_reduction() {
       if (!contiguous_lanes(load->index)) continue;
       Index base = lane0(load->index);
       std::string name = vector_array(load, v, "j");
-      line("hi_load_vec<" + vs + ">(" + param_name(load->buffer) + " + (" + index(base) + "), " + name + ");");
+      line(vector_fn("load", load->buffer, base, v) + "(" + param_name(load->buffer) + " + (" + index(base) + "), " +
+           name + ");");
     }
     line("#pragma unroll");
     open("for (int j = 0; j < " + vs + "; ++j)");
@@ -80,7 +81,8 @@ void KernelPrinter::emit_column_reduction() {
     close();
     if (contiguous) {
       Index base = lane0(where);
-      line("hi_store_vec<" + vs + ">(" + param_name(c.buffer) + " + (" + index(base) + "), " + st + ");");
+      line(vector_fn("store", c.buffer, base, v) + "(" + param_name(c.buffer) + " + (" + index(base) + "), " + st +
+           ");");
     }
   }
   close();

@@ -162,12 +162,16 @@ void KernelPrinter::emit_pointwise() {
     open_groups();
     for (const auto& [name, load] : vector_loads) {
       Index base = lane0((*load)->index);
-      line(guard + "hi_load_vec<" + vs + ">(" + param_name((*load)->buffer) + " + (" + index(base) + "), &" + name +
-           "[e * " + vs + "]);");
+      line(guard + vector_fn("load", (*load)->buffer, base, v) + "(" + param_name((*load)->buffer) + " + (" +
+           index(base) + "), &" + name + "[e * " + vs + "]);");
     }
     for (size_t n_s = 0; n_s < selects.size(); ++n_s) {
       const SelectedLoad& sl = selects[n_s];
-      line(guard + "hi_load_vec<" + vs + ">((" + sl.condition + ") ? " + param_name(sl.if_true->buffer) + " + (" +
+      const std::string t_fn = vector_fn("load", sl.if_true->buffer, sl.true_base, v);
+      const std::string fn = t_fn == vector_fn("load", sl.if_false->buffer, sl.false_base, v)
+                                 ? t_fn
+                                 : "hi_load_vec<" + vs + ">";
+      line(guard + fn + "((" + sl.condition + ") ? " + param_name(sl.if_true->buffer) + " + (" +
            index(sl.true_base) + ") : " + param_name(sl.if_false->buffer) + " + (" + index(sl.false_base) + "), &" +
            select_arrays[n_s] + "[e * " + vs + "]);");
     }
@@ -207,7 +211,7 @@ void KernelPrinter::emit_pointwise() {
       if (store_arrays[n_c].empty()) continue;
       int b = p_.computations[k_.computations[n_c]].buffer;
       Index base = lane0(stores[n_c]);
-      line(guard + "hi_store_vec<" + vs + ">(" + param_name(b) + " + (" + index(base) + "), &" + store_arrays[n_c] +
+      line(guard + vector_fn("store", b, base, v) + "(" + param_name(b) + " + (" + index(base) + "), &" + store_arrays[n_c] +
            "[e * " + vs + "]);");
     }
     close();

@@ -106,8 +106,8 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
     if (arrays.empty()) return;
     open_groups();
     for (const auto& [name, l] : arrays)
-      guarded("", "hi_load_vec<" + vs + ">(" + param_name(l->load->buffer) + " + (" + index(l->base) + "), &" + name +
-                      "[e * " + vs + "]);");
+      guarded("", vector_fn("load", l->load->buffer, l->base, v) + "(" + param_name(l->load->buffer) + " + (" +
+                      index(l->base) + "), &" + name + "[e * " + vs + "]);");
     close();
   };
   load_rows(true, 0);
@@ -219,8 +219,8 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
       if (contiguous) {
         Index base = lane0(stores[n_c]);
         open_groups();
-        guarded(store_ok, "hi_store_vec<" + vs + ">(" + param_name(c.buffer) + " + (" + index(base) + "), &" + st +
-                              "[e * " + vs + "]);");
+        guarded(store_ok, vector_fn("store", c.buffer, base, v) + "(" + param_name(c.buffer) + " + (" + index(base) +
+                              "), &" + st + "[e * " + vs + "]);");
         close();
       }
       if (!kept.empty()) local_value_[c.buffer] = kept + "[q]";
@@ -272,7 +272,8 @@ void KernelPrinter::emit_row_loop() {
       if (!contiguous_lanes(load->index)) continue;
       Index base = lane0(load->index);
       std::string name = vector_array(load, v, "j");
-      line("hi_load_vec<" + vs + ">(" + param_name(load->buffer) + " + (" + index(base) + "), " + name + ");");
+      line(vector_fn("load", load->buffer, base, v) + "(" + param_name(load->buffer) + " + (" + index(base) + "), " +
+           name + ");");
     }
     std::string st;
     if (stored && !is_local(stored->buffer) && contiguous_lanes(where)) {
@@ -291,7 +292,8 @@ void KernelPrinter::emit_row_loop() {
     close();
     if (!st.empty()) {
       Index base = lane0(where);
-      line("hi_store_vec<" + vs + ">(" + param_name(stored->buffer) + " + (" + index(base) + "), " + st + ");");
+      line(vector_fn("store", stored->buffer, base, v) + "(" + param_name(stored->buffer) + " + (" + index(base) +
+           "), " + st + ");");
     }
     close();
   };

@@ -262,6 +262,26 @@ std::string KernelPrinter::vector_array(const Expr& load, int count, const std::
   return name;
 }
 
+std::string KernelPrinter::vector_fn(const char* op, int buffer, const Index& base, int v) const {
+  const std::string checked = std::string("hi_") + op + "_vec<" + std::to_string(v) + ">";
+  const Buffer& b = p_.buffers[buffer];
+  const int64_t item = dtype_bytes(b.dtype), chunk = std::min<int64_t>(16, v * item);
+  if (chunk % item != 0) return checked;
+  int64_t known = 0;  // what the buffer's first element is aligned to
+  Index first = Index(0);
+  if (buffer < static_cast<int>(p_.workspace_offsets.size()) && p_.workspace_offsets[buffer] >= 0) {
+    known = kWorkspaceAlignment;
+  } else if (b.kind == BufferKind::Input || b.kind == BufferKind::Output) {
+    known = p_.align;
+    first = b.offset;
+  }
+  if (known < chunk || !first.as_const()) return checked;
+  // Aligned for every thread when the lane-0 element's distance from the first element is a multiple of the chunk.
+  Index distance = simplify(mod(base - first, Index(chunk / item)), ranges_);
+  if (distance != Index(0)) return checked;
+  return std::string("hi_") + op + "_vec_aligned<" + std::to_string(v) + ">";
+}
+
 void KernelPrinter::alias_vector_array(const Expr& load, const std::string& name, const std::string& lane) {
   const Buffer& b = p_.buffers[load->buffer];
   std::string element = name + "[" + lane + "]";

@@ -220,6 +220,10 @@ class KernelPrinter {
   std::vector<Expr> external_loads(const std::vector<Expr>& bodies) const;
   /// Declares `storage name[count]` filled with hi_load_vec by the caller, and makes `load` print as `name[lane]`.
   std::string vector_array(const Expr& load, int count, const std::string& lane);
+  /// "hi_load_vec<V>" / "hi_store_vec<V>" (`op` "load" or "store") for V elements of `buffer` from lane-0 index
+  /// `base`, or the "_aligned" variant without the run-time alignment check where the access is provably aligned to
+  /// its chunk: workspace buffers (aligned offsets), and inputs / outputs of a graph with `align`.
+  std::string vector_fn(const char* op, int buffer, const Index& base, int v) const;
   /// Makes `load` print as `name[lane]` too: an array vector_array declared for another load.
   void alias_vector_array(const Expr& load, const std::string& name, const std::string& lane);
   /// A concatenation's `where(anchor < C, a, b)` whose condition is uniform over each vector group and whose

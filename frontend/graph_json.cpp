@@ -114,7 +114,7 @@ class GraphReader {
       fail("not JSON: " + msg);
     }
     if (!doc.is_object()) fail("expected a JSON object at the top level, got " + describe(doc));
-    check_fields(doc, {"format", "version", "nodes", "outputs"}, "");
+    check_fields(doc, {"format", "version", "nodes", "outputs", "align"}, "");
 
     const Json* format = doc.contains("format") ? &doc["format"] : nullptr;
     if (!format) fail("missing field 'format' (expected \"" + std::string(kGraphFormatName) + "\")");
@@ -125,8 +125,8 @@ class GraphReader {
     if (!doc.contains("version")) fail("missing field 'version'");
     const Json& version = doc["version"];
     if (!version.is_number_integer()) fail("field 'version': expected an integer, got " + describe(version));
-    if (version.get<int64_t>() != kGraphFormatVersion) {
-      fail("unsupported version " + version.dump() + " (this reader understands version " +
+    if (version.get<int64_t>() < 1 || version.get<int64_t>() > kGraphFormatVersion) {
+      fail("unsupported version " + version.dump() + " (this reader understands versions 1 to " +
            std::to_string(kGraphFormatVersion) + ")");
     }
     if (!doc.contains("nodes")) fail("missing field 'nodes'");
@@ -134,6 +134,14 @@ class GraphReader {
     if (!doc.contains("outputs")) fail("missing field 'outputs'");
     if (!doc["outputs"].is_array()) fail("field 'outputs': expected an array, got " + describe(doc["outputs"]));
 
+    if (doc.contains("align")) {
+      if (version.get<int64_t>() < 2) fail("field 'align' needs version 2, got version " + version.dump());
+      const Json& a = doc["align"];
+      if (!a.is_number_integer() || a.get<int64_t>() < 1 || a.get<int64_t>() > 4096 ||
+          (a.get<int64_t>() & (a.get<int64_t>() - 1)) != 0)
+        fail("field 'align': expected a power of two from 1 to 4096 (bytes), got " + a.dump());
+      g_.align = a.get<int64_t>();
+    }
     for (size_t i = 0; i < doc["nodes"].size(); ++i) read_node(doc["nodes"][i], i);
     const Json& outputs = doc["outputs"];
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -485,7 +493,8 @@ class GraphWriter {
 
   std::string write() {
     std::string out = "{\"format\": " + quoted(kGraphFormatName) +
-                      ", \"version\": " + std::to_string(kGraphFormatVersion) + ",\n \"nodes\": [";
+                      ", \"version\": " + std::to_string(g_.align ? 2 : 1) +
+                      (g_.align ? ", \"align\": " + std::to_string(g_.align) : std::string()) + ",\n \"nodes\": [";
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       out += i ? ",\n  " : "\n  ";
       out += compact(node_json(g_.nodes[i]));

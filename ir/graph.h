@@ -94,6 +94,10 @@ struct Node {
 struct Graph {
   std::vector<Node> nodes;
   std::vector<ValueRef> outputs;
+  /// Bytes that every graph input's first element and every graph output's storage are aligned to (a power of two;
+  /// 0: nothing known). Vector accesses that this proves aligned need no run-time check; GraphRunner verifies the
+  /// pointers it is given.
+  int64_t align = 0;
 
   const TensorMeta& meta(ValueRef v) const { return nodes.at(v.node).outputs.at(v.output); }
   /// Index of the node called `name`, or -1.

@@ -178,6 +178,10 @@ struct Kernel {
   std::vector<int> local_buffers;
 };
 
+/// Alignment of every workspace offset (plan_memory) and of the workspace itself (GraphRunner checks it): enough for
+/// 128-bit vector access.
+constexpr int64_t kWorkspaceAlignment = 256;
+
 struct LoopProgram {
   std::vector<Buffer> buffers;
   std::vector<Computation> computations;
@@ -189,6 +193,8 @@ struct LoopProgram {
   /// outputs, register-only values); and the workspace size in bytes.
   std::vector<int64_t> workspace_offsets;
   int64_t workspace_bytes = 0;
+  /// Graph::align: bytes every input's first element and every output's storage are aligned to (0: unknown).
+  int64_t align = 0;
 
   /// Index of the computation that fills `buffer`, or -1 (inputs).
   int producer(int buffer) const;

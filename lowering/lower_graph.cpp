@@ -1891,6 +1891,10 @@ std::vector<std::string> lowered_ops() {
   return names;
 }
 
-LoopProgram lower_graph(const Graph& g, const LoweringOptions& options) { return GraphLowering(g, options).run(); }
+LoopProgram lower_graph(const Graph& g, const LoweringOptions& options) {
+  LoopProgram p = GraphLowering(g, options).run();
+  p.align = g.align;
+  return p;
+}
 
 }  // namespace hi

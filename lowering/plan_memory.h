@@ -8,9 +8,6 @@
 
 namespace hi {
 
-/// Alignment of every workspace offset, enough for 128-bit vector access.
-constexpr int64_t kWorkspaceAlignment = 256;
-
 void plan_memory(LoopProgram& program);
 
 }  // namespace hi

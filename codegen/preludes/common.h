@@ -431,4 +431,32 @@ template <int N, class T> HI_FN void hi_store_vec(T* p, const T* v) {
 #endif
 }
 
+/// hi_load_vec / hi_store_vec for a pointer the compiler proved aligned to the chunk size (Graph::align, workspace
+/// offsets): no run-time check, no scalar path.
+template <int N, class T> HI_FN void hi_load_vec_aligned(const T* p, T* out) {
+  typedef hi_vec_layout<N, T> L;
+#if defined(HI_UNALIGNED_VECTOR_ACCESS)
+  hi_load_vec<N>(p, out);
+#else
+  typename L::pack u;
+#pragma unroll
+  for (int k = 0; k < L::count; ++k) u.c[k] = ((const typename L::type*)p)[k];
+#pragma unroll
+  for (int j = 0; j < N; ++j) out[j] = u.e[j];
+#endif
+}
+
+template <int N, class T> HI_FN void hi_store_vec_aligned(T* p, const T* v) {
+  typedef hi_vec_layout<N, T> L;
+#if defined(HI_UNALIGNED_VECTOR_ACCESS)
+  hi_store_vec<N>(p, v);
+#else
+  typename L::pack u;
+#pragma unroll
+  for (int j = 0; j < N; ++j) u.e[j] = v[j];
+#pragma unroll
+  for (int k = 0; k < L::count; ++k) ((typename L::type*)p)[k] = u.c[k];
+#endif
+}
+
 #endif  // HI_COMMON_PRELUDE

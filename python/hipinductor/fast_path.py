@@ -74,7 +74,7 @@ def build(graph, records: list[SegmentRecord], layouts: dict | None = None) -> C
     w = _Writer()
     by_segment = {id(r.segment): r for r in records}
     steps = graph.steps
-    from .graph_module import Segment, _current_stream  # the graph module imports this module lazily
+    from .graph_module import _ALIGN, Segment, _current_stream  # the graph module imports this module lazily
 
     linears, folded = _linear_steps(steps, records)
     views = _ViewChains(graph, steps, linears, folded, layouts or {})
@@ -134,13 +134,22 @@ def build(graph, records: list[SegmentRecord], layouts: dict | None = None) -> C
                 counter += 1
                 w.names[n] = f"v{counter}"
                 outs.append(f"v{counter}")
-            checks, ptrs = [], []
+            checks, ptrs, unaligned = [], [], []
             for n, (strides, offset) in zip(step.inputs, r.layouts):
                 name = w.names[n]
                 if n.op == "call_function" and n not in made_by_segments:
                     checks.append(f"{name}.stride() == {strides!r} and {name}.storage_offset() == {offset}")
+                pointer = f"{name}.data_ptr()"
+                if launch.aligned and n.op != "get_attr" and n not in made_by_segments:
+                    # Compiled for aligned inputs: checked for values from outside (segment outputs always are).
+                    counter += 1
+                    pointer = f"p{counter}"
+                    w.lines.append(f"{pointer} = {name}.data_ptr()")
+                    unaligned.append(pointer)
                 itemsize = _itemsize(n)
-                ptrs.append(f"{name}.data_ptr() - {offset * itemsize}" if offset else f"{name}.data_ptr()")
+                ptrs.append(f"{pointer} - {offset * itemsize}" if offset else pointer)
+            if unaligned:
+                checks.append(f"not ({' | '.join(unaligned)}) & {_ALIGN - 1}")
             general = w.bind("general", _general_runner(graph, step))
             body = []
             for name, (sizes, strides, dtype) in zip(outs, launch.outputs):

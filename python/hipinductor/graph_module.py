@@ -136,6 +136,7 @@ class _Launch:
     device: torch.device | None = None
     outputs: list = field(default_factory=list)  # (sizes, strides, dtype) per segment output
     workspace_bytes: int = 0
+    aligned: bool = False              # compiled with "align": needs every input's first element _ALIGN-aligned
 
 
 class CompiledFxGraph:
@@ -368,7 +369,7 @@ class CompiledFxGraph:
             strides = _contiguous_strides(sizes)
         return {"dtype": _SUPPORTED_DTYPES[t.dtype], "sizes": sizes, "strides": strides, "offset": 0}
 
-    def _segment_json(self, seg: Segment, inputs: list[torch.Tensor], env: dict) -> dict:
+    def _segment_json(self, seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool = False) -> dict:
         names: dict[fx.Node, tuple[str, int | None]] = {}
         nodes_json = []
         for node, value in zip(seg.inputs, inputs):
@@ -427,8 +428,11 @@ class CompiledFxGraph:
                 raise _Reject(node, r.why) from None
             nodes_json.append(entry)
             names[node] = (node.name, None)
-        return {"format": "hipinductor-graph", "version": 1, "nodes": nodes_json,
-                "outputs": [ref(n) for n in seg.outputs]}
+        graph = {"format": "hipinductor-graph", "version": 1, "nodes": nodes_json,
+                 "outputs": [ref(n) for n in seg.outputs]}
+        if aligned:  # inputs' first elements and (PyTorch-allocated) outputs: no run-time alignment checks
+            graph["version"], graph["align"] = 2, _ALIGN
+        return graph
 
     # ---- execution -----------------------------------------------------------------------------------------------
     def _device_and_target(self, seg: Segment):
@@ -451,11 +455,11 @@ class CompiledFxGraph:
                 metas = [_tensor_meta(n) for n in seg.inputs]
                 if any(m is None or m.numel() == 0 for m in metas):
                     continue
-                key = _layout_key(metas)
+                key = (_layout_key(metas), True)  # PyTorch's allocators align storages; a call that is not compiles
                 _, target = self._device_and_target(seg)
                 if target is None:
                     continue
-                source = json.dumps(self._segment_json(seg, metas, {}))
+                source = json.dumps(self._segment_json(seg, metas, {}, aligned=True))
             except Exception:  # noqa: BLE001 - only a head start; the call compiles (and reports) for real
                 continue
             jobs.append((seg, key, source, target))
@@ -471,9 +475,9 @@ class CompiledFxGraph:
                                            debug_dir=self.options.debug_dir, use_cache=self.options.use_cache)
         pool.shutdown(wait=False)
 
-    def _compile_segment(self, seg: Segment, inputs: list[torch.Tensor], env: dict):
+    def _compile_segment(self, seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool):
         import json
-        key = _layout_key(inputs)
+        key = (_layout_key(inputs), aligned)
         cg = seg.compiled.get(key)
         if cg is not None:
             return cg
@@ -487,7 +491,7 @@ class CompiledFxGraph:
             self.report["compile_ms"] += ms  # the compile's own time, not the wait for it
         if cg is None:
             start = time.perf_counter()
-            graph = self._segment_json(seg, inputs, env)
+            graph = self._segment_json(seg, inputs, env, aligned)
             _, target = self._device_and_target(seg)
             cg = _C.compile(json.dumps(graph), target=target,
                             name=f"{self.name}_s{self.steps.index(seg)}", debug_dir=self.options.debug_dir,
@@ -588,7 +592,7 @@ class CompiledFxGraph:
     def _run_segment(self, seg: Segment, env: dict, symbols: dict):
         inputs = [env[n] for n in seg.inputs]
         try:
-            key = (_layout_key(inputs), tuple(symbols.values()))
+            key = (_layout_key(inputs), _aligned(inputs), tuple(symbols.values()))
         except AttributeError:  # not a tensor
             key = None
         launch = seg.launches.get(key) if key is not None else None
@@ -624,8 +628,9 @@ class CompiledFxGraph:
                 raise _Reject(next(u for u in seg.nodes if n in u.all_input_nodes), f"input '{n.name}' is not a tensor")
         if any(t.numel() == 0 for t in inputs) or any(m.numel() == 0 for m in map(_tensor_meta, seg.outputs)):
             return _Launch(None)  # empty tensors: nothing worth a kernel, and no index math on 0
+        aligned = _aligned(inputs)
         try:
-            cg = self._compile_segment(seg, inputs, symbols)
+            cg = self._compile_segment(seg, inputs, symbols, aligned)
         except _C.LoweringError as e:
             node = self._node_named(seg, getattr(e, "node", None))
             raise _Reject(node, str(e), recoverable=True) from None
@@ -639,7 +644,7 @@ class CompiledFxGraph:
             meta = _tensor_meta(n)
             lay = self._layout(meta, symbols)
             outputs.append((lay["sizes"], lay["strides"], meta.dtype))
-        return _Launch(cg, device, outputs, cg.workspace_bytes)
+        return _Launch(cg, device, outputs, cg.workspace_bytes, aligned)
 
     def _check_against_eager(self, seg: Segment, env: dict, outputs: list[torch.Tensor], cg) -> None:
         reference = dict(env)
@@ -809,6 +814,14 @@ def _timed(fn, *args, **kwargs):
 def _args_key(args) -> tuple:
     """Which fast path a call takes: each graph input's dtype, device, sizes, strides and storage offset."""
     return tuple((t.dtype, t.device, t.shape, t.stride(), t.storage_offset()) for t in args)
+
+
+_ALIGN = 16  # bytes: the widest vector access
+
+
+def _aligned(tensors) -> bool:
+    """Whether every tensor's first element is _ALIGN-byte aligned, as a segment compiled with "align" needs."""
+    return all(t.data_ptr() % _ALIGN == 0 for t in tensors)
 
 
 def _layout_key(tensors) -> tuple:

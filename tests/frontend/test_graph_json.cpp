@@ -138,6 +138,22 @@ TEST(GraphJson, DynamicShapesFixture) {
   expect_same_graph(g, again);
 }
 
+TEST(GraphJson, AlignmentRoundTripsAndIsChecked) {
+  Json doc = base_graph();
+  EXPECT_EQ(read_graph_json(doc.dump(), "g.json").align, 0);
+  doc["align"] = 16;
+  EXPECT_EQ(error_of(doc), "g.json: field 'align' needs version 2, got version 1");
+  doc["version"] = 2;
+  Graph g = read_graph_json(doc.dump(), "g.json");
+  EXPECT_EQ(g.align, 16);
+  EXPECT_EQ(read_graph_json(write_graph_json(g), "again.json").align, 16);
+  for (Json bad : {Json(12), Json(0), Json(8192), Json("16"), Json(1.5)}) {
+    doc["align"] = bad;
+    EXPECT_NE(error_of(doc).find("field 'align': expected a power of two from 1 to 4096"), std::string::npos)
+        << error_of(doc);
+  }
+}
+
 TEST(GraphJson, ArgumentEncodings) {
   Json doc = base_graph();
   doc["nodes"].push_back(Json::parse(
@@ -192,8 +208,8 @@ TEST(GraphJsonErrors, HeaderFields) {
   doc["format"] = "onnx";
   EXPECT_EQ(error_of(doc), "g.json: field 'format': expected \"hipinductor-graph\", got \"onnx\"");
   doc = base_graph();
-  doc["version"] = 2;
-  EXPECT_EQ(error_of(doc), "g.json: unsupported version 2 (this reader understands version 1)");
+  doc["version"] = 3;
+  EXPECT_EQ(error_of(doc), "g.json: unsupported version 3 (this reader understands versions 1 to 2)");
   doc = base_graph();
   doc["version"] = "1";
   EXPECT_EQ(error_of(doc), "g.json: field 'version': expected an integer, got string");
@@ -202,7 +218,7 @@ TEST(GraphJsonErrors, HeaderFields) {
   EXPECT_EQ(error_of(doc), "g.json: missing field 'nodes'");
   doc = base_graph();
   doc["extra"] = 1;
-  EXPECT_EQ(error_of(doc), "g.json: unknown field 'extra' (expected format, version, nodes, outputs)");
+  EXPECT_EQ(error_of(doc), "g.json: unknown field 'extra' (expected format, version, nodes, outputs, align)");
 }
 
 TEST(GraphJsonErrors, UnknownOp) {

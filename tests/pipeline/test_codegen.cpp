@@ -57,6 +57,30 @@ TEST(Codegen, ConcatenationOperandsAreVectorLoadedFromTheSelectedSide) {
   EXPECT_EQ(straddling.find(") ? in_ptr0 + ("), std::string::npos) << straddling;
 }
 
+TEST(Codegen, VectorAccessesProvenAlignedSkipTheRunTimeCheck) {
+  // With the graph's promise that inputs' first elements and outputs are 16-byte aligned, groups of 4 floats a
+  // multiple of 4 elements from the first are aligned (whatever the storage offset); rows 33 floats apart are not.
+  auto kernels = [](int64_t align, int64_t row_stride) {
+    test::GraphBuilder g;
+    ValueRef x = g.input("x", DType::Float32, {64, 32}, {row_stride, 1}, 3);
+    ValueRef y = g.input("y", DType::Float32, {64, 32});
+    g.output(g.call("aten.add.Tensor", {A(x), A(y)}, DType::Float32, {64, 32}));
+    Graph graph = g.graph();
+    graph.align = align;
+    CompileOptions o;
+    o.target = parse_target("sm_90");
+    return kernels_text(generate(graph, o).module);
+  };
+  std::string aligned = kernels(16, 32);
+  EXPECT_NE(aligned.find("hi_load_vec_aligned<4>(in_ptr0"), std::string::npos) << aligned;
+  EXPECT_NE(aligned.find("hi_store_vec_aligned<4>(out_ptr"), std::string::npos) << aligned;
+  std::string unknown = kernels(0, 32);
+  EXPECT_EQ(unknown.find("_aligned<"), std::string::npos) << unknown;
+  std::string shifted = kernels(16, 33);
+  EXPECT_NE(shifted.find("hi_load_vec_aligned<4>(in_ptr1"), std::string::npos) << shifted;
+  EXPECT_EQ(shifted.find("hi_load_vec_aligned<4>(in_ptr0"), std::string::npos) << shifted;
+}
+
 TEST(Codegen, FewColumnOutputsShareABlockAcrossRowSlices) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {4096, 100});

@@ -312,3 +312,30 @@ def test_fast_path_makes_eager_views_from_their_base_and_checks_its_layout():
     for k in names:
         fast.__globals__[k] = lambda a, b: torch.bmm(a, b).mT.contiguous().mT
     torch.testing.assert_close(compiled(x, w, v), f(x, w, v))
+
+
+def test_segments_compile_for_aligned_inputs_and_check_them_per_call():
+    # Segments are compiled for inputs whose first elements are 16-byte aligned (PyTorch's allocators give that),
+    # without run-time alignment checks in the kernels; the fast path checks the pointers, and a call whose input is
+    # not aligned (here a numpy buffer 4 bytes in, the same layout otherwise) compiles and runs a checked variant.
+    import numpy as np
+
+    def f(x):
+        return torch.relu(x) * 2
+
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    x = torch.randn(64)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), f(x))
+    raw = np.zeros(64 * 4 + 32, dtype=np.uint8)
+    start = next(k for k in range(4, 32, 4) if (raw.ctypes.data + k) % 16)
+    misaligned = torch.from_numpy(raw[start:start + 256].view(np.float32))
+    misaligned.copy_(torch.randn(64))
+    assert misaligned.data_ptr() % 16 and misaligned.storage_offset() == 0
+    for _ in range(2):
+        torch.testing.assert_close(compiled(misaligned), f(misaligned))
+    graph = _graph_of_last_compile()
+    (segment,) = [s for s in graph.steps if hasattr(s, "compiled")]
+    assert sorted(aligned for _, aligned in segment.compiled) == [False, True]

@@ -207,6 +207,22 @@ void GraphRunner::launch_all(const std::vector<void*>& inputs, const std::vector
                                 std::to_string(p.outputs.size()) + " outputs, got " + std::to_string(inputs.size()) +
                                 " and " + std::to_string(outputs.size()));
   if (!cannot_run_.empty()) throw std::invalid_argument(cannot_run_);
+  if (const int64_t align = p.align; align > 1) {
+    // The kernels' vector accesses were proven aligned from this promise, so a pointer that breaks it is refused
+    // here rather than faulting on the device.
+    auto check = [&](const char* what, size_t i, const void* storage, int buffer) {
+      const Buffer& b = p.buffers[buffer];
+      auto offset = b.offset.as_const();
+      uintptr_t first = reinterpret_cast<uintptr_t>(storage) +
+                        static_cast<uintptr_t>((offset ? *offset : 0) * dtype_bytes(b.dtype));
+      if (first % static_cast<uintptr_t>(align) != 0)
+        throw std::invalid_argument("GraphRunner::run: " + std::string(what) + " " + std::to_string(i) + " ('" +
+                                    b.name + "') is not " + std::to_string(align) +
+                                    "-byte aligned, as the graph was compiled for (its 'align')");
+    };
+    for (size_t i = 0; i < inputs.size(); ++i) check("input", i, inputs[i], p.inputs[i]);
+    for (size_t i = 0; i < outputs.size(); ++i) check("output", i, outputs[i], p.outputs[i]);
+  }
   for (const PointerSource& s : sources_) {
     void* pointer = nullptr;
     switch (s.kind) {

@@ -69,7 +69,8 @@ class GraphRunner {
   GraphRunner& operator=(const GraphRunner&) = delete;
 
   /// `inputs` / `outputs`: device pointers to each graph input's / output's storage (element 0 of the storage; the
-  /// buffers' storage offsets are applied by the kernels). Launches on `stream` (null: the default stream); on GPUs
+  /// buffers' storage offsets are applied by the kernels). A graph compiled with `align` (Graph::align) needs each
+  /// input's first element and each output's storage aligned to it; std::invalid_argument names the one that is not. Launches on `stream` (null: the default stream); on GPUs
   /// returns before the kernels finish. Intermediates live in the runner's own workspace, allocated through the
   /// Device on the first run that needs it and reused (so runs on different streams must not overlap).
   void run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* stream = nullptr);
@@ -84,7 +85,7 @@ class GraphRunner {
   const CompiledGraph& graph() const { return *graph_; }
   Device& device() const { return device_; }
 
-  static constexpr size_t kWorkspaceAlignment = 256;
+  static constexpr size_t kWorkspaceAlignment = static_cast<size_t>(hi::kWorkspaceAlignment);
 
  private:
   /// Where a kernel's pointer argument comes from on each run.

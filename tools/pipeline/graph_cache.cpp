@@ -122,6 +122,7 @@ json graph_payload(const CompiledGraph& g) {
           {"inputs", p.inputs},
           {"outputs", p.outputs},
           {"workspace_bytes", p.workspace_bytes},
+          {"align", p.align},
           {"kernels", kernels}};
 }
 
@@ -152,6 +153,7 @@ CompiledGraph compiled_graph_from(const json& j, const Target& target) {
   p.inputs = buffer_ids(j.at("inputs"));
   p.outputs = buffer_ids(j.at("outputs"));
   p.workspace_bytes = j.at("workspace_bytes").get<int64_t>();
+  p.align = j.value("align", int64_t{0});
 
   g.module.target = target;
   for (const json& jk : j.at("kernels")) {
