@@ -123,22 +123,31 @@ void KernelPrinter::emit_pointwise() {
   // first, so E*V*bytes are in flight), moving contiguous operands with vector loads and stores; the last
   // numel % V elements take the scalar loop.
   const int64_t groups = *n / v;
-  const int e_count = static_cast<int>(
-      std::max<int64_t>(1, std::min<int64_t>(32 / (v * narrowest_bytes(accesses())), ceil_div(groups, block_))));
-  const int64_t span = int64_t{block_} * e_count;
-  grid_ = Index(ceil_div(groups, span));
   ranges_["g"] = Range::loop(groups);
   ranges_["j"] = Range::loop(v);
   const std::map<std::string, Index> lanes{{"i", Index::var("g") * v + Index::var("j")}};
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  lane_views(lanes, bodies, stores);
+  std::vector<Expr> loads = external_loads(bodies);
+  // Concatenations: where the cat's condition holds for a whole vector group or for none of it, the group loads
+  // the taken operand with one vector load from a selected address, into one array both operands read from.
+  std::vector<SelectedLoad> selects = selected_loads(bodies, loads, v);
+  const int64_t arrays = static_cast<int64_t>(selects.size()) +
+                         std::count_if(loads.begin(), loads.end(), [&](const Expr& l) { return contiguous_lanes(l->index); });
+  // About 32 bytes per operand in flight per thread, but at most 4 groups' arrays per thread in all: registers
+  // bound occupancy (LLaMA's rotate-half, six operands: 2 groups each took 66 registers; 1 group, far fewer).
+  const int e_count = static_cast<int>(std::max<int64_t>(
+      1, std::min({int64_t{32} / (v * narrowest_bytes(accesses())), ceil_div(groups, block_),
+                   int64_t{4} / std::max<int64_t>(1, arrays)})));
+  const int64_t span = int64_t{block_} * e_count;
+  grid_ = Index(ceil_div(groups, span));
   const std::string vs = std::to_string(v), es = std::to_string(e_count), per_thread = std::to_string(e_count * v);
   const std::string gs = std::to_string(groups);
   const bool ragged = groups % span != 0;
   line("// " + vs + " elements per vector group, " + es + " groups per thread");
   open("for (" + I + " g0 = (" + I + ")blockIdx.x * " + std::to_string(span) + " + threadIdx.x; g0 < " + gs +
        "; g0 += (" + I + ")gridDim.x * " + std::to_string(span) + ")");
-  std::vector<Expr> bodies;
-  std::vector<Index> stores;
-  lane_views(lanes, bodies, stores);
   auto open_groups = [&] {
     line("#pragma unroll");
     open("for (int e = 0; e < " + es + "; ++e)");
@@ -146,13 +155,9 @@ void KernelPrinter::emit_pointwise() {
   };
   auto guard = ragged ? "if (g < " + gs + ") " : std::string();
   std::vector<std::pair<std::string, const Expr*>> vector_loads;
-  std::vector<Expr> loads = external_loads(bodies);
   for (const Expr& load : loads)
     if (contiguous_lanes(load->index))
       vector_loads.emplace_back(vector_array(load, e_count * v, "q"), &load);
-  // Concatenations: where the cat's condition holds for a whole vector group or for none of it, the group loads
-  // the taken operand with one vector load from a selected address, into one array both operands read from.
-  std::vector<SelectedLoad> selects = selected_loads(bodies, loads, v);
   std::vector<std::string> select_arrays;
   for (const SelectedLoad& sl : selects) {
     select_arrays.push_back(vector_array(sl.if_true, e_count * v, "q"));

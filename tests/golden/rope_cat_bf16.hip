@@ -2,23 +2,23 @@
 // fused_mul_slice_neg_cat_add_0: pointwise, computes out0
 // from graph nodes: mul slice_1 neg slice cat mul_1 add
 extern "C" __global__ void __launch_bounds__(256) fused_mul_slice_neg_cat_add_0(const hi_bfloat16* __restrict__ in_ptr0, const hi_bfloat16* __restrict__ in_ptr1, const hi_bfloat16* __restrict__ in_ptr2, hi_bfloat16* __restrict__ out_ptr3) {
-  // 8 elements per vector group, 2 groups per thread
-  for (int g0 = (int)blockIdx.x * 512 + threadIdx.x; g0 < 1024; g0 += (int)gridDim.x * 512) {
-    hi_bfloat16 ld0[16];
-    hi_bfloat16 ld1[16];
-    hi_bfloat16 ld2[16];
-    hi_bfloat16 ld3[16];
+  // 8 elements per vector group, 1 groups per thread
+  for (int g0 = (int)blockIdx.x * 256 + threadIdx.x; g0 < 1024; g0 += (int)gridDim.x * 256) {
+    hi_bfloat16 ld0[8];
+    hi_bfloat16 ld1[8];
+    hi_bfloat16 ld2[8];
+    hi_bfloat16 ld3[8];
     #pragma unroll
-    for (int e = 0; e < 2; ++e) {
+    for (int e = 0; e < 1; ++e) {
       const int g = g0 + e * 256;
       hi_load_vec<8>(in_ptr0 + (g*8), &ld0[e * 8]);
       hi_load_vec<8>(in_ptr1 + (g*8), &ld1[e * 8]);
       hi_load_vec<8>(in_ptr2 + (g*8), &ld2[e * 8]);
       hi_load_vec<8>((((g % 16)*8) < 64) ? in_ptr0 + (g*8 + 64) : in_ptr0 + (g*8 - 64), &ld3[e * 8]);
     }
-    hi_bfloat16 st4[16];
+    hi_bfloat16 st4[8];
     #pragma unroll
-    for (int q = 0; q < 16; ++q) {
+    for (int q = 0; q < 8; ++q) {
       const int g = g0 + (q / 8) * 256;
       const int j = q % 8;
       const float t0 = (float)(hi_to_float(ld0[q]));
@@ -44,7 +44,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_mul_slice_neg_cat_add_0(
       st4[q] = hi_make_bf16(v_out0);
     }
     #pragma unroll
-    for (int e = 0; e < 2; ++e) {
+    for (int e = 0; e < 1; ++e) {
       const int g = g0 + e * 256;
       hi_store_vec<8>(out_ptr3 + (g*8), &st4[e * 8]);
     }
