@@ -394,77 +394,58 @@ template <int N, class T> struct hi_vec_layout {
 
 HI_FN bool hi_aligned(const void* p, int bytes) { return ((hi_u64)p & (hi_u64)(bytes - 1)) == 0; }
 
-/// out[0..N) = p[0..N): vector loads when p is aligned to the chunk size (checked here, at run time), else scalar.
-template <int N, class T> HI_FN void hi_load_vec(const T* p, T* out) {
+/// out[0..N) = p[0..N) for a pointer known to be aligned to the chunk size (Graph::align, workspace offsets): no
+/// run-time check. Where the target copies unaligned chunks as wide accesses (HI_UNALIGNED_VECTOR_ACCESS, see the
+/// target prelude) any pointer will do.
+template <int N, class T> HI_FN void hi_load_vec_aligned(const T* p, T* out) {
   typedef hi_vec_layout<N, T> L;
-#if defined(HI_UNALIGNED_VECTOR_ACCESS)
-  // No check: a misaligned chunk is as wide an access as an aligned one on this target (see the target prelude).
   typename L::pack u;
+#if defined(HI_UNALIGNED_VECTOR_ACCESS)
   __builtin_memcpy(&u, p, L::bytes);
+#else
+#pragma unroll
+  for (int k = 0; k < L::count; ++k) u.c[k] = ((const typename L::type*)p)[k];
+#endif
 #pragma unroll
   for (int j = 0; j < N; ++j) out[j] = u.e[j];
+}
+
+/// p[0..N) = v[0..N), as hi_load_vec_aligned.
+template <int N, class T> HI_FN void hi_store_vec_aligned(T* p, const T* v) {
+  typedef hi_vec_layout<N, T> L;
+  typename L::pack u;
+#pragma unroll
+  for (int j = 0; j < N; ++j) u.e[j] = v[j];
+#if defined(HI_UNALIGNED_VECTOR_ACCESS)
+  __builtin_memcpy(p, &u, L::bytes);
 #else
-  if (hi_aligned(p, L::chunk)) {
-    typename L::pack u;
 #pragma unroll
-    for (int k = 0; k < L::count; ++k) u.c[k] = ((const typename L::type*)p)[k];
-#pragma unroll
-    for (int j = 0; j < N; ++j) out[j] = u.e[j];
-  } else {
+  for (int k = 0; k < L::count; ++k) ((typename L::type*)p)[k] = u.c[k];
+#endif
+}
+
+/// out[0..N) = p[0..N): vector loads when p is aligned to the chunk size (checked here, at run time), else scalar.
+template <int N, class T> HI_FN void hi_load_vec(const T* p, T* out) {
+#if !defined(HI_UNALIGNED_VECTOR_ACCESS)
+  if (!hi_aligned(p, hi_vec_layout<N, T>::chunk)) {
 #pragma unroll
     for (int j = 0; j < N; ++j) out[j] = p[j];
+    return;
   }
 #endif
+  hi_load_vec_aligned<N>(p, out);
 }
 
 /// p[0..N) = v[0..N), as hi_load_vec.
 template <int N, class T> HI_FN void hi_store_vec(T* p, const T* v) {
-  typedef hi_vec_layout<N, T> L;
-#if defined(HI_UNALIGNED_VECTOR_ACCESS)
-  typename L::pack u;
-#pragma unroll
-  for (int j = 0; j < N; ++j) u.e[j] = v[j];
-  __builtin_memcpy(p, &u, L::bytes);
-#else
-  if (hi_aligned(p, L::chunk)) {
-    typename L::pack u;
-#pragma unroll
-    for (int j = 0; j < N; ++j) u.e[j] = v[j];
-#pragma unroll
-    for (int k = 0; k < L::count; ++k) ((typename L::type*)p)[k] = u.c[k];
-  } else {
+#if !defined(HI_UNALIGNED_VECTOR_ACCESS)
+  if (!hi_aligned(p, hi_vec_layout<N, T>::chunk)) {
 #pragma unroll
     for (int j = 0; j < N; ++j) p[j] = v[j];
+    return;
   }
 #endif
-}
-
-/// hi_load_vec / hi_store_vec for a pointer the compiler proved aligned to the chunk size (Graph::align, workspace
-/// offsets): no run-time check, no scalar path.
-template <int N, class T> HI_FN void hi_load_vec_aligned(const T* p, T* out) {
-  typedef hi_vec_layout<N, T> L;
-#if defined(HI_UNALIGNED_VECTOR_ACCESS)
-  hi_load_vec<N>(p, out);
-#else
-  typename L::pack u;
-#pragma unroll
-  for (int k = 0; k < L::count; ++k) u.c[k] = ((const typename L::type*)p)[k];
-#pragma unroll
-  for (int j = 0; j < N; ++j) out[j] = u.e[j];
-#endif
-}
-
-template <int N, class T> HI_FN void hi_store_vec_aligned(T* p, const T* v) {
-  typedef hi_vec_layout<N, T> L;
-#if defined(HI_UNALIGNED_VECTOR_ACCESS)
-  hi_store_vec<N>(p, v);
-#else
-  typename L::pack u;
-#pragma unroll
-  for (int j = 0; j < N; ++j) u.e[j] = v[j];
-#pragma unroll
-  for (int k = 0; k < L::count; ++k) ((typename L::type*)p)[k] = u.c[k];
-#endif
+  hi_store_vec_aligned<N>(p, v);
 }
 
 #endif  // HI_COMMON_PRELUDE
