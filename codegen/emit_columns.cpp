@@ -138,13 +138,15 @@ void KernelPrinter::emit_column_slices(int64_t outputs, int ty_count) {
     line(acc + " = " + smem + "[0][tx];");
     line("for (int y = 1; y < " + ty + "; ++y) " + acc + " = " + functor + "::combine(" + acc + ", " + smem +
          "[y][tx]);");
-    if (is_local(c.buffer)) {
-      store(c, acc + a.result_suffix, a.result_dtype, kernel_store_index(c));
-    } else {
-      open("if (" + std::string(ragged ? "ty == 0 && i0 + tx < " + ns : "ty == 0") + ")");
-      store(c, acc + a.result_suffix, a.result_dtype, kernel_store_index(c));
-      close();
-    }
+    // Every thread holds the result: later computations of the kernel read it from here, never from memory
+    // (slice 0's store is not ordered with their reads).
+    const std::string name = "v_" + b.name;
+    line("const " + value_type(b.dtype) + " " + name + " = " +
+         convert(acc + a.result_suffix, a.result_dtype, b.dtype) + ";");
+    local_value_[c.buffer] = name;
+    if (!is_local(c.buffer))
+      line("if (" + std::string(ragged ? "ty == 0 && i0 + tx < " + ns : "ty == 0") + ") " + param_name(c.buffer) + "[" +
+           index(kernel_store_index(c)) + "] = " + store_value(name, b.dtype) + ";");
   }
   // The next outputs' slices reuse shared memory only after every thread has read these.
   line("__syncthreads();");

@@ -107,9 +107,11 @@ std::string KernelPrinter::compute(const Expr& e) {
         case BinaryOp::Mul: return infix("*");
         case BinaryOp::Div:
           if (!fp) return infix("/");
-          // By a row's value (softmax's sum): one IEEE reciprocal per row (the compiler hoists it out of the row's
-          // elements) and a multiply per element, within 1 ulp of the quotient for divisors above 2^-126.
-          if (row_value(n.args[1])) return a + " * (" + literal(1, at) + " / " + b + ")";
+          // By softmax's sum (a row value >= 1): one IEEE reciprocal per row (the compiler hoists it out of the
+          // row's elements) and a multiply per element, within 1 ulp of the quotient. Not for other divisors: the
+          // reciprocal of one below 2^-126 overflows, of one above 2^126 loses bits.
+          if (row_value(n.args[1]) && sum_of_exp_shifted_by_max(p_, n.args[1]->buffer))
+            return a + " * (" + literal(1, at) + " / " + b + ")";
           return "hi_div(" + a + ", " + b + ")";
         case BinaryOp::FloorDiv: return "hi_floordiv(" + a + ", " + b + ")";
         case BinaryOp::TruncDiv: return fp ? "hi_trunc(" + a + " / " + b + ")" : infix("/");
@@ -260,6 +262,34 @@ std::string KernelPrinter::vector_array(const Expr& load, int count, const std::
   line(storage_type(b.dtype) + " " + name + "[" + std::to_string(count) + "];");
   alias_vector_array(load, name, lane);
   return name;
+}
+
+bool sum_of_exp_shifted_by_max(const LoopProgram& p, int buffer) {
+  // sum(exp(x - max(x))) or sum(exp2((x - max(x)) * c)), c > 0: the maximum's own term is 1.
+  int ci = p.producer(buffer);
+  if (ci < 0) return false;
+  const Expr& sum = p.computations[ci].body;
+  if (!sum.defined() || sum->op != ExprOp::Reduce || sum->reduce_op() != ReduceOp::Sum) return false;
+  const Expr& e = sum->args[0];
+  if (e->op != ExprOp::Unary) return false;
+  Expr shifted;
+  if (e->unary_op() == UnaryOp::Exp) {
+    shifted = e->args[0];
+  } else if (e->unary_op() == UnaryOp::Exp2 && e->args[0]->op == ExprOp::Binary &&
+             e->args[0]->binary_op() == BinaryOp::Mul) {
+    const Expr& l = e->args[0]->args[0];
+    const Expr& r = e->args[0]->args[1];
+    if (r->op == ExprOp::Constant && r->value > 0) shifted = l;
+    else if (l->op == ExprOp::Constant && l->value > 0) shifted = r;
+  }
+  if (!shifted.defined() || shifted->op != ExprOp::Binary || shifted->binary_op() != BinaryOp::Sub) return false;
+  const Expr& m = shifted->args[1];
+  if (m->op != ExprOp::Load || !m->args.empty()) return false;
+  int mi = p.producer(m->buffer);
+  if (mi < 0) return false;
+  const Expr& max = p.computations[mi].body;
+  return max.defined() && max->op == ExprOp::Reduce && max->reduce_op() == ReduceOp::Max &&
+         max->args[0] == shifted->args[0];
 }
 
 std::string KernelPrinter::vector_fn(const char* op, int buffer, const Index& base, int v) const {

@@ -146,6 +146,9 @@ struct PersistentRows {
   int64_t rows = 0, length = 0;
 };
 
+/// Whether `buffer` is softmax's denominator, sum(exp(x - max(x))) (or the exp2 form): at least 1.
+bool sum_of_exp_shifted_by_max(const LoopProgram& p, int buffer);
+
 class KernelPrinter {
  public:
   KernelPrinter(const LoopProgram& p, const Kernel& k, const Target& target)

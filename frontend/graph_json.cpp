@@ -287,8 +287,11 @@ class GraphReader {
     for (size_t i = 0; i < inferred.size(); ++i) {
       std::string field = meta.is_array() ? "meta[" + std::to_string(i) + "]" : "meta";
       const TensorMeta& given = node.outputs[i];
-      const bool statistics_dtype = schema->device_statistics && (i == 1 || i == 2) && is_floating(given.dtype) &&
-                                    is_floating(inferred[i].dtype);
+      // Layer/group norm statistics: float32 (GPUs) or the input's dtype (cpu device), as the node's meta says.
+      const bool statistics_dtype = schema->device_statistics && (i == 1 || i == 2) && !node.args.empty() &&
+                                    node.args[0].is_tensor() &&
+                                    (given.dtype == DType::Float32 ||
+                                     given.dtype == g_.meta(node.args[0].tensor()).dtype);
       if (given.dtype != inferred[i].dtype && !statistics_dtype) {
         fail("node '" + node.name + "': " + field + ": dtype " + std::string(dtype_name(given.dtype)) +
              " inconsistent with " + op_ + ", which gives " + std::string(dtype_name(inferred[i].dtype)));

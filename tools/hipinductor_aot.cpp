@@ -103,6 +103,9 @@ int run(const std::string& graph_path, const std::vector<std::string>& archs, co
     }
     manifest["targets"].push_back(jt);
     if (!manifest.contains("inputs")) {
+      // What a loader must guarantee: the graph's "align" (bytes every input's first element and every output are
+      // aligned to; the kernels' vector accesses were compiled on that promise), 0 when the graph makes none.
+      manifest["align"] = g.program.align;
       manifest["inputs"] = json::array();
       manifest["outputs"] = json::array();
       for (int b : g.program.inputs) manifest["inputs"].push_back(meta_json(g.program.buffers[b]));

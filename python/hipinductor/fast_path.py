@@ -215,9 +215,12 @@ def build(graph, records: list[SegmentRecord], layouts: dict | None = None) -> C
 
 
 try:
-    _reinterpret = torch._C._dynamo.guards._reinterpret_tensor  # what Inductor's wrapper code calls
+    # What Inductor's wrapper code calls: an alias made in C++, its storage offset the base's plus the last argument.
+    _reinterpret = torch._C._dynamo.guards._reinterpret_tensor
 except AttributeError:  # pragma: no cover - older PyTorch
-    _reinterpret = torch.as_strided
+
+    def _reinterpret(base, sizes, strides, offset_increment):
+        return base.as_strided(sizes, strides, base.storage_offset() + offset_increment)
 
 # Views producing a list of views (their getitems are the tensors).
 _LIST_VIEWS = ("aten.split.Tensor", "aten.split_with_sizes.default", "aten.unbind.int", "aten.chunk.default",
@@ -300,7 +303,9 @@ class _ViewChains:
         if self.reinterpret is None:
             self.reinterpret = w.bind("reinterpret", _reinterpret)
         fn = self.reinterpret
-        made = f"{fn}({w.names[b]}, {sizes!r}, {strides!r}, {offset})"
+        # The base's storage offset is what the recording call had: fixed by the call's key (graph inputs), by
+        # construction (segment outputs, constants) or by the guard below (eager results).
+        made = f"{fn}({w.names[b]}, {sizes!r}, {strides!r}, {offset - self.layouts[b][2]})"
         if b in self.fixed:
             w.lines.append(f"{name} = {made}")
             return

@@ -571,12 +571,12 @@ class CompiledFxGraph:
                 call = self._eager_calls[step] = _EagerCall(step)
             env[step] = call(env)
         if records is not None:
-            self._fast[key] = self._write_fast_path(records, fast_path.layouts_of(env))
+            self._fast[key] = self._write_fast_path(records, env)
         return fx.node.map_arg(self._output.args[0], env.__getitem__)
 
-    def _write_fast_path(self, records, layouts):
+    def _write_fast_path(self, records, env):
         try:
-            fn = fast_path.build(self, records, layouts)
+            fn = fast_path.build(self, records, fast_path.layouts_of(env))
         except Exception as e:  # noqa: BLE001 - the general path stays correct; only slower
             log.debug("hipinductor: no fast path for graph %s: %s", self.name, e)
             return False

@@ -339,3 +339,26 @@ def test_segments_compile_for_aligned_inputs_and_check_them_per_call():
     graph = _graph_of_last_compile()
     (segment,) = [s for s in graph.steps if hasattr(s, "compiled")]
     assert sorted(aligned for _, aligned in segment.compiled) == [False, True]
+
+
+def test_fast_path_views_of_a_sliced_input_keep_its_storage_offset():
+    # A view of a graph input that is itself a slice (storage offset 8): the fast path makes it from the input with
+    # the offset relative to the input's own.
+    def f(x, v):
+        return torch.bmm(x.view(4, 8, 4), v) + 1
+
+    x, v = torch.randn(200)[8:136], torch.randn(4, 4, 3)
+    torch._dynamo.reset()
+    compiled = compile(f)
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x, v), f(x, v))
+
+
+def test_division_by_a_tiny_row_sum_is_exact():
+    # Softmax divides by its sum (>= 1) through one reciprocal per row; other row divisors keep the division, which
+    # stays finite for sums below 2^-126 (their reciprocal would overflow).
+    t = torch.full((4, 64), 1e-45)
+    out = compile(lambda a: a / a.sum(-1, keepdim=True))(t)
+    torch.testing.assert_close(out, t / t.sum(-1, keepdim=True))
+    x = torch.randn(8, 40)
+    torch.testing.assert_close(compile(lambda a: torch.softmax(a, -1))(x), torch.softmax(x, -1))

@@ -19,7 +19,19 @@ k = m["targets"][0]["kernels"]
 assert len(k) == 1 and k[0]["kind"] == "row_reduction", k
 assert k[0]["facts"]["vgpr_spills"] == 0 and k[0]["facts"]["vgprs"] > 0, k[0]
 assert m["inputs"][0]["sizes"] == ["32", "1000"], m["inputs"]
+assert m["align"] == 0, m  # the example graph promises no alignment
 PY
+# A graph that promises 16-byte alignment: the manifest says so, and the kernels use the unchecked vector accesses.
+python3 - "$src/examples/softmax.json" "$work/aligned.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+g["version"], g["align"] = 2, 16
+json.dump(g, open(sys.argv[2], "w"))
+PY
+"$aot" "$work/aligned.json" --arch sm_90 -o "$work/aligned" 2>"$work/log" || { cat "$work/log"; fail "aligned graph"; }
+python3 -c "import json, sys; assert json.load(open(sys.argv[1]))['align'] == 16" "$work/aligned/manifest.json" ||
+  fail "manifest without align"
+grep 'hi_load_vec_aligned<' "$work/aligned/aligned.sm_90.hip" >/dev/null || fail "aligned graph kept checked loads"
 ! ls "$work/out" | grep -q '\.tmp$' || fail "temporary files left behind"
 
 printf '{"format": "hipinductor-graph", "version": 1, "nodes": [' >"$work/truncated.json"
