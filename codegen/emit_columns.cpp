@@ -58,13 +58,7 @@ void KernelPrinter::emit_column_reduction() {
     line("for (int j = 0; j < " + vs + "; ++j) " + acc + "[j] = " + functor + "::identity<" + a.type + ">();");
     line("#pragma unroll 4");
     open("for (" + I + " r = 0; r < " + len + "; ++r)");
-    for (const Expr& load : external_loads({body})) {
-      if (!contiguous_lanes(load->index)) continue;
-      Index base = lane0(load->index);
-      std::string name = vector_array(load, v, "j");
-      line(vector_fn("load", load->buffer, base, v) + "(" + param_name(load->buffer) + " + (" + index(base) + "), " +
-           name + ");");
-    }
+    load_group(body, v);
     line("#pragma unroll");
     open("for (int j = 0; j < " + vs + "; ++j)");
     line(acc + "[j] = " + functor + "::combine(" + acc + "[j], " + accumulated_element(body) + ");");
@@ -81,8 +75,7 @@ void KernelPrinter::emit_column_reduction() {
     close();
     if (contiguous) {
       Index base = lane0(where);
-      line(vector_fn("store", c.buffer, base, v) + "(" + param_name(c.buffer) + " + (" + index(base) + "), " + st +
-           ");");
+      line(vector_call("store", c.buffer, base, v, st));
     }
   }
   close();

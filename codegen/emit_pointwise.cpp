@@ -167,8 +167,7 @@ void KernelPrinter::emit_pointwise() {
     open_groups();
     for (const auto& [name, load] : vector_loads) {
       Index base = lane0((*load)->index);
-      line(guard + vector_fn("load", (*load)->buffer, base, v) + "(" + param_name((*load)->buffer) + " + (" +
-           index(base) + "), &" + name + "[e * " + vs + "]);");
+      line(guard + vector_call("load", (*load)->buffer, base, v, "&" + name + "[e * " + vs + "]"));
     }
     for (size_t n_s = 0; n_s < selects.size(); ++n_s) {
       const SelectedLoad& sl = selects[n_s];
@@ -216,8 +215,7 @@ void KernelPrinter::emit_pointwise() {
       if (store_arrays[n_c].empty()) continue;
       int b = p_.computations[k_.computations[n_c]].buffer;
       Index base = lane0(stores[n_c]);
-      line(guard + vector_fn("store", b, base, v) + "(" + param_name(b) + " + (" + index(base) + "), &" + store_arrays[n_c] +
-           "[e * " + vs + "]);");
+      line(guard + vector_call("store", b, base, v, "&" + store_arrays[n_c] + "[e * " + vs + "]"));
     }
     close();
   }

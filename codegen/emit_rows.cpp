@@ -106,8 +106,7 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
     if (arrays.empty()) return;
     open_groups();
     for (const auto& [name, l] : arrays)
-      guarded("", vector_fn("load", l->load->buffer, l->base, v) + "(" + param_name(l->load->buffer) + " + (" +
-                      index(l->base) + "), &" + name + "[e * " + vs + "]);");
+      guarded("", vector_call("load", l->load->buffer, l->base, v, "&" + name + "[e * " + vs + "]"));
     close();
   };
   load_rows(true, 0);
@@ -219,8 +218,7 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
       if (contiguous) {
         Index base = lane0(stores[n_c]);
         open_groups();
-        guarded(store_ok, vector_fn("store", c.buffer, base, v) + "(" + param_name(c.buffer) + " + (" + index(base) +
-                              "), &" + st + "[e * " + vs + "]);");
+        guarded(store_ok, vector_call("store", c.buffer, base, v, "&" + st + "[e * " + vs + "]"));
         close();
       }
       if (!kept.empty()) local_value_[c.buffer] = kept + "[q]";
@@ -268,13 +266,7 @@ void KernelPrinter::emit_row_loop() {
       return std::string();
     }
     open("for (" + index_type_ + " cg = threadIdx.x; cg < " + std::to_string(*length / v) + "; cg += " + blk + ")");
-    for (const Expr& load : external_loads({body})) {
-      if (!contiguous_lanes(load->index)) continue;
-      Index base = lane0(load->index);
-      std::string name = vector_array(load, v, "j");
-      line(vector_fn("load", load->buffer, base, v) + "(" + param_name(load->buffer) + " + (" + index(base) + "), " +
-           name + ");");
-    }
+    load_group(body, v);
     std::string st;
     if (stored && !is_local(stored->buffer) && contiguous_lanes(where)) {
       st = "st" + std::to_string(next_array_++);
@@ -292,8 +284,7 @@ void KernelPrinter::emit_row_loop() {
     close();
     if (!st.empty()) {
       Index base = lane0(where);
-      line(vector_fn("store", stored->buffer, base, v) + "(" + param_name(stored->buffer) + " + (" + index(base) +
-           "), " + st + ");");
+      line(vector_call("store", stored->buffer, base, v, st));
     }
     close();
   };

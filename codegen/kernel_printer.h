@@ -227,6 +227,17 @@ class KernelPrinter {
   /// `base`, or the "_aligned" variant without the run-time alignment check where the access is provably aligned to
   /// its chunk: workspace buffers (aligned offsets), and inputs / outputs of a graph with `align`.
   std::string vector_fn(const char* op, int buffer, const Index& base, int v) const;
+  /// The statement `vector_fn(...)(param + (base), data);`: V elements of `buffer` from lane-0 index `base`.
+  std::string vector_call(const char* op, int buffer, const Index& base, int v, const std::string& data) {
+    return vector_fn(op, buffer, base, v) + "(" + param_name(buffer) + " + (" + index(base) + "), " + data + ");";
+  }
+  /// One vector group per thread (lane `j`): loads every lane-contiguous external load of `body` into a V-element
+  /// array that `body` then reads.
+  void load_group(const Expr& body, int v) {
+    for (const Expr& load : external_loads({body}))
+      if (contiguous_lanes(load->index))
+        line(vector_call("load", load->buffer, lane0(load->index), v, vector_array(load, v, "j")));
+  }
   /// Makes `load` print as `name[lane]` too: an array vector_array declared for another load.
   void alias_vector_array(const Expr& load, const std::string& name, const std::string& lane);
   /// A concatenation's `where(anchor < C, a, b)` whose condition is uniform over each vector group and whose

@@ -1503,6 +1503,7 @@ using MetaRule = Metas (*)(const MetaInference&);
 struct OpDef {
   const char* schema;
   MetaRule rule;
+  bool device_statistics = false;  ///< OpSchema::device_statistics
 };
 
 #define RULE(expr) [](const MetaInference& m) -> Metas { return expr; }
@@ -1687,7 +1688,7 @@ const OpDef kOps[] = {
     {"aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", RULE(softmax(m))},
     {"aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
      "(Tensor, Tensor, Tensor)",
-     RULE(native_layer_norm(m))},
+     RULE(native_layer_norm(m)), /*device_statistics=*/true},
     // Matrix products (extern calls for the compiler, but their metas belong here).
     {"aten::mm(Tensor self, Tensor mat2) -> Tensor", RULE(matmul(m, "self", "mat2", 2))},
     {"aten::bmm(Tensor self, Tensor mat2) -> Tensor", RULE(matmul(m, "self", "mat2", 3))},
@@ -1746,7 +1747,7 @@ const OpDef kOps[] = {
      RULE(as_strided(m))},
     {"aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, "
      "float eps) -> (Tensor, Tensor, Tensor)",
-     RULE(native_group_norm(m))},
+     RULE(native_group_norm(m)), /*device_statistics=*/true},
     {"aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
      "Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
      RULE(batch_norm(m, 0))},
@@ -1772,8 +1773,7 @@ const Table& table() {
     Table t;
     for (const OpDef& def : kOps) {
       OpSchema s = parse_op_schema(def.schema);
-      s.device_statistics = s.qualified_name == "aten.native_layer_norm.default" ||
-                            s.qualified_name == "aten.native_group_norm.default";
+      s.device_statistics = def.device_statistics;
       t.by_name.emplace(s.qualified_name, t.schemas.size());
       t.schemas.push_back(std::move(s));
       t.rules.push_back(def.rule);

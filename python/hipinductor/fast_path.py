@@ -21,17 +21,6 @@ import torch
 import torch.fx as fx
 
 
-class SegmentRecord:
-    """What one segment did in a general-path call: its launch and its inputs' (strides, storage offsets)."""
-
-    __slots__ = ("segment", "launch", "layouts")
-
-    def __init__(self, segment, launch, inputs: list[torch.Tensor]):
-        self.segment = segment
-        self.launch = launch
-        self.layouts = [(tuple(t.stride()), t.storage_offset()) for t in inputs]
-
-
 class _Writer:
     def __init__(self):
         self.lines: list[str] = []
@@ -68,16 +57,22 @@ def layouts_of(env: dict) -> dict:
     return out
 
 
-def build(graph, records: list[SegmentRecord], layouts: dict | None = None) -> Callable | None:
-    """The straight-line function for the layout the records were taken with; None where the general path must
-    stay (a segment ran eagerly, a step the writer does not handle)."""
+def build(graph, launches: dict, layouts: dict) -> Callable | None:
+    """The straight-line function for the layout a general-path call had: `launches` maps id(segment) to the launch
+    it ran, `layouts` (layouts_of) its values. None where the general path must stay (a segment ran eagerly, a step
+    the writer does not handle)."""
     w = _Writer()
-    by_segment = {id(r.segment): r for r in records}
     steps = graph.steps
     from .graph_module import _ALIGN, Segment, _current_stream  # the graph module imports this module lazily
 
-    linears, folded = _linear_steps(steps, records)
-    views = _ViewChains(graph, steps, linears, folded, layouts or {})
+    # `layouts` are the values' layouts when the call ended; an op that changes a tensor's sizes, strides or offset
+    # in place (set_, resize_, t_, ...) would make them differ from what earlier steps saw.
+    if any(isinstance(s, fx.Node) and isinstance(s.target, torch._ops.OpOverload)
+           and torch.Tag.inplace_view in s.target.tags for s in steps):
+        return None
+
+    linears, folded = _linear_steps(steps, launches)
+    views = _ViewChains(graph, steps, linears, folded, layouts)
     # Last step reading each value, to delete it there (as Inductor's wrapper does) instead of holding every
     # intermediate until the call returns.
     last_use: dict[fx.Node, int] = {}
@@ -109,12 +104,12 @@ def build(graph, records: list[SegmentRecord], layouts: dict | None = None) -> C
     devices: dict[int, int] = {}  # GPU index -> workspace bytes
     for step in steps:
         if isinstance(step, Segment):
-            r = by_segment.get(id(step))
-            if r is None or r.launch.compiled is None:
+            launch = launches.get(id(step))
+            if launch is None or launch.compiled is None:
                 return None
-            if r.launch.device.type != "cpu":
-                idx = r.launch.device.index or 0
-                devices[idx] = max(devices.get(idx, 0), r.launch.workspace_bytes)
+            if launch.device.type != "cpu":
+                idx = launch.device.index or 0
+                devices[idx] = max(devices.get(idx, 0), launch.workspace_bytes)
     for idx, ws in devices.items():
         w.globals["stream_of"] = _current_stream
         w.lines.append(f"s{idx} = stream_of({idx})")
@@ -127,16 +122,16 @@ def build(graph, records: list[SegmentRecord], layouts: dict | None = None) -> C
     counter = 0
     for i, step in enumerate(steps):
         if isinstance(step, Segment):
-            r = by_segment[id(step)]
-            launch = r.launch
+            launch = launches[id(step)]
             outs = []
             for n in step.outputs:
                 counter += 1
                 w.names[n] = f"v{counter}"
                 outs.append(f"v{counter}")
-            checks, ptrs, unaligned = [], [], []
-            for n, (strides, offset) in zip(step.inputs, r.layouts):
+            checks, ptrs, to_align = [], [], []
+            for n in step.inputs:
                 name = w.names[n]
+                _, strides, offset, dtype, _ = layouts[n]
                 if n.op == "call_function" and n not in made_by_segments:
                     checks.append(f"{name}.stride() == {strides!r} and {name}.storage_offset() == {offset}")
                 pointer = f"{name}.data_ptr()"
@@ -145,11 +140,10 @@ def build(graph, records: list[SegmentRecord], layouts: dict | None = None) -> C
                     counter += 1
                     pointer = f"p{counter}"
                     w.lines.append(f"{pointer} = {name}.data_ptr()")
-                    unaligned.append(pointer)
-                itemsize = _itemsize(n)
-                ptrs.append(f"{pointer} - {offset * itemsize}" if offset else pointer)
-            if unaligned:
-                checks.append(f"not ({' | '.join(unaligned)}) & {_ALIGN - 1}")
+                    to_align.append(pointer)
+                ptrs.append(f"{pointer} - {offset * dtype.itemsize}" if offset else pointer)
+            if to_align:
+                checks.append(f"not ({' | '.join(to_align)}) & {_ALIGN - 1}")
             general = w.bind("general", _general_runner(graph, step))
             body = []
             for name, (sizes, strides, dtype) in zip(outs, launch.outputs):
@@ -190,17 +184,7 @@ def build(graph, records: list[SegmentRecord], layouts: dict | None = None) -> C
                 src, k = step.args
                 w.lines.append(f"{name} = {w.names[src]}[{k!r}]")
             else:
-                target = step.target
-                args = [w.expr(a) for a in step.args]
-                args += [f"{k}={w.expr(v)}" for k, v in step.kwargs.items()]
-                method = _METHODS.get(str(target)) if not step.kwargs else None
-                if method and args:
-                    w.lines.append(f"{name} = {args[0]}.{method}({', '.join(args[1:])})")
-                else:
-                    function = _FUNCTIONS.get(str(target))
-                    fn = w.bind("op", function if function is not None else
-                                target._op if isinstance(target, torch._ops.OpOverload) else target)
-                    w.lines.append(f"{name} = {fn}({', '.join(args)})")
+                w.lines.append(f"{name} = {_op_call(w, step, [w.expr(a) for a in step.args])}")
         dead = [w.names[n] for n, last in last_use.items()
                 if last == i and n not in outputs and n.op != "get_attr" and n in w.names]
         if dead:
@@ -285,17 +269,8 @@ class _ViewChains:
         p = self.parent_of[n]
         if n.target is operator.getitem:
             src = n.args[0]
-            return f"{self._call(w, src, self.chain(w, p))}[{n.args[1]!r}]"
-        return self._call(w, n, self.chain(w, p))
-
-    @staticmethod
-    def _call(w, n, first: str) -> str:
-        args = [w.expr(a) for a in n.args[1:]] + [f"{k}={w.expr(v)}" for k, v in n.kwargs.items()]
-        method = _METHODS.get(str(n.target)) if not n.kwargs else None
-        if method:
-            return f"{first}.{method}({', '.join(args)})"
-        fn = w.bind("op", n.target._op)
-        return f"{fn}({', '.join([first] + args)})"
+            return f"{_op_call(w, src, [self.chain(w, p)] + [w.expr(a) for a in src.args[1:]])}[{n.args[1]!r}]"
+        return _op_call(w, n, [self.chain(w, p)] + [w.expr(a) for a in n.args[1:]])
 
     def write(self, w, n, name: str) -> None:
         b = self.base[n]
@@ -339,10 +314,24 @@ _FUNCTIONS = {
 }
 
 
+def _op_call(w: _Writer, node: fx.Node, args: list[str]) -> str:
+    """Source calling `node`'s op on `args` (its positional arguments as source) and its keyword arguments: a Tensor
+    method or torch function where one reaches the same overload, else the op."""
+    target = node.target
+    kwargs = [f"{k}={w.expr(v)}" for k, v in node.kwargs.items()]
+    method = _METHODS.get(str(target)) if not kwargs else None
+    if method and args:
+        return f"{args[0]}.{method}({', '.join(args[1:])})"
+    function = _FUNCTIONS.get(str(target))
+    fn = w.bind("op", function if function is not None else
+                target._op if isinstance(target, torch._ops.OpOverload) else target)
+    return f"{fn}({', '.join(args + kwargs)})"
+
+
 _VIEWS = ("aten.view.default", "aten._unsafe_view.default")
 
 
-def _linear_steps(steps, records) -> tuple[dict, set]:
+def _linear_steps(steps, launches) -> tuple[dict, set]:
     """nn.Linear as AOTAutograd decomposes it, `view(addmm(b, view(x, [M, K]), t(w)), [.., N])` (or mm without a
     bias, or without the views for 2-D x), all eager steps: {the last step: (x, w, b or None)} and the steps that
     call folds away. torch.nn.functional.linear reaches the same addmm / mm on the same views (at::linear: addmm
@@ -353,10 +342,11 @@ def _linear_steps(steps, records) -> tuple[dict, set]:
 
     eager = {s for s in steps if not isinstance(s, Segment)}
     contiguous = set()
-    for r in records:
-        for n, (sizes, strides, _) in zip(r.segment.outputs, r.launch.outputs):
-            if list(strides) == _contiguous_strides(list(sizes)):
-                contiguous.add(n)
+    for s in steps:
+        if isinstance(s, Segment) and id(s) in launches:
+            for n, (sizes, strides, _) in zip(s.outputs, launches[id(s)].outputs):
+                if list(strides) == _contiguous_strides(list(sizes)):
+                    contiguous.add(n)
 
     def only_user(n, user):
         return n in eager and list(n.users) == [user]
@@ -392,11 +382,6 @@ def _linear_steps(steps, records) -> tuple[dict, set]:
             linears[a] = (lhs, weight, bias)
             folded.add(t)
     return linears, folded
-
-
-def _itemsize(node: fx.Node) -> int:
-    val = node.meta.get("val")
-    return val.element_size()
 
 
 def _general_runner(graph, segment) -> Callable:

@@ -559,24 +559,25 @@ class CompiledFxGraph:
         for node in self._constants:  # constants AOTAutograd lifted into the module (_tensor_constant0, ...)
             env[node] = getattr(self.gm, node.target)
         symbols = self._bind_symbols(args) if self._symbolic else {}
-        records = [] if key is not None and key not in self._fast and len(self._fast) < _MAX_FAST_PATHS else None
+        # id(segment) -> the launch it ran, for the fast path this call writes
+        launches = {} if key is not None and key not in self._fast and len(self._fast) < _MAX_FAST_PATHS else None
         for step in self.steps:
             if isinstance(step, Segment):
-                launch, inputs = self._run_segment(step, env, symbols)
-                if records is not None:
-                    records.append(fast_path.SegmentRecord(step, launch, inputs))
+                launch = self._run_segment(step, env, symbols)
+                if launches is not None:
+                    launches[id(step)] = launch
                 continue
             call = self._eager_calls.get(step)
             if call is None:
                 call = self._eager_calls[step] = _EagerCall(step)
             env[step] = call(env)
-        if records is not None:
-            self._fast[key] = self._write_fast_path(records, env)
+        if launches is not None:
+            self._fast[key] = self._write_fast_path(launches, env)
         return fx.node.map_arg(self._output.args[0], env.__getitem__)
 
-    def _write_fast_path(self, records, env):
+    def _write_fast_path(self, launches, env):
         try:
-            fn = fast_path.build(self, records, fast_path.layouts_of(env))
+            fn = fast_path.build(self, launches, fast_path.layouts_of(env))
         except Exception as e:  # noqa: BLE001 - the general path stays correct; only slower
             log.debug("hipinductor: no fast path for graph %s: %s", self.name, e)
             return False
@@ -592,16 +593,17 @@ class CompiledFxGraph:
     def _run_segment(self, seg: Segment, env: dict, symbols: dict):
         inputs = [env[n] for n in seg.inputs]
         try:
-            key = (_layout_key(inputs), _aligned(inputs), tuple(symbols.values()))
+            aligned = _aligned(inputs)
+            key = (_layout_key(inputs), aligned, tuple(symbols.values()))
         except AttributeError:  # not a tensor
-            key = None
+            aligned, key = False, None
         launch = seg.launches.get(key) if key is not None else None
         if launch is None:
-            launch = self._prepare_launch(seg, inputs, symbols)
+            launch = self._prepare_launch(seg, inputs, symbols, aligned)
             seg.launches[key] = launch
         if launch.compiled is None:
             self._run_eagerly(seg, env)
-            return launch, inputs
+            return launch
         cg, device = launch.compiled, launch.device
         outputs = [torch.empty_strided(sizes, strides, dtype=dtype, device=device)
                    for sizes, strides, dtype in launch.outputs]
@@ -620,15 +622,14 @@ class CompiledFxGraph:
         if self.options.check:
             self._check_against_eager(seg, env, outputs, cg)
         self._store(seg, outputs, env)
-        return launch, inputs
+        return launch
 
-    def _prepare_launch(self, seg: Segment, inputs: list, symbols: dict) -> "_Launch":
+    def _prepare_launch(self, seg: Segment, inputs: list, symbols: dict, aligned: bool) -> "_Launch":
         for n, t in zip(seg.inputs, inputs):
             if not isinstance(t, torch.Tensor):
                 raise _Reject(next(u for u in seg.nodes if n in u.all_input_nodes), f"input '{n.name}' is not a tensor")
         if any(t.numel() == 0 for t in inputs) or any(m.numel() == 0 for m in map(_tensor_meta, seg.outputs)):
             return _Launch(None)  # empty tensors: nothing worth a kernel, and no index math on 0
-        aligned = _aligned(inputs)
         try:
             cg = self._compile_segment(seg, inputs, symbols, aligned)
         except _C.LoweringError as e:

@@ -134,6 +134,16 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
     if (p.workspace_offsets[b] >= 0)
       source[b] = PointerSource{PointerSource::Kind::Workspace, static_cast<size_t>(p.workspace_offsets[b]), 0, 0};
 
+  if (p.align > 1) {
+    auto first_byte = [&](int buffer) {
+      const Buffer& b = p.buffers[buffer];
+      auto offset = b.offset.as_const();
+      return static_cast<uintptr_t>((offset ? *offset : 0) * dtype_bytes(b.dtype));
+    };
+    for (size_t i = 0; i < p.inputs.size(); ++i) aligned_.push_back({true, i, first_byte(p.inputs[i])});
+    for (size_t i = 0; i < p.outputs.size(); ++i) aligned_.push_back({false, i, first_byte(p.outputs[i])});
+  }
+
   for (const EmittedKernel& k : graph_->module.kernels) {
     auto grid = simplify(k.grid, p.size_ranges).as_const();
     if (!grid) {
@@ -192,7 +202,7 @@ void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>
     if (!workspace)
       throw std::invalid_argument("GraphRunner::run: the graph needs a workspace of " +
                                   std::to_string(workspace_bytes()) + " bytes, got a null pointer");
-    if (reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0)
+    if (reinterpret_cast<uintptr_t>(workspace) % static_cast<uintptr_t>(kWorkspaceAlignment) != 0)
       throw std::invalid_argument("GraphRunner::run: the workspace must be " + std::to_string(kWorkspaceAlignment) +
                                   "-byte aligned");
   }
@@ -207,21 +217,16 @@ void GraphRunner::launch_all(const std::vector<void*>& inputs, const std::vector
                                 std::to_string(p.outputs.size()) + " outputs, got " + std::to_string(inputs.size()) +
                                 " and " + std::to_string(outputs.size()));
   if (!cannot_run_.empty()) throw std::invalid_argument(cannot_run_);
-  if (const int64_t align = p.align; align > 1) {
-    // The kernels' vector accesses were proven aligned from this promise, so a pointer that breaks it is refused
-    // here rather than faulting on the device.
-    auto check = [&](const char* what, size_t i, const void* storage, int buffer) {
-      const Buffer& b = p.buffers[buffer];
-      auto offset = b.offset.as_const();
-      uintptr_t first = reinterpret_cast<uintptr_t>(storage) +
-                        static_cast<uintptr_t>((offset ? *offset : 0) * dtype_bytes(b.dtype));
-      if (first % static_cast<uintptr_t>(align) != 0)
-        throw std::invalid_argument("GraphRunner::run: " + std::string(what) + " " + std::to_string(i) + " ('" +
-                                    b.name + "') is not " + std::to_string(align) +
-                                    "-byte aligned, as the graph was compiled for (its 'align')");
-    };
-    for (size_t i = 0; i < inputs.size(); ++i) check("input", i, inputs[i], p.inputs[i]);
-    for (size_t i = 0; i < outputs.size(); ++i) check("output", i, outputs[i], p.outputs[i]);
+  // The kernels' vector accesses were proven aligned from the graph's promise (Graph::align), so a pointer that
+  // breaks it is refused here rather than faulting on the device.
+  for (const AlignedPointer& a : aligned_) {
+    const void* storage = a.input ? inputs[a.position] : outputs[a.position];
+    if ((reinterpret_cast<uintptr_t>(storage) + a.first_byte) % static_cast<uintptr_t>(p.align) != 0) {
+      const Buffer& b = p.buffers[a.input ? p.inputs[a.position] : p.outputs[a.position]];
+      throw std::invalid_argument("GraphRunner::run: " + std::string(a.input ? "input " : "output ") +
+                                  std::to_string(a.position) + " ('" + b.name + "') is not " +
+                                  std::to_string(p.align) + "-byte aligned, as the graph was compiled for (its 'align')");
+    }
   }
   for (const PointerSource& s : sources_) {
     void* pointer = nullptr;

@@ -85,8 +85,6 @@ class GraphRunner {
   const CompiledGraph& graph() const { return *graph_; }
   Device& device() const { return device_; }
 
-  static constexpr size_t kWorkspaceAlignment = static_cast<size_t>(hi::kWorkspaceAlignment);
-
  private:
   /// Where a kernel's pointer argument comes from on each run.
   struct PointerSource {
@@ -109,6 +107,13 @@ class GraphRunner {
   std::unique_ptr<Module> module_;
   std::vector<Launch> launches_;  ///< kernels with an empty grid are left out
   std::vector<PointerSource> sources_;
+  /// Graph::align: the inputs and outputs whose first element must be aligned, and its byte offset in the storage.
+  struct AlignedPointer {
+    bool input;
+    size_t position;
+    uintptr_t first_byte;
+  };
+  std::vector<AlignedPointer> aligned_;
   std::string cannot_run_;  ///< why run() must refuse (symbolic sizes), or empty
   void* own_workspace_ = nullptr;
 };
