@@ -33,6 +33,7 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
   ranges_["cg"] = Range::loop(groups);
   ranges_["j"] = Range::loop(v);
   const std::map<std::string, Index> lanes{{"col", Index::var("cg") * v + Index::var("j")}};
+  persistent_rows_ = true;
   line("// persistent rows: " + ts + " threads per row, " + per_thread + " values per thread in registers, " + vs +
        " per vector access");
   if (rpb == 1) {

@@ -292,8 +292,31 @@ bool sum_of_exp_shifted_by_max(const LoopProgram& p, int buffer) {
          max->args[0] == shifted->args[0];
 }
 
+std::string KernelPrinter::load_hint(int buffer, const Index& base) const {
+  auto param = std::find_if(params_.begin(), params_.end(), [&](const KernelParam& kp) {
+    return kp.kind == KernelParam::Kind::Buffer && kp.buffer == buffer;
+  });
+  if (param == params_.end() || !param->read_only || k_.kind == KernelKind::Pointwise) return "";
+  if (k_.kind == KernelKind::ColumnReduction) return "HI_EVICT_FIRST";
+  std::vector<std::string> vars = free_vars(base);
+  if (std::find(vars.begin(), vars.end(), "row") == vars.end()) return "HI_EVICT_LAST";
+  // Rows held in registers are read once, as Inductor's persistent reductions: no hint (on the H200 evict-first
+  // made softmax and the norms 2-4 % slower). Row loops read a buffer again in each phase that uses it.
+  if (persistent_rows_) return "";
+  int readers = 0;
+  for (int ci : k_.computations) {
+    bool reads = false;
+    visit(p_.computations[ci].body, [&](const Expr& e) { reads |= e->op == ExprOp::Load && e->buffer == buffer; });
+    readers += reads;
+  }
+  return readers > 1 ? "HI_EVICT_LAST" : "HI_EVICT_FIRST";
+}
+
 std::string KernelPrinter::vector_fn(const char* op, int buffer, const Index& base, int v) const {
-  const std::string checked = std::string("hi_") + op + "_vec<" + std::to_string(v) + ">";
+  std::string args = std::to_string(v);
+  if (std::string_view(op) == "load")
+    if (std::string hint = load_hint(buffer, base); !hint.empty()) args += ", " + hint;
+  const std::string checked = std::string("hi_") + op + "_vec<" + args + ">";
   const Buffer& b = p_.buffers[buffer];
   const int64_t item = dtype_bytes(b.dtype), chunk = std::min<int64_t>(16, v * item);
   if (chunk % item != 0) return checked;
@@ -309,7 +332,7 @@ std::string KernelPrinter::vector_fn(const char* op, int buffer, const Index& ba
   // Aligned for every thread when the lane-0 element's distance from the first element is a multiple of the chunk.
   Index distance = simplify(mod(base - first, Index(chunk / item)), ranges_);
   if (distance != Index(0)) return checked;
-  return std::string("hi_") + op + "_vec_aligned<" + std::to_string(v) + ">";
+  return std::string("hi_") + op + "_vec_aligned<" + args + ">";
 }
 
 void KernelPrinter::alias_vector_array(const Expr& load, const std::string& name, const std::string& lane) {

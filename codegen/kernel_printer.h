@@ -227,6 +227,11 @@ class KernelPrinter {
   /// `base`, or the "_aligned" variant without the run-time alignment check where the access is provably aligned to
   /// its chunk: workspace buffers (aligned offsets), and inputs / outputs of a graph with `align`.
   std::string vector_fn(const char* op, int buffer, const Index& base, int v) const;
+  /// The cache hint of a vector load of `buffer` from lane-0 index `base`, as Inductor chooses eviction_policy:
+  /// "HI_EVICT_LAST" for weights that every row reads and for data a row loop reads again in a later phase,
+  /// "HI_EVICT_FIRST" for what column reductions and row loops read once, "" for pointwise kernels, rows held in
+  /// registers and buffers this kernel writes.
+  std::string load_hint(int buffer, const Index& base) const;
   /// The statement `vector_fn(...)(param + (base), data);`: V elements of `buffer` from lane-0 index `base`.
   std::string vector_call(const char* op, int buffer, const Index& base, int v, const std::string& data) {
     return vector_fn(op, buffer, base, v) + "(" + param_name(buffer) + " + (" + index(base) + "), " + data + ");";
@@ -326,6 +331,8 @@ class KernelPrinter {
   bool row_value(const Expr& e) const {
     return e->op == ExprOp::Load && e->args.empty() && row_values_.count(e->buffer) && local_value_.count(e->buffer);
   }
+  /// Row kernels: whether the rows stay in registers (read once) rather than being streamed per phase.
+  bool persistent_rows_ = false;
   /// Column kernels: whether emit_column_slices (which needs __syncthreads) printed this one.
   bool column_slices_used_ = false;
 };

@@ -394,14 +394,25 @@ template <int N, class T> struct hi_vec_layout {
 
 HI_FN bool hi_aligned(const void* p, int bytes) { return ((hi_u64)p & (hi_u64)(bytes - 1)) == 0; }
 
+/// Cache hints for loads (H of hi_load_vec / hi_load_vec_aligned), as Triton's eviction_policy: HI_EVICT_FIRST for
+/// data this kernel reads once (its lines go first, so what the cache holds for others stays), HI_EVICT_LAST for data
+/// that many blocks read (weights broadcast over rows). Targets with hints define HI_LOAD_HINTED and
+/// hi_load_hinted<H>(chunk pointer); elsewhere hints change nothing.
+#define HI_EVICT_NORMAL 0
+#define HI_EVICT_FIRST 1
+#define HI_EVICT_LAST 2
+
 /// out[0..N) = p[0..N) for a pointer known to be aligned to the chunk size (Graph::align, workspace offsets): no
 /// run-time check. Where the target copies unaligned chunks as wide accesses (HI_UNALIGNED_VECTOR_ACCESS, see the
 /// target prelude) any pointer will do.
-template <int N, class T> HI_FN void hi_load_vec_aligned(const T* p, T* out) {
+template <int N, int H = HI_EVICT_NORMAL, class T> HI_FN void hi_load_vec_aligned(const T* p, T* out) {
   typedef hi_vec_layout<N, T> L;
   typename L::pack u;
 #if defined(HI_UNALIGNED_VECTOR_ACCESS)
   __builtin_memcpy(&u, p, L::bytes);
+#elif defined(HI_LOAD_HINTED)
+#pragma unroll
+  for (int k = 0; k < L::count; ++k) u.c[k] = hi_load_hinted<H>((const typename L::type*)p + k);
 #else
 #pragma unroll
   for (int k = 0; k < L::count; ++k) u.c[k] = ((const typename L::type*)p)[k];
@@ -425,7 +436,7 @@ template <int N, class T> HI_FN void hi_store_vec_aligned(T* p, const T* v) {
 }
 
 /// out[0..N) = p[0..N): vector loads when p is aligned to the chunk size (checked here, at run time), else scalar.
-template <int N, class T> HI_FN void hi_load_vec(const T* p, T* out) {
+template <int N, int H = HI_EVICT_NORMAL, class T> HI_FN void hi_load_vec(const T* p, T* out) {
 #if !defined(HI_UNALIGNED_VECTOR_ACCESS)
   if (!hi_aligned(p, hi_vec_layout<N, T>::chunk)) {
 #pragma unroll
@@ -433,7 +444,7 @@ template <int N, class T> HI_FN void hi_load_vec(const T* p, T* out) {
     return;
   }
 #endif
-  hi_load_vec_aligned<N>(p, out);
+  hi_load_vec_aligned<N, H>(p, out);
 }
 
 /// p[0..N) = v[0..N), as hi_load_vec.

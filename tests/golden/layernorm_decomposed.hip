@@ -50,8 +50,8 @@ extern "C" __global__ void __launch_bounds__(256) fused_var_mean_sub_add_rsqrt_m
       #pragma unroll
       for (int e = 0; e < 3; ++e) {
         const int cg = e * 64 + lane;
-        hi_load_vec<4>(in_ptr1 + (cg*4), &ld3[e * 4]);
-        hi_load_vec<4>(in_ptr2 + (cg*4), &ld4[e * 4]);
+        hi_load_vec<4, HI_EVICT_LAST>(in_ptr1 + (cg*4), &ld3[e * 4]);
+        hi_load_vec<4, HI_EVICT_LAST>(in_ptr2 + (cg*4), &ld4[e * 4]);
       }
       #pragma unroll
       for (int q = 0; q < 12; ++q) {

@@ -81,6 +81,27 @@ TEST(Codegen, VectorAccessesProvenAlignedSkipTheRunTimeCheck) {
   EXPECT_EQ(shifted.find("hi_load_vec_aligned<4>(in_ptr0"), std::string::npos) << shifted;
 }
 
+TEST(Codegen, LoadsCarryInductorsEvictionHints) {
+  // Weights that every row reads stay in L2 (evict last); rows held in registers and pointwise operands carry no
+  // hint; what a column reduction reads once goes first.
+  CompileOptions o;
+  o.target = parse_target("sm_90");
+  Graph ln = test::layer_norm_graph(64, 256, false);
+  ln.align = 16;
+  std::string rows = kernels_text(generate(ln, o).module);
+  EXPECT_NE(rows.find("hi_load_vec_aligned<4, HI_EVICT_LAST>(in_ptr1"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("hi_load_vec_aligned<4, HI_EVICT_LAST>(in_ptr2"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("hi_load_vec_aligned<4>(in_ptr0"), std::string::npos) << rows;
+
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {32, 131072});
+  g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {131072}));
+  g.output(g.call("aten.relu.default", {A(x)}, DType::Float32, {32, 131072}));
+  std::string mixed = kernels_text(generate(g.graph(), o).module);
+  EXPECT_NE(mixed.find("hi_load_vec<4, HI_EVICT_FIRST>(in_ptr0"), std::string::npos) << mixed;
+  EXPECT_NE(mixed.find("hi_load_vec<4>(in_ptr0"), std::string::npos) << "the relu kernel's load\n" << mixed;
+}
+
 TEST(Codegen, FewColumnOutputsShareABlockAcrossRowSlices) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {4096, 100});
