@@ -49,6 +49,11 @@ std::string_view embedded_prelude(std::string_view name);
 /// names, no dates), so equal programs give equal sources and hit the code-object cache.
 EmittedModule emit_hip(const LoopProgram& program, const Target& target);
 
+/// One translation unit holding the kernels of several modules for one target (compile_graphs: a graph's segments
+/// in one compiler call): one preamble, each module's kernels (and cpu entry points) in order. Kernel names must be
+/// distinct; throws std::invalid_argument otherwise, or for modules of different targets.
+EmittedModule combine_modules(const std::vector<const EmittedModule*>& modules);
+
 /// Only the kernels' text (no preamble/preludes), for golden tests and reading.
 std::string kernels_text(const EmittedModule& m);
 

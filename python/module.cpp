@@ -198,6 +198,31 @@ std::unique_ptr<PyCompiledGraph> compile(const std::string& graph_json, const st
   return std::make_unique<PyCompiledGraph>(std::move(compiled), name);
 }
 
+std::vector<std::unique_ptr<PyCompiledGraph>> compile_many(const std::vector<std::string>& graph_jsons,
+                                                          const std::string& target,
+                                                          const std::vector<std::string>& names,
+                                                          const std::optional<std::string>& debug_dir, bool use_cache) {
+  if (names.size() != graph_jsons.size())
+    throw std::invalid_argument("compile_many: " + std::to_string(graph_jsons.size()) + " graphs but " +
+                                std::to_string(names.size()) + " names");
+  std::vector<hi::Graph> graphs;
+  std::vector<hi::CompileOptions> options;
+  for (size_t i = 0; i < graph_jsons.size(); ++i) {
+    hi::CompileOptions o;
+    o.target = hi::parse_target(target);
+    o.graph_name = names[i];
+    if (debug_dir) o.debug_dir = *debug_dir;
+    if (use_cache) o.cache = process_cache();
+    options.push_back(std::move(o));
+    graphs.push_back(hi::read_graph_json(graph_jsons[i], names[i]));
+  }
+  std::vector<std::unique_ptr<PyCompiledGraph>> out;
+  for (hi::CompiledGraph& g : hi::compile_graphs(graphs, options))
+    out.push_back(std::make_unique<PyCompiledGraph>(std::make_shared<const hi::CompiledGraph>(std::move(g)),
+                                                    names[out.size()]));
+  return out;
+}
+
 /// NAME from the first `node 'NAME'` in an error message, or None.
 py::object node_from_message(const std::string& message) {
   const std::string marker = "node '";
@@ -297,6 +322,12 @@ PYBIND11_MODULE(_C, m) {
         "and compilation, through the on-disk code-object cache when use_cache. `name` starts error messages and "
         "names debug dumps (written under debug_dir, or $HIPINDUCTOR_DEBUG_DIR, when set). Raises "
         "GraphFormatError, LoweringError, CompileError, ValueError (bad target).");
+
+  m.def("compile_many", &compile_many, py::arg("graph_jsons"), py::arg("target"), py::arg("names"),
+        py::arg("debug_dir") = py::none(), py::arg("use_cache") = true, py::call_guard<py::gil_scoped_release>(),
+        "Compiles several graph JSON documents for one `target` as compile() does each, but the kernels of those "
+        "that miss the cache go to the compiler in one translation unit, in one call (a torch.compile graph's "
+        "segments). Returns a CompiledGraph per document, in order; raises as compile() does.");
 
   py::class_<PyCompiledGraph>(
       m, "CompiledGraph", "A compiled graph: its HIP source, kernels and code object, runnable on its target's device.")

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -288,14 +289,19 @@ bool CodeObjectCache::record_loader_facts(const std::string& key, const std::vec
     std::string meta_text;
     if (check_code_object_entry(entry, nullptr, &meta_text).state != EntryState::Valid) return false;
     nlohmann::json meta = nlohmann::json::parse(meta_text);
-    if (meta.contains("loader_facts")) return false;
-    nlohmann::json kernels = nlohmann::json::array();
+    // A code object several graphs share (compile_graphs) is loaded by each for its own kernels: facts add up.
+    nlohmann::json kernels = meta.contains("loader_facts") ? meta["loader_facts"]["kernels"] : nlohmann::json::array();
+    std::set<std::string> known;
+    for (const auto& k : kernels) known.insert(k.value("name", ""));
+    size_t before = kernels.size();
     for (const GpuKernelFacts& k : facts)
-      kernels.push_back({{"name", k.name},
-                         {"registers", k.registers},
-                         {"static_shared_bytes", k.static_shared_bytes},
-                         {"local_bytes", k.local_bytes},
-                         {"max_threads_per_block", k.max_threads_per_block}});
+      if (known.insert(k.name).second)
+        kernels.push_back({{"name", k.name},
+                           {"registers", k.registers},
+                           {"static_shared_bytes", k.static_shared_bytes},
+                           {"local_bytes", k.local_bytes},
+                           {"max_threads_per_block", k.max_threads_per_block}});
+    if (kernels.size() == before) return false;
     std::string source = meta["target"].get<std::string>().starts_with("sm_") ? "CUDA driver (cuFuncGetAttribute)"
                                                                               : "HIP runtime (hipFuncGetAttribute)";
     meta["loader_facts"] = {{"source", source}, {"recorded", utc_timestamp()}, {"kernels", kernels}};

@@ -105,8 +105,9 @@ class CodeObjectCache {
   /// The exclusive per-key lock (blocking) that compile_cached holds around "look up, compile, put".
   FileLock lock_entry(const std::string& key);
   /// Adds the loader's per-kernel facts (NVIDIA: cuFuncGetAttribute; only known once a GPU loads the module) to the
-  /// entry's meta.json under "loader_facts", rewriting it atomically under the entry's lock. No-op (false) when the
-  /// entry is not valid, `facts` is empty, or facts were already recorded. Never throws for I/O errors.
+  /// entry's meta.json under "loader_facts", rewriting it atomically under the entry's lock. Kernels already recorded
+  /// are kept (a shared code object is loaded once per graph, each time for its own kernels). No-op (false) when the
+  /// entry is not valid or no kernel is new. Never throws for I/O errors.
   bool record_loader_facts(const std::string& key, const std::vector<GpuKernelFacts>& facts);
 
   /// A graph entry's payload when its checksum holds (marks it used); a corrupt one is reported once, a missing one

@@ -40,7 +40,11 @@ class NvrtcCompiler final : public Compiler {
   std::string version() const override { return nvrtc_->version_text(); }
 
   std::vector<std::string> base_options(const Target& target) const override {
-    return {"-arch=" + target.arch, "-std=c++17"};
+    std::vector<std::string> options{"-arch=" + target.arch, "-std=c++17"};
+    // NVRTC 12.4+ can leave out the texture, surface and device-runtime declarations it otherwise parses into every
+    // program: the kernels use none of them, and each compile is ~20 ms shorter (a third of a small one's time).
+    if (nvrtc_->version_number() >= 1204) options.push_back("-minimal");
+    return options;
   }
 
   CompiledCode compile(const std::string& source, const std::string& name_hint, const Target& target,

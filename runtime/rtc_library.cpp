@@ -24,6 +24,7 @@ RtcLibrary::RtcLibrary(DynamicLibrary library, std::string prefix, const std::st
   int major = 0, minor = 0;
   version(&major, &minor);
   version_text_ = version_text(major, minor, library_.resolved_path());
+  version_number_ = major * 100 + minor;
 }
 
 CompiledCode RtcLibrary::compile(const std::string& source, const std::string& program_name,

@@ -32,6 +32,8 @@ class RtcLibrary {
   RtcLibrary(DynamicLibrary library, std::string prefix, const std::string& code_name, VersionText version_text);
 
   const std::string& version_text() const { return version_text_; }
+  /// <prefix>Version as major * 100 + minor (1204 for 12.4).
+  int version_number() const { return version_number_; }
 
   /// Compiles `source` as the program `program_name` with `options`, timing the whole call. Throws
   /// CompileError(<prefix>, name_hint, target_id, log) when the source is rejected (the log is the error string
@@ -56,6 +58,7 @@ class RtcLibrary {
   Result (*get_code_)(Program, char*);
   Result (*destroy_program_)(Program*);
   std::string version_text_;
+  int version_number_ = 0;
 };
 
 }  // namespace hi

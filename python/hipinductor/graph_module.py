@@ -465,14 +465,20 @@ class CompiledFxGraph:
             jobs.append((seg, key, source, target))
         if not jobs:
             return
-        # Threads for this graph only: they end when its compiles do (nothing lingers next to the program's own
-        # threads); _C.compile releases the GIL.
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(len(jobs), max(2, min(8, os.cpu_count() or 2))),
-                                                     thread_name_prefix="hipinductor-compile")
-        for seg, key, source, target in jobs:
-            seg.pending[key] = pool.submit(_timed, _C.compile, source, target=target,
-                                           name=f"{self.name}_s{self.steps.index(seg)}",
-                                           debug_dir=self.options.debug_dir, use_cache=self.options.use_cache)
+        # One compiler call per target for all the segments (compile_many: one translation unit), in a thread of
+        # this graph's own that ends with it; _C.compile_many releases the GIL. A failure leaves each segment to
+        # compile (and report) on its own when it first runs.
+        by_target: dict = {}
+        for job in jobs:
+            by_target.setdefault(job[3], []).append(job)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(by_target), thread_name_prefix="hipinductor-compile")
+        for target, group in by_target.items():
+            futures = [concurrent.futures.Future() for _ in group]
+            for (seg, key, _, _), future in zip(group, futures):
+                seg.pending[key] = future
+            names = [f"{self.name}_s{self.steps.index(seg)}" for seg, _, _, _ in group]
+            pool.submit(_compile_group, [source for _, _, source, _ in group], target, names, futures,
+                        self.options.debug_dir, self.options.use_cache)
         pool.shutdown(wait=False)
 
     def _compile_segment(self, seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool):
@@ -805,11 +811,19 @@ class _Build:
 _MAX_FAST_PATHS = 8
 
 
-def _timed(fn, *args, **kwargs):
-    """(fn's result, milliseconds it took): how an early compile reports its own time."""
-    start = time.perf_counter()
-    result = fn(*args, **kwargs)
-    return result, (time.perf_counter() - start) * 1000.0
+def _compile_group(sources, target, names, futures, debug_dir, use_cache) -> None:
+    """_C.compile_many over `sources`, each result (with its compile_ms) or the error set on its future."""
+    try:
+        if len(sources) == 1:
+            compiled = [_C.compile(sources[0], target=target, name=names[0], debug_dir=debug_dir, use_cache=use_cache)]
+        else:
+            compiled = _C.compile_many(sources, target, names, debug_dir=debug_dir, use_cache=use_cache)
+    except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the futures
+        for f in futures:
+            f.set_exception(e)
+        return
+    for f, cg in zip(futures, compiled):
+        f.set_result((cg, cg.compile_ms + cg.lower_ms))
 
 
 def _args_key(args) -> tuple:

@@ -11,6 +11,7 @@
 #include "frontend/graph_json.h"
 #include "runtime/temp_directory.h"
 #include "run_on_cpu.h"
+#include "tests/common/graph_builder.h"
 #include "tools/pipeline/graph_cache.h"
 
 namespace hi {
@@ -97,6 +98,40 @@ TEST_F(GraphCacheTest, WarmStartSkipsLoweringAndRunsCorrectly) {
   NumericsCheck r = run_against_reference(graph, options());
   EXPECT_TRUE(r.compiled->graph_cache_hit);
   test::expect_matches(r, 1e-4, 1e-4);
+}
+
+TEST_F(GraphCacheTest, GraphsCompiledTogetherShareOneUnitAndStartWarmApart) {
+  // A torch.compile graph's segments: one compiler call for all of them, each graph still its own entry.
+  std::vector<Graph> graphs{graph, test::softmax_graph(16, 64), test::pointwise_chain_graph(8, 32)};
+  std::vector<CompileOptions> opts(graphs.size(), options());
+  for (size_t i = 0; i < graphs.size(); ++i) opts[i].graph_name = "segment" + std::to_string(i);
+  std::vector<CompiledGraph> cold = compile_graphs(graphs, opts);
+  ASSERT_EQ(cold.size(), graphs.size());
+  for (size_t i = 0; i < cold.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_FALSE(cold[i].cache_hit);
+    EXPECT_EQ(cold[i].cache_key, cold[0].cache_key) << "one code object";
+    EXPECT_EQ(cold[i].module.source, cold[0].module.source);
+    const std::string own = kernels_text(cold[i].module);
+    for (size_t j = 0; j < cold.size(); ++j)
+      for (const EmittedKernel& k : cold[j].module.kernels) {
+        EXPECT_NE(cold[i].module.source.find(" " + k.name + "("), std::string::npos) << k.name;
+        EXPECT_EQ(own.find(" " + k.name + "(") != std::string::npos, i == j) << k.name << " in\n" << own;
+      }
+  }
+  // Each graph starts warm from its own entry, loads the shared unit and runs correctly.
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    SCOPED_TRACE(i);
+    NumericsCheck r = run_against_reference(graphs[i], opts[i]);
+    EXPECT_TRUE(r.compiled->graph_cache_hit);
+    EXPECT_EQ(r.compiled->cache_key, cold[0].cache_key);
+    test::expect_matches(r, 1e-4, 1e-4);
+  }
+  std::vector<CompiledGraph> warm = compile_graphs(graphs, opts);
+  for (const CompiledGraph& g : warm) EXPECT_TRUE(g.graph_cache_hit);
+  // Two modules with a kernel of the same name cannot share a unit.
+  std::vector<const EmittedModule*> twice{&cold[1].module, &cold[1].module};
+  EXPECT_THROW(combine_modules(twice), std::invalid_argument);
 }
 
 TEST_F(GraphCacheTest, BadGraphEntryOrLostCodeObjectFallsBackToACompile) {

@@ -102,6 +102,7 @@ def test_compiler_fault_runs_eagerly_with_warning_unless_strict(monkeypatch, cap
         raise RuntimeError("injected compiler fault")
 
     monkeypatch.setattr(graph_module._C, "compile", broken)
+    monkeypatch.setattr(graph_module._C, "compile_many", broken)
     x = torch.randn(5)
     with pytest.raises(RuntimeError, match="injected compiler fault"):
         compile(lambda t: t.sin() + 1)(x)
@@ -156,6 +157,43 @@ def test_segments_compile_ahead_of_the_first_call_for_the_traced_layouts():
     assert sum(r["early_compiles"] for r in hipinductor.reports()) == 2
     for s in segments:
         assert len(s.compiled) == 1 and not s.pending  # the early compile was taken, none left unused
+
+
+def test_a_graphs_segments_compile_in_one_compiler_call(monkeypatch):
+    # NVRTC runs concurrent compiles one at a time and pays a fixed cost per call: the segments of a graph go to the
+    # compiler as one translation unit. Each segment still shows only its own kernels.
+    from hipinductor import graph_module
+
+    calls = []
+    real_many, real_one = graph_module._C.compile_many, graph_module._C.compile
+
+    def many(sources, *a, **k):
+        calls.append(len(sources))
+        return real_many(sources, *a, **k)
+
+    def one(*a, **k):
+        calls.append(1)
+        return real_one(*a, **k)
+
+    monkeypatch.setattr(graph_module._C, "compile_many", many)
+    monkeypatch.setattr(graph_module._C, "compile", one)
+
+    def f(x, w):
+        return torch.sigmoid(torch.softmax(x * 3, -1) @ w) @ w.t() - 2
+
+    x, w = torch.randn(16, 32), torch.randn(32, 8)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    out = torch.compile(f, backend="hipinductor", options={"use_cache": False})(x, w)
+    torch.testing.assert_close(out, f(x, w))
+    assert calls == [3]
+    segments = _segments()
+    kernels = [name for s in segments for cg in s.compiled.values() for name in cg.kernel_names]
+    assert len(set(kernels)) == len(kernels) == 3, kernels
+    for s in segments:
+        (cg,) = s.compiled.values()
+        for name in kernels:
+            assert (name in cg.kernels_text) == (name in cg.kernel_names), (name, cg.kernels_text)
 
 
 def _segments():

@@ -395,7 +395,7 @@ TEST_F(CodeObjectCacheTest, PutEnforcesTheCapFromTheEnvironment) {
   EXPECT_LE(scan_cache(root).size(), 1u);
 }
 
-TEST_F(CodeObjectCacheTest, LoaderFactsAreRecordedOnce) {
+TEST_F(CodeObjectCacheTest, LoaderFactsAreRecordedOncePerKernel) {
   CountingCompiler compiler;
   compile(compiler, nullptr);
   std::string key = key_for(compiler);
@@ -403,9 +403,13 @@ TEST_F(CodeObjectCacheTest, LoaderFactsAreRecordedOnce) {
   EXPECT_FALSE(cache.record_loader_facts(key, {}));
   EXPECT_TRUE(cache.record_loader_facts(key, {GpuKernelFacts{"k", 40, 1024, 0, 1024}}));
   EXPECT_FALSE(cache.record_loader_facts(key, {GpuKernelFacts{"k", 99, 0, 0, 0}})) << "kept the first";
+  // Another graph loading a unit it shares (compile_graphs) adds its own kernels.
+  EXPECT_TRUE(cache.record_loader_facts(key, {GpuKernelFacts{"k", 99, 0, 0, 0}, GpuKernelFacts{"k2", 32, 0, 0, 256}}));
   nlohmann::json meta = nlohmann::json::parse(read_text(cache.entry_path(key) / "meta.json"));
   ASSERT_TRUE(meta.contains("loader_facts"));
+  ASSERT_EQ(meta["loader_facts"]["kernels"].size(), 2u);
   EXPECT_EQ(meta["loader_facts"]["kernels"][0]["registers"], 40);
+  EXPECT_EQ(meta["loader_facts"]["kernels"][1]["name"], "k2");
   EXPECT_EQ(check_code_object_entry(cache.entry_path(key)).state, EntryState::Valid);
   EXPECT_TRUE(cache.get(key).has_value());
 }

@@ -31,6 +31,8 @@ struct CompileOptions {
   CodeObjectCache* cache = nullptr;
   LoweringOptions lowering;
   SplitOptions split;
+  /// Appended to every kernel's name (compile_graphs keeps the names of graphs compiled together distinct).
+  std::string kernel_suffix;
 };
 
 struct CompiledGraph {
@@ -55,6 +57,15 @@ CompiledGraph generate(const Graph& graph, const CompileOptions& options);
 /// same graph, target, compiler and build is used instead (skipping generate(); not when debug dumps are requested)
 /// and one is written after a compile (graph_cache.h). Throws CompileError.
 CompiledGraph compile_graph(const Graph& graph, const CompileOptions& options);
+
+/// Graphs for one target (a torch.compile graph's segments) compiled together: those that miss the cache are
+/// generated with kernel names made distinct (suffix "_g<i>") and their kernels compiled as one translation unit, in
+/// one compiler call (combine_modules). NVRTC spends ~20 ms per call before the first kernel and runs concurrent calls
+/// one at a time, so N calls cost about N times one. Each such result's module.source is that translation unit and
+/// its code the shared code object, as a graph entry later loads it; program and module.kernels are its own. Graph
+/// entries are read and written per graph as in compile_graph, and a single miss compiles as compile_graph does.
+/// `options` holds one CompileOptions per graph. Throws what compile_graph throws (CompileError for the unit).
+std::vector<CompiledGraph> compile_graphs(const std::vector<Graph>& graphs, const std::vector<CompileOptions>& options);
 
 /// Runs a CompiledGraph's kernels in order on a device. Kernel argument arrays are built once, at construction; a run
 /// only writes the input, output and workspace pointers into them and launches. One run at a time per runner (the
