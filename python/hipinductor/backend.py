@@ -63,9 +63,10 @@ def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict 
 def reports() -> list[dict]:
     """One dict per compiled ATen graph (forward, backward, inference), oldest first: ops_lowered, fallback_ops,
     kernels, compile_ms, cache_hits, segments, workspace_bytes, eager_reason, early_compiles (segments whose compile
-    started when the graph was built, from its traced layouts, and was taken at the first call). compile_ms sums
-    each segment's compile (lowering, codegen and compiler, or the cache lookup that replaced them); segments that
-    compile early run in parallel threads, so the first call may wait for less than that."""
+    started when the graph was built, from its traced layouts, and was taken at the first call), build_ms (building
+    the graph: partition and starting those compiles) and first_call_ms (its first run, waiting for them; None
+    before it). compile_ms sums each segment's share of lowering, codegen and compiler time (or of the cache lookup
+    that replaced them); a graph's segments compile in one compiler call."""
     with _reports_lock:
         return [dict(r) for r in _reports]
 
