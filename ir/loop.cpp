@@ -311,6 +311,10 @@ std::string LoopProgram::str() const {
     if (k.kind != KernelKind::Pointwise) os << ", row " << k.row_length.str();
     os << "):";
     for (int c : k.computations) os << " " << computations[c].name;
+    if (!k.loop_order.empty()) {
+      os << "; loop order";
+      for (int d : k.loop_order) os << " x" << d;
+    }
     if (!k.local_buffers.empty()) {
       os << "; in registers:";
       for (int b : k.local_buffers) os << " " << buffers[b].name;
@@ -352,7 +356,16 @@ std::map<std::string, Index> kernel_var_map(const Computation& c, const Kernel& 
   std::map<std::string, Index> m;
   const Index& row_length = k.row_length;
   switch (k.kind) {
-    case KernelKind::Pointwise: bind_coords(m, unflatten(Index::var("i"), c.sizes), out_var); break;
+    case KernelKind::Pointwise:
+      if (k.loop_order.size() == c.sizes.size()) {
+        std::vector<Index> walked;
+        for (int d : k.loop_order) walked.push_back(c.sizes[d]);
+        std::vector<Index> coords = unflatten(Index::var("i"), walked);
+        for (size_t n = 0; n < coords.size(); ++n) m[out_var(k.loop_order[n])] = coords[n];
+      } else {
+        bind_coords(m, unflatten(Index::var("i"), c.sizes), out_var);
+      }
+      break;
     case KernelKind::RowReduction:
       if (c.is_reduction() || is_row_epilogue(c, k)) {
         bind_coords(m, unflatten(Index::var("row"), c.sizes), out_var);

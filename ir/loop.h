@@ -176,6 +176,10 @@ struct Kernel {
   std::vector<int> computations;
   /// Buffers written by this kernel that no one else reads: kept in registers, never stored.
   std::vector<int> local_buffers;
+  /// Pointwise kernels whose computations share one shape: the order in which the flat index `i` walks its dims,
+  /// outermost first (the stored buffers' memory order, so stores and like-laid-out loads are contiguous in `i`).
+  /// Empty: row-major over the shape.
+  std::vector<int> loop_order;
 };
 
 /// Alignment of every workspace offset (plan_memory) and of the workspace itself (GraphRunner checks it): enough for

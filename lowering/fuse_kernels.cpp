@@ -1,6 +1,8 @@
 #include "lowering/fuse_kernels.h"
 
 #include <algorithm>
+#include <numeric>
+#include <optional>
 #include <set>
 
 namespace hi {
@@ -15,6 +17,7 @@ class KernelFusion {
     kernel_of_.assign(p_.computations.size(), -1);
     for (int c = 0; c < static_cast<int>(p_.computations.size()); ++c) place(c);
     mark_local_buffers();
+    order_pointwise_loops();
     name_kernels();
   }
 
@@ -97,6 +100,58 @@ class KernelFusion {
         if (only_here) kernel.local_buffers.push_back(b);
       }
     }
+  }
+
+  /// A pointwise kernel whose stored buffers all lie in memory in another order than their logical dims (a
+  /// transposed view's storage, e.g. q and k after rotary embedding, viewed (b, h, t, d) over (b, t, h, d)) walks its
+  /// flat index in that memory order, as Inductor reorders loops: stores and loads laid out alike become contiguous
+  /// and vectorize, without div/mod chains per access. Only when every computation has the same shape, so producer
+  /// and reader in the kernel still share coordinates per thread.
+  void order_pointwise_loops() {
+    for (Kernel& k : p_.kernels) {
+      if (k.kind != KernelKind::Pointwise) continue;
+      const std::vector<Index>& sizes = p_.computations[k.computations[0]].sizes;
+      if (sizes.size() < 2) continue;
+      std::optional<std::vector<int>> order;
+      bool agree = true;
+      for (int c : k.computations) {
+        const Computation& comp = p_.computations[c];
+        if (comp.sizes != sizes) agree = false;
+        if (!agree) break;
+        if (std::find(k.local_buffers.begin(), k.local_buffers.end(), comp.buffer) != k.local_buffers.end()) continue;
+        std::optional<std::vector<int>> mine = memory_order(p_.buffers[comp.buffer], sizes);
+        if (!mine || (order && *order != *mine)) agree = false;
+        else order = mine;
+      }
+      if (!agree || !order) continue;
+      std::vector<int> row_major(sizes.size());
+      for (size_t d = 0; d < sizes.size(); ++d) row_major[d] = static_cast<int>(d);
+      if (*order != row_major) k.loop_order = *order;
+    }
+  }
+
+  /// The dims of a buffer of shape `sizes` by decreasing stride (dims of size 1 last, in place), or nullopt when
+  /// a stride is not a constant or the buffer's shape differs.
+  std::optional<std::vector<int>> memory_order(const Buffer& b, const std::vector<Index>& sizes) const {
+    if (b.sizes != sizes || b.strides.size() != sizes.size()) return std::nullopt;
+    std::vector<int> dims, unit;
+    std::vector<int64_t> strides(sizes.size());
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      auto st = simplify(b.strides[d], p_.size_ranges).as_const();
+      if (!st) return std::nullopt;
+      strides[d] = *st;
+      (sizes[d].is_const(1) ? unit : dims).push_back(static_cast<int>(d));
+    }
+    std::vector<int> row_major = dims;  // the non-unit dims in order
+    std::stable_sort(dims.begin(), dims.end(), [&](int a, int c) { return strides[a] > strides[c]; });
+    // Unit dims sit anywhere in row-major order too: only the non-unit dims' order counts.
+    if (dims == row_major) {
+      std::vector<int> identity(sizes.size());
+      std::iota(identity.begin(), identity.end(), 0);
+      return identity;
+    }
+    for (int d : unit) dims.push_back(d);
+    return dims;
   }
 
   void name_kernels() {

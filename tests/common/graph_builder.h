@@ -145,6 +145,33 @@ inline Graph rope_graph(int64_t rows, int64_t cols, int64_t half, DType dt = DTy
   return g.graph();
 }
 
+/// Rotary embedding as LLaMA applies it after a projection: x is (b, t, h, d) in memory, viewed (b, h, t, d) by a
+/// transpose; cos and sin are (t, d). The outputs keep the view's memory order, (b, t, h, d), as eager's do.
+inline Graph transposed_rope_graph(int64_t b, int64_t t, int64_t h, int64_t d, DType dt = DType::Float32) {
+  GraphBuilder g;
+  ValueRef x = g.input("x", dt, {b, t, h, d});
+  ValueRef cos = g.input("cos", dt, {t, d});
+  ValueRef sin = g.input("sin", dt, {t, d});
+  std::vector<Index> s{b, h, t, d};
+  std::vector<Index> view_strides{t * h * d, d, h * d, 1};
+  ValueRef xt = g.call("aten.transpose.int", {A(x), I(1), I(2)}, dt, s);
+  ValueRef x1 = g.call("aten.slice.Tensor", {A(xt), I(3), I(0), I(d / 2)}, dt, {b, h, t, d / 2});
+  ValueRef x2 = g.call("aten.slice.Tensor", {A(xt), I(3), I(d / 2), I(d)}, dt, {b, h, t, d / 2});
+  ValueRef n = g.call("aten.neg.default", {A(x2)}, dt, {b, h, t, d / 2});
+  ValueRef c = g.call("aten.cat.default", {Arg{std::vector<std::optional<ValueRef>>{n, x1}}, I(-1)}, dt, s);
+  ValueRef a = g.call("aten.mul.Tensor", {A(xt), A(cos)}, dt, s);
+  ValueRef m = g.call("aten.mul.Tensor", {A(c), A(sin)}, dt, s);
+  ValueRef y = g.call("aten.add.Tensor", {A(a), A(m)}, dt, s);
+  g.output(y);
+  Graph graph = g.graph();
+  for (ValueRef v : {xt, x1, x2, n, a, m, y}) {  // views and eager results in the transposed memory order
+    TensorMeta& meta = graph.nodes[v.node].outputs[v.output];
+    meta.strides = view_strides;
+    if (v.node == x2.node) meta.offset = d / 2;
+  }
+  return graph;
+}
+
 /// Ten pointwise ops on one tensor.
 inline Graph pointwise_chain_graph(int64_t rows, int64_t cols, DType dt = DType::Float32) {
   GraphBuilder g;

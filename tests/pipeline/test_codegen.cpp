@@ -102,6 +102,19 @@ TEST(Codegen, LoadsCarryInductorsEvictionHints) {
   EXPECT_NE(mixed.find("hi_load_vec<4>(in_ptr0"), std::string::npos) << "the relu kernel's load\n" << mixed;
 }
 
+TEST(Codegen, PointwiseKernelsWalkTransposedOutputsInMemoryOrder) {
+  // q viewed (b, h, t, d) over (b, t, h, d) memory: the flat index follows memory, so x and the output are read and
+  // written at 4 * g (one vector access, no div/mod), and only cos / sin need the coordinates.
+  CompileOptions o;
+  o.target = parse_target("sm_90");
+  CompiledGraph c = generate(test::transposed_rope_graph(2, 64, 4, 128), o);
+  ASSERT_EQ(c.program.kernels.size(), 1u);
+  EXPECT_EQ(c.program.kernels[0].loop_order, (std::vector<int>{0, 2, 1, 3}));
+  std::string text = kernels_text(c.module);
+  EXPECT_NE(text.find("hi_load_vec<4>(in_ptr0 + (g*4)"), std::string::npos) << text;
+  EXPECT_NE(text.find("hi_store_vec<4>(out_ptr3 + (g*4)"), std::string::npos) << text;
+}
+
 TEST(Codegen, FewColumnOutputsShareABlockAcrossRowSlices) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {4096, 100});

@@ -60,6 +60,12 @@ TEST_P(CpuNumerics, NonContiguousInputs) {
   test::expect_matches(test::run_on_cpu(g.graph(), GetParam()), 1e-6, 1e-7);
 }
 
+TEST_P(CpuNumerics, TransposedOutputsWalkedInMemoryOrder) {
+  NumericsCheck r = test::run_on_cpu(test::transposed_rope_graph(2, 6, 3, 8), GetParam());
+  ASSERT_EQ(r.actual.size(), 1u);
+  test::expect_matches(r, 1e-6, 1e-6);
+}
+
 TEST_P(CpuNumerics, ReductionsOverNonLastDims) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {5, 6, 7});
