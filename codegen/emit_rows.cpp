@@ -290,15 +290,37 @@ void KernelPrinter::emit_row_loop() {
     close();
   };
   open("for (" + index_type_ + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
-  for (int ci : k_.computations) {
-    const Computation& c = p_.computations[ci];
+  auto lane_body = [&](const Computation& c) {
     Expr body = kernel_body(c);
+    return v > 1 ? substitute_vars(body, lanes, ranges_) : body;
+  };
+  for (size_t n = 0; n < k_.computations.size(); ++n) {
+    const Computation& c = p_.computations[k_.computations[n]];
+    Expr body = lane_body(c);
     Index where = kernel_store_index(c);
-    if (v > 1) {
-      body = substitute_vars(body, lanes, ranges_);
-      where = simplify(substitute(where, lanes), ranges_);
-    }
+    if (v > 1) where = simplify(substitute(where, lanes), ranges_);
     const Buffer& b = p_.buffers[c.buffer];
+    // Softmax's max(x) then sum(exp(x - max)): one pass over the row instead of two (online softmax).
+    if (n + 1 < k_.computations.size()) {
+      const Computation& next = p_.computations[k_.computations[n + 1]];
+      bool base2 = false;
+      if (Expr x = online_softmax_value(c, body, next, lane_body(next), &base2); x.defined()) {
+        const Buffer& sum = p_.buffers[next.buffer];
+        const std::string op = std::string("hi_online_softmax_op<") + (base2 ? "1" : "0") + ">";
+        line("// " + c.name + ", " + next.name + ": max and sum of exp(x - max) over the row in one pass");
+        line("hi_softmax_acc acc_" + b.name + " = " + op + "::identity<hi_softmax_acc>();");
+        open_columns(body, nullptr, where);
+        line("acc_" + b.name + " = " + op + "::add(acc_" + b.name + ", (float)(" + expr(x) + "));");
+        close_columns("", nullptr, where);
+        line("__shared__ hi_softmax_acc smem_" + b.name + "[" +
+             std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
+        line("acc_" + b.name + " = hi_block_reduce<" + op + ">(acc_" + b.name + ", smem_" + b.name + ");");
+        keep_row_value(c, convert("acc_" + b.name + ".m", DType::Float32, b.dtype));
+        keep_row_value(next, convert("acc_" + b.name + ".s", DType::Float32, sum.dtype));
+        ++n;
+        continue;
+      }
+    }
     if (emit_row_epilogue(c, body)) continue;
     if (!c.is_reduction()) {
       line("// " + c.name + ": epilogue");
@@ -328,6 +350,42 @@ bool KernelPrinter::emit_row_epilogue(const Computation& c, const Expr& body) {
   line("// " + c.name + ": row epilogue");
   keep_row_value(c, convert(expr(body), body->dtype, p_.buffers[c.buffer].dtype));
   return true;
+}
+
+Expr KernelPrinter::online_softmax_value(const Computation& max, const Expr& max_body, const Computation& sum,
+                                         const Expr& sum_body, bool* base2) const {
+  // max: reduce(max, x); sum: reduce(sum, exp(x - load(max))) or reduce(sum, exp2((x - load(max)) * log2(e))), as
+  // the softmax lowering writes it; float, with the same x per element.
+  if (!max.is_reduction() || !sum.is_reduction() || max_body->reduce_op() != ReduceOp::Max ||
+      sum_body->reduce_op() != ReduceOp::Sum)
+    return Expr();
+  const Expr& x = max_body->args[0];
+  const Expr& e = sum_body->args[0];
+  if (x->dtype != DType::Float32 || e->dtype != DType::Float32 || e->op != ExprOp::Unary) return Expr();
+  Expr shifted;
+  if (e->unary_op() == UnaryOp::Exp) {
+    shifted = e->args[0];
+    *base2 = false;
+  } else if (e->unary_op() == UnaryOp::Exp2 && e->args[0]->op == ExprOp::Binary &&
+             e->args[0]->binary_op() == BinaryOp::Mul) {
+    const Expr& l = e->args[0]->args[0];
+    const Expr& r = e->args[0]->args[1];
+    auto log2e = [](const Expr& c) {
+      return c->op == ExprOp::Constant && static_cast<float>(c->value) == static_cast<float>(1.4426950408889634);
+    };
+    if (log2e(r)) shifted = l;
+    else if (log2e(l)) shifted = r;
+    *base2 = true;
+  }
+  if (!shifted.defined() || shifted->op != ExprOp::Binary || shifted->binary_op() != BinaryOp::Sub ||
+      !(shifted->args[0] == x))
+    return Expr();
+  const Expr& m = shifted->args[1];
+  if (m->op != ExprOp::Load || m->buffer != max.buffer) return Expr();
+  // x itself must not read the maximum (it is printed before the maximum exists).
+  bool reads_max = false;
+  visit(x, [&](const Expr& y) { reads_max |= y->op == ExprOp::Load && y->buffer == max.buffer; });
+  return reads_max ? Expr() : x;
 }
 
 KernelPrinter::RowReduction KernelPrinter::begin_row_reduction(const Computation& c, const Expr& body) {

@@ -295,6 +295,11 @@ class KernelPrinter {
     Accumulation accumulation;
   };
   RowReduction begin_row_reduction(const Computation& c, const Expr& body);
+  /// Row loops: x when `max` is reduce(max, x) and `sum`, the computation after it, is reduce(sum, exp(x - max)) (or
+  /// exp2((x - max) * log2(e)): *base2), in float (bodies as the kernel sees them); both are then one pass over the
+  /// row (hi_online_softmax_op). Else null.
+  Expr online_softmax_value(const Computation& max, const Expr& max_body, const Computation& sum,
+                            const Expr& sum_body, bool* base2) const;
   /// Stores computation `c` (body already substituted) into its buffer, or keeps it in a register if local.
   void store(const Computation& c, const std::string& value, DType value_dtype, const Index& where);
   Expr kernel_body(const Computation& c) {

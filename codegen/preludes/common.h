@@ -344,6 +344,42 @@ struct hi_argmin_op {
   }
 };
 
+/// Online softmax (Milakov & Gimelshein): a row's running maximum m and the sum s of exp(x - m) over what it has
+/// seen, in one pass; two partial results combine by rescaling both sums to the larger maximum, and an element costs
+/// one exponential (two when it raises the maximum). Base2: the terms are exp2((x - m) * log2(e)), as the softmax lowering writes exp. While everything seen is
+/// -inf, s stays 0 (exp(x - max) would be NaN there; softmax's 0/0 keeps the NaN that eager gives).
+struct hi_softmax_acc {
+  float m, s;
+};
+HI_FN hi_softmax_acc hi_make_softmax_acc(float m, float s) {
+  hi_softmax_acc r;
+  r.m = m;
+  r.s = s;
+  return r;
+}
+HI_FN hi_softmax_acc hi_shfl_xor(hi_softmax_acc a, int lane_mask) {
+  return hi_make_softmax_acc(hi_shfl_xor(a.m, lane_mask), hi_shfl_xor(a.s, lane_mask));
+}
+template <int Base2> struct hi_online_softmax_op {
+  HI_FN static float term(float d) { return Base2 ? hi_exp2(d * 1.44269504f) : hi_exp(d); }
+  template <class A> HI_FN static A identity() { return hi_make_softmax_acc(hi_lowest<float>(), 0.0f); }
+  /// One element: a new maximum (or NaN, which then stays) rescales the sum; -inf adds nothing.
+  HI_FN static hi_softmax_acc add(hi_softmax_acc a, float x) {
+    if (x > a.m || x != x) {
+      a.s = a.s * term(a.m - x) + 1.0f;
+      a.m = x;
+    } else if (x != hi_lowest<float>()) {
+      a.s += term(x - a.m);
+    }
+    return a;
+  }
+  HI_FN static hi_softmax_acc combine(hi_softmax_acc a, hi_softmax_acc b) {
+    const float m = hi_maximum(a.m, b.m);
+    if (m == hi_lowest<float>()) return hi_make_softmax_acc(m, 0.0f);
+    return hi_make_softmax_acc(m, a.s * term(a.m - m) + b.s * term(b.m - m));
+  }
+};
+
 /// Butterfly reduction across the warp; every lane ends with the result.
 template <class Op, class T> HI_FN T hi_warp_reduce(T v) {
   for (int offset = HI_WARP_SIZE / 2; offset > 0; offset >>= 1) v = Op::combine(v, hi_shfl_xor(v, offset));

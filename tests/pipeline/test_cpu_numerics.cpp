@@ -2,6 +2,9 @@
 // the CDNA code shapes execute), compared with the reference interpreter.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "run_on_cpu.h"
 #include "runtime/cpu_device.h"
 #include "tests/common/graph_builder.h"
@@ -58,6 +61,65 @@ TEST_P(CpuNumerics, NonContiguousInputs) {
   ValueRef e = g.call("aten.expand.default", {A(r), L({2, 63})}, DType::Float32, {2, 63});
   g.output(e);
   test::expect_matches(test::run_on_cpu(g.graph(), GetParam()), 1e-6, 1e-7);
+}
+
+TEST_P(CpuNumerics, SoftmaxOverRowsLongerThanRegistersIsOnePassPlusTheOutput) {
+  // 40000 floats per row stream through a 1024-thread block: max and sum(exp(x - max)) are one online pass. (Three
+  // rows alone would be split into partial reductions first, which is not what this checks.)
+  Graph g = test::softmax_graph(3, 40000);
+  CompileOptions o;
+  o.target = parse_target(GetParam());
+  o.graph_name = "test";
+  o.split.enabled = false;
+  CompiledGraph c = generate(g, o);
+  ASSERT_EQ(c.module.kernels.size(), 1u);
+  EXPECT_NE(kernels_text(c.module).find("hi_online_softmax_op<0>::add"), std::string::npos)
+      << kernels_text(c.module);
+  test::expect_matches(run_against_reference(g, o), 1e-5, 1e-8);
+}
+
+TEST_P(CpuNumerics, OnlineSoftmaxKeepsEagersInfinitiesAndNaNs) {
+  // softmax over 40000-float rows (one online pass): a row of -inf gives NaN, -inf entries give 0, a NaN makes its
+  // row NaN, a huge value takes all the weight; as torch.softmax does.
+  constexpr int64_t kCols = 40000;
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {5, kCols});
+  g.output(g.call("aten._softmax.default", {A(x), I(-1), B(false)}, DType::Float32, {5, kCols}));
+  CompileOptions o;
+  o.target = parse_target(GetParam());
+  o.graph_name = "online_softmax";
+  o.split.enabled = false;
+  auto compiled = std::make_shared<const CompiledGraph>(compile_graph(g.graph(), o));
+  ASSERT_NE(kernels_text(compiled->module).find("hi_online_softmax_op<1>::add"), std::string::npos);
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> in(5 * kCols), out(5 * kCols, 7.0f);
+  for (int64_t c = 0; c < kCols; ++c) {
+    float v = static_cast<float>((c * 7919) % 1000) / 100.0f - 5.0f;
+    in[c] = -inf;                                  // row 0: all -inf
+    in[kCols + c] = c % 3 == 0 ? -inf : v;         // row 1: some -inf
+    in[2 * kCols + c] = c == 123 ? NAN : v;        // row 2: one NaN
+    in[3 * kCols + c] = c == 777 ? 1e30f : v;      // row 3: one huge value
+    in[4 * kCols + c] = v;                         // row 4: plain
+  }
+  CpuDevice device(o.target);
+  GraphRunner runner(compiled, device);
+  runner.run({in.data()}, {out.data()});
+  for (int64_t row : {1, 4}) {
+    double m = -inf, sum = 0;
+    for (int64_t c = 0; c < kCols; ++c) m = std::max<double>(m, in[row * kCols + c]);
+    for (int64_t c = 0; c < kCols; ++c) sum += std::exp(in[row * kCols + c] - m);
+    for (int64_t c = 0; c < kCols; c += 997) {
+      double want = std::exp(in[row * kCols + c] - m) / sum;
+      EXPECT_NEAR(out[row * kCols + c], want, 1e-5 * want + 1e-12) << "row " << row << " col " << c;
+    }
+  }
+  for (int64_t c = 0; c < kCols; c += 997) {
+    EXPECT_TRUE(std::isnan(out[c])) << "all -inf row, col " << c;
+    EXPECT_TRUE(std::isnan(out[2 * kCols + c])) << "row with a NaN, col " << c;
+    EXPECT_EQ(out[3 * kCols + c], 0.0f) << "col " << c;
+  }
+  EXPECT_EQ(out[kCols], 0.0f) << "an -inf entry";
+  EXPECT_EQ(out[3 * kCols + 777], 1.0f);
 }
 
 TEST_P(CpuNumerics, TransposedOutputsWalkedInMemoryOrder) {

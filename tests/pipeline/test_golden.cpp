@@ -18,6 +18,8 @@ namespace hi {
 namespace {
 
 using test::A;
+using test::B;
+using test::I;
 using test::L;
 using test::S;
 
@@ -42,6 +44,14 @@ Graph column_sum_graph() {
   return g.graph();
 }
 
+/// torch.softmax over bf16 rows too long for registers (the vocabulary of a language model).
+Graph long_softmax_bf16_graph() {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::BFloat16, {512, 65536});
+  g.output(g.call("aten._softmax.default", {A(x), I(-1), B(false)}, DType::BFloat16, {512, 65536}));
+  return g.graph();
+}
+
 std::vector<GoldenCase> golden_cases() {
   std::string ex = std::string(HI_SOURCE_DIR) + "/examples/";
   return {
@@ -53,6 +63,7 @@ std::vector<GoldenCase> golden_cases() {
       {"gelu_bf16", bf16_gelu_graph()},
       {"column_sum", column_sum_graph()},
       {"rope_cat_bf16", test::rope_graph(64, 128, 64, DType::BFloat16)},
+      {"softmax_long_rows_bf16", long_softmax_bf16_graph()},
   };
 }
 
