@@ -361,22 +361,11 @@ Expr KernelPrinter::online_softmax_value(const Computation& max, const Expr& max
     return Expr();
   const Expr& x = max_body->args[0];
   const Expr& e = sum_body->args[0];
-  if (x->dtype != DType::Float32 || e->dtype != DType::Float32 || e->op != ExprOp::Unary) return Expr();
-  Expr shifted;
-  if (e->unary_op() == UnaryOp::Exp) {
-    shifted = e->args[0];
-    *base2 = false;
-  } else if (e->unary_op() == UnaryOp::Exp2 && e->args[0]->op == ExprOp::Binary &&
-             e->args[0]->binary_op() == BinaryOp::Mul) {
-    const Expr& l = e->args[0]->args[0];
-    const Expr& r = e->args[0]->args[1];
-    auto log2e = [](const Expr& c) {
-      return c->op == ExprOp::Constant && static_cast<float>(c->value) == static_cast<float>(1.4426950408889634);
-    };
-    if (log2e(r)) shifted = l;
-    else if (log2e(l)) shifted = r;
-    *base2 = true;
-  }
+  if (x->dtype != DType::Float32 || e->dtype != DType::Float32) return Expr();
+  double scale;
+  Expr shifted = exp_shift(e, &scale);
+  *base2 = scale != 0;
+  if (*base2 && static_cast<float>(scale) != static_cast<float>(1.4426950408889634)) return Expr();  // log2(e) only
   if (!shifted.defined() || shifted->op != ExprOp::Binary || shifted->binary_op() != BinaryOp::Sub ||
       !(shifted->args[0] == x))
     return Expr();

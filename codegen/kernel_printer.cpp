@@ -264,24 +264,30 @@ std::string KernelPrinter::vector_array(const Expr& load, int count, const std::
   return name;
 }
 
+Expr exp_shift(const Expr& e, double* scale) {
+  *scale = 0;
+  if (e->op != ExprOp::Unary) return Expr();
+  if (e->unary_op() == UnaryOp::Exp) return e->args[0];
+  if (e->unary_op() != UnaryOp::Exp2 || e->args[0]->op != ExprOp::Binary || e->args[0]->binary_op() != BinaryOp::Mul)
+    return Expr();
+  for (int k = 0; k < 2; ++k) {
+    const Expr& c = e->args[0]->args[1 - k];
+    if (c->op == ExprOp::Constant && c->value > 0) {
+      *scale = c->value;
+      return e->args[0]->args[k];
+    }
+  }
+  return Expr();
+}
+
 bool sum_of_exp_shifted_by_max(const LoopProgram& p, int buffer) {
   // sum(exp(x - max(x))) or sum(exp2((x - max(x)) * c)), c > 0: the maximum's own term is 1.
   int ci = p.producer(buffer);
   if (ci < 0) return false;
   const Expr& sum = p.computations[ci].body;
   if (!sum.defined() || sum->op != ExprOp::Reduce || sum->reduce_op() != ReduceOp::Sum) return false;
-  const Expr& e = sum->args[0];
-  if (e->op != ExprOp::Unary) return false;
-  Expr shifted;
-  if (e->unary_op() == UnaryOp::Exp) {
-    shifted = e->args[0];
-  } else if (e->unary_op() == UnaryOp::Exp2 && e->args[0]->op == ExprOp::Binary &&
-             e->args[0]->binary_op() == BinaryOp::Mul) {
-    const Expr& l = e->args[0]->args[0];
-    const Expr& r = e->args[0]->args[1];
-    if (r->op == ExprOp::Constant && r->value > 0) shifted = l;
-    else if (l->op == ExprOp::Constant && l->value > 0) shifted = r;
-  }
+  double scale;
+  Expr shifted = exp_shift(sum->args[0], &scale);
   if (!shifted.defined() || shifted->op != ExprOp::Binary || shifted->binary_op() != BinaryOp::Sub) return false;
   const Expr& m = shifted->args[1];
   if (m->op != ExprOp::Load || !m->args.empty()) return false;
