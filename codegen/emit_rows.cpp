@@ -314,7 +314,8 @@ void KernelPrinter::emit_row_loop() {
         close_columns("", nullptr, where);
         line("__shared__ hi_softmax_acc smem_" + b.name + "[" +
              std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
-        line("acc_" + b.name + " = hi_block_reduce<" + op + ">(acc_" + b.name + ", smem_" + b.name + ");");
+        line("acc_" + b.name + " = " + op + "::finish(hi_block_reduce<" + op + ">(acc_" + b.name + ", smem_" + b.name +
+             "));");
         keep_row_value(c, convert("acc_" + b.name + ".m", DType::Float32, b.dtype));
         keep_row_value(next, convert("acc_" + b.name + ".s", DType::Float32, sum.dtype));
         ++n;
@@ -356,8 +357,8 @@ Expr KernelPrinter::online_softmax_value(const Computation& max, const Expr& max
                                          const Expr& sum_body, bool* base2) const {
   // max: reduce(max, x); sum: reduce(sum, exp(x - load(max))) or reduce(sum, exp2((x - load(max)) * log2(e))), as
   // the softmax lowering writes it; float, with the same x per element.
-  if (!max.is_reduction() || !sum.is_reduction() || max_body->reduce_op() != ReduceOp::Max ||
-      sum_body->reduce_op() != ReduceOp::Sum)
+  if (!max.is_reduction() || !sum.is_reduction() || max_body->op != ExprOp::Reduce || sum_body->op != ExprOp::Reduce ||
+      max_body->reduce_op() != ReduceOp::Max || sum_body->reduce_op() != ReduceOp::Sum)
     return Expr();
   const Expr& x = max_body->args[0];
   const Expr& e = sum_body->args[0];

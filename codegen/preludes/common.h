@@ -347,7 +347,7 @@ struct hi_argmin_op {
 /// Online softmax (Milakov & Gimelshein): a row's running maximum m and the sum s of exp(x - m) over what it has
 /// seen, in one pass; two partial results combine by rescaling both sums to the larger maximum, and an element costs
 /// one exponential (two when it raises the maximum). Base2: the terms are exp2((x - m) * log2(e)), as the softmax lowering writes exp. While everything seen is
-/// -inf, s stays 0 (exp(x - max) would be NaN there; softmax's 0/0 keeps the NaN that eager gives).
+/// -inf, s stays 0 (exp(x - max) would be NaN there), and finish() makes the row's sum NaN, as eager's is.
 struct hi_softmax_acc {
   float m, s;
 };
@@ -377,6 +377,11 @@ template <int Base2> struct hi_online_softmax_op {
     const float m = hi_maximum(a.m, b.m);
     if (m == hi_lowest<float>()) return hi_make_softmax_acc(m, 0.0f);
     return hi_make_softmax_acc(m, a.s * term(a.m - m) + b.s * term(b.m - m));
+  }
+  /// The row's result: a row of only -inf has the sum eager computes, exp(-inf - -inf) summed: NaN.
+  HI_FN static hi_softmax_acc finish(hi_softmax_acc a) {
+    if (a.m == hi_lowest<float>()) a.s = hi_nan_f();
+    return a;
   }
 };
 

@@ -468,19 +468,22 @@ class CompiledFxGraph:
             jobs.append((seg, key, source, target))
         if not jobs:
             return
-        # One compiler call per target for all the segments (compile_many: one translation unit), in a thread of
-        # this graph's own that ends with it; _C.compile_many releases the GIL. A failure leaves each segment to
-        # compile (and report) on its own when it first runs.
+        # One compiler call per target for up to _SEGMENTS_PER_UNIT segments (compile_many: one translation unit),
+        # in threads of this graph's own that end with it; _C.compile_many releases the GIL. A unit's segments each
+        # load all of it, hence the cap. A failure leaves each segment to compile (and report) on its own.
         by_target: dict = {}
         for job in jobs:
             by_target.setdefault(job[3], []).append(job)
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(by_target), thread_name_prefix="hipinductor-compile")
-        for target, group in by_target.items():
-            futures = [concurrent.futures.Future() for _ in group]
-            for (seg, key, _, _), future in zip(group, futures):
+        units = [group[k:k + _SEGMENTS_PER_UNIT] for group in by_target.values()
+                 for k in range(0, len(group), _SEGMENTS_PER_UNIT)]
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(len(units), max(2, min(8, os.cpu_count() or 2))),
+                                                     thread_name_prefix="hipinductor-compile")
+        for unit in units:
+            futures = [concurrent.futures.Future() for _ in unit]
+            for (seg, key, _, _), future in zip(unit, futures):
                 seg.pending[key] = future
-            names = [f"{self.name}_s{self.steps.index(seg)}" for seg, _, _, _ in group]
-            pool.submit(_compile_group, [source for _, _, source, _ in group], target, names, futures,
+            names = [f"{self.name}_s{self.steps.index(seg)}" for seg, _, _, _ in unit]
+            pool.submit(_compile_group, [source for _, _, source, _ in unit], unit[0][3], names, futures,
                         self.options.debug_dir, self.options.use_cache)
         pool.shutdown(wait=False)
 
@@ -823,19 +826,36 @@ class _Build:
 _MAX_FAST_PATHS = 8
 
 
+_SEGMENTS_PER_UNIT = 8
+
+
 def _compile_group(sources, target, names, futures, debug_dir, use_cache) -> None:
-    """_C.compile_many over `sources`, each result (with its compile_ms) or the error set on its future."""
+    """Compiles `sources` as one unit (_C.compile_many) and sets each result, with its compile_ms, on its future. If
+    the unit fails, each source compiles on its own, so that one segment's fault is only that segment's. Every
+    future ends resolved."""
     try:
-        if len(sources) == 1:
-            compiled = [_C.compile(sources[0], target=target, name=names[0], debug_dir=debug_dir, use_cache=use_cache)]
-        else:
-            compiled = _C.compile_many(sources, target, names, debug_dir=debug_dir, use_cache=use_cache)
-    except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the futures
+        try:
+            if len(sources) == 1:
+                compiled = [_C.compile(sources[0], target=target, name=names[0], debug_dir=debug_dir,
+                                       use_cache=use_cache)]
+            else:
+                compiled = _C.compile_many(sources, target, names, debug_dir=debug_dir, use_cache=use_cache)
+        except Exception as e:  # noqa: BLE001 - which segment is at fault is found below, or at its first run
+            if len(sources) == 1:
+                futures[0].set_exception(e)
+                return
+            compiled = None
+        for k, f in enumerate(futures):
+            try:
+                cg = compiled[k] if compiled is not None else _C.compile(
+                    sources[k], target=target, name=names[k], debug_dir=debug_dir, use_cache=use_cache)
+                f.set_result((cg, cg.compile_ms + cg.lower_ms))
+            except Exception as e:  # noqa: BLE001 - handed to whoever waits on it
+                f.set_exception(e)
+    finally:
         for f in futures:
-            f.set_exception(e)
-        return
-    for f, cg in zip(futures, compiled):
-        f.set_result((cg, cg.compile_ms + cg.lower_ms))
+            if not f.done():
+                f.set_exception(RuntimeError("hipinductor: the early compile was interrupted"))
 
 
 def _args_key(args) -> tuple:

@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(1024) fused_softmax_0(const hi_bflo
       }
     }
     __shared__ hi_softmax_acc smem_buf0[16];
-    acc_buf0 = hi_block_reduce<hi_online_softmax_op<1>>(acc_buf0, smem_buf0);
+    acc_buf0 = hi_online_softmax_op<1>::finish(hi_block_reduce<hi_online_softmax_op<1>>(acc_buf0, smem_buf0));
     const float v_buf0 = acc_buf0.m;
     const float v_buf1 = acc_buf0.s;
     // out0: epilogue

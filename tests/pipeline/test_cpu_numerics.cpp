@@ -120,11 +120,28 @@ TEST_P(CpuNumerics, OnlineSoftmaxKeepsEagersInfinitiesAndNaNs) {
   }
   EXPECT_EQ(out[kCols], 0.0f) << "an -inf entry";
   EXPECT_EQ(out[3 * kCols + 777], 1.0f);
+
+  // The row sums themselves, when a graph returns them: eager's sum(exp(x - max)) over a row of -inf is NaN.
+  test::GraphBuilder d;
+  ValueRef dx = d.input("x", DType::Float32, {5, kCols});
+  ValueRef mx = d.call("aten.amax.default", {A(dx), L({-1}), B(true)}, DType::Float32, {5, 1});
+  ValueRef sub = d.call("aten.sub.Tensor", {A(dx), A(mx)}, DType::Float32, {5, kCols});
+  ValueRef ex = d.call("aten.exp.default", {A(sub)}, DType::Float32, {5, kCols});
+  d.output(d.call("aten.sum.dim_IntList", {A(ex), L({-1}), B(true)}, DType::Float32, {5, 1}));
+  auto sums = std::make_shared<const CompiledGraph>(compile_graph(d.graph(), o));
+  ASSERT_NE(kernels_text(sums->module).find("hi_online_softmax_op<0>::add"), std::string::npos);
+  std::vector<float> s(5, 7.0f);
+  GraphRunner(sums, device).run({in.data()}, {s.data()});
+  EXPECT_TRUE(std::isnan(s[0])) << s[0];
+  EXPECT_TRUE(std::isnan(s[2])) << s[2];
+  EXPECT_NEAR(s[3], 1.0f, 1e-6);
+  EXPECT_GT(s[4], 1.0f);
 }
 
 TEST_P(CpuNumerics, TransposedOutputsWalkedInMemoryOrder) {
   NumericsCheck r = test::run_on_cpu(test::transposed_rope_graph(2, 6, 3, 8), GetParam());
   ASSERT_EQ(r.actual.size(), 1u);
+  EXPECT_FALSE(r.compiled->program.kernels.at(0).loop_order.empty());
   test::expect_matches(r, 1e-6, 1e-6);
 }
 

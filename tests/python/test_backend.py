@@ -199,6 +199,44 @@ def test_a_graphs_segments_compile_in_one_compiler_call(monkeypatch):
             assert (name in cg.kernels_text) == (name in cg.kernel_names), (name, cg.kernels_text)
 
 
+def test_many_segments_compile_in_capped_units_and_a_failing_unit_compiles_apart(monkeypatch):
+    # Ten segments between matmuls: units of at most 8 (each segment loads its whole unit). When a unit's compile
+    # fails, its segments still compile early, one by one, so one segment's fault stays its own.
+    from hipinductor import graph_module
+
+    def f(x, w):
+        for _ in range(9):
+            x = torch.sin(x) @ w
+        return x + 1
+
+    x, w = torch.randn(8, 8), torch.randn(8, 8) / 3
+    sizes = []
+    real_many = graph_module._C.compile_many
+
+    def many(sources, *a, **k):
+        sizes.append(len(sources))
+        return real_many(sources, *a, **k)
+
+    monkeypatch.setattr(graph_module._C, "compile_many", many)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    out = torch.compile(f, backend="hipinductor", options={"use_cache": False})(x, w)
+    torch.testing.assert_close(out, f(x, w))
+    (r,) = hipinductor.reports()
+    assert sorted(sizes) == [2, 8] and r["segments"] == 10 and r["early_compiles"] == 10
+
+    def broken(*a, **k):
+        raise RuntimeError("injected unit fault")
+
+    monkeypatch.setattr(graph_module._C, "compile_many", broken)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    out = torch.compile(f, backend="hipinductor", options={"use_cache": False})(x, w)
+    torch.testing.assert_close(out, f(x, w))
+    (r,) = hipinductor.reports()
+    assert r["early_compiles"] == 10 and r["eager_reason"] is None
+
+
 def _segments():
     from hipinductor.backend import _live_graphs
     from hipinductor.graph_module import Segment

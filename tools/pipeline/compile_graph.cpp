@@ -159,7 +159,12 @@ std::vector<CompiledGraph> compile_graphs(const std::vector<Graph>& graphs, cons
     if (found && !compiler) compiler = std::move(found);
     if (!done[i]) misses.push_back(i);
   }
-  if (misses.size() == 1) done[misses[0]] = compile_graph(graphs[misses[0]], options[misses[0]]);
+  if (misses.size() == 1) {  // compile_graph's path, without looking up its entry again
+    size_t i = misses[0];
+    done[i] = generate(graphs[i], options[i]);
+    if (!compiler) compiler = compiler_for(options[i].target);
+    compile_module(done[i]->module, options[i], *compiler, {&*done[i]}, {keys[i]});
+  }
   if (misses.size() > 1) {
     std::vector<CompiledGraph*> generated;
     std::vector<const EmittedModule*> modules;
