@@ -322,6 +322,56 @@ void KernelPrinter::emit_row_loop() {
         continue;
       }
     }
+    // LayerNorm's sum(x) then sum((x - sum / N)^2): one Welford pass (the plain sum kept beside it).
+    if (n + 1 < k_.computations.size()) {
+      const Computation& next = p_.computations[k_.computations[n + 1]];
+      if (Expr x = welford_value(c, body, next, lane_body(next)); x.defined()) {
+        const Buffer& sq = p_.buffers[next.buffer];
+        const std::string acc = "acc_" + b.name, sum = "sum_" + b.name;
+        line("// " + c.name + ", " + next.name + ": sum and sum of squared deviations over the row in one pass");
+        line("hi_welford_acc " + acc + " = hi_welford_op::identity<hi_welford_acc>();");
+        line("float " + sum + " = 0.0f;");
+        open_columns(body, nullptr, where);
+        std::string value = expr(x);
+        line(acc + " = hi_welford_op::add(" + acc + ", (float)(" + value + "));");
+        line(sum + " += (float)(" + value + ");");
+        close_columns("", nullptr, where);
+        const std::string warps = std::to_string(std::max(1, block_ / target_.warp_size));
+        line("__shared__ hi_welford_acc smem_" + b.name + "[" + warps + "];");
+        line("__shared__ float smem_" + sum + "[" + warps + "];");
+        line(acc + " = hi_block_reduce<hi_welford_op>(" + acc + ", smem_" + b.name + ");");
+        line(sum + " = hi_block_reduce<hi_sum_op>(" + sum + ", smem_" + sum + ");");
+        keep_row_value(c, convert(sum, DType::Float32, b.dtype));
+        keep_row_value(next, convert(acc + ".m2", DType::Float32, sq.dtype));
+        ++n;
+        continue;
+      }
+    }
+    // LayerNorm's sum(x) then sum((x - sum / N)^2): one Welford pass (the plain sum kept beside it).
+    if (n + 1 < k_.computations.size()) {
+      const Computation& next = p_.computations[k_.computations[n + 1]];
+      if (Expr x = welford_value(c, body, next, lane_body(next)); x.defined()) {
+        const Buffer& sq = p_.buffers[next.buffer];
+        const std::string acc = "acc_" + b.name, sum = "sum_" + b.name;
+        line("// " + c.name + ", " + next.name + ": sum and sum of squared deviations over the row in one pass");
+        line("hi_welford_acc " + acc + " = hi_welford_op::identity<hi_welford_acc>();");
+        line("float " + sum + " = 0.0f;");
+        open_columns(body, nullptr, where);
+        std::string value = expr(x);
+        line(acc + " = hi_welford_op::add(" + acc + ", (float)(" + value + "));");
+        line(sum + " += (float)(" + value + ");");
+        close_columns("", nullptr, where);
+        const std::string warps = std::to_string(std::max(1, block_ / target_.warp_size));
+        line("__shared__ hi_welford_acc smem_" + b.name + "[" + warps + "];");
+        line("__shared__ float smem_" + sum + "[" + warps + "];");
+        line(acc + " = hi_block_reduce<hi_welford_op>(" + acc + ", smem_" + b.name + ");");
+        line(sum + " = hi_block_reduce<hi_sum_op>(" + sum + ", smem_" + sum + ");");
+        keep_row_value(c, convert(sum, DType::Float32, b.dtype));
+        keep_row_value(next, convert(acc + ".m2", DType::Float32, sq.dtype));
+        ++n;
+        continue;
+      }
+    }
     if (emit_row_epilogue(c, body)) continue;
     if (!c.is_reduction()) {
       line("// " + c.name + ": epilogue");
@@ -376,6 +426,30 @@ Expr KernelPrinter::online_softmax_value(const Computation& max, const Expr& max
   bool reads_max = false;
   visit(x, [&](const Expr& y) { reads_max |= y->op == ExprOp::Load && y->buffer == max.buffer; });
   return reads_max ? Expr() : x;
+}
+
+Expr KernelPrinter::welford_value(const Computation& sum, const Expr& sum_body, const Computation& sq,
+                                  const Expr& sq_body) const {
+  if (!sum.is_reduction() || !sq.is_reduction() || sum_body->op != ExprOp::Reduce || sq_body->op != ExprOp::Reduce ||
+      sum_body->reduce_op() != ReduceOp::Sum || sq_body->reduce_op() != ReduceOp::Sum)
+    return Expr();
+  const Expr& x = sum_body->args[0];
+  const Expr& e = sq_body->args[0];
+  if (x->dtype != DType::Float32 || e->dtype != DType::Float32) return Expr();
+  if (e->op != ExprOp::Binary || e->binary_op() != BinaryOp::Mul || !(e->args[0] == e->args[1])) return Expr();
+  const Expr& d = e->args[0];
+  if (d->op != ExprOp::Binary || d->binary_op() != BinaryOp::Sub || !(d->args[0] == x)) return Expr();
+  const Expr& mean = d->args[1];  // sum / N, N the row length
+  auto length = simplify(k_.row_length, p_.size_ranges).as_const();
+  if (!length || mean->op != ExprOp::Binary || mean->binary_op() != BinaryOp::Div) return Expr();
+  const Expr& s = mean->args[0];
+  const Expr& count = mean->args[1];
+  if (s->op != ExprOp::Load || s->buffer != sum.buffer || count->op != ExprOp::Constant ||
+      count->value != static_cast<double>(*length))
+    return Expr();
+  bool reads_sum = false;
+  visit(x, [&](const Expr& y) { reads_sum |= y->op == ExprOp::Load && y->buffer == sum.buffer; });
+  return reads_sum ? Expr() : x;
 }
 
 KernelPrinter::RowReduction KernelPrinter::begin_row_reduction(const Computation& c, const Expr& body) {

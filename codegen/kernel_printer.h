@@ -302,6 +302,10 @@ class KernelPrinter {
   /// row (hi_online_softmax_op). Else null.
   Expr online_softmax_value(const Computation& max, const Expr& max_body, const Computation& sum,
                             const Expr& sum_body, bool* base2) const;
+  /// Row loops: x when `sum` is reduce(sum, x) and `sq`, the computation after it, is reduce(sum, d * d) with
+  /// d = x - sum / N (N the row length), in float: LayerNorm's statistics, then one Welford pass (hi_welford_op) that
+  /// also keeps the plain sum. Else null.
+  Expr welford_value(const Computation& sum, const Expr& sum_body, const Computation& sq, const Expr& sq_body) const;
   /// Stores computation `c` (body already substituted) into its buffer, or keeps it in a register if local.
   void store(const Computation& c, const std::string& value, DType value_dtype, const Index& where);
   Expr kernel_body(const Computation& c) {

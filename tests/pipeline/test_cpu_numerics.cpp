@@ -138,6 +138,20 @@ TEST_P(CpuNumerics, OnlineSoftmaxKeepsEagersInfinitiesAndNaNs) {
   EXPECT_GT(s[4], 1.0f);
 }
 
+TEST_P(CpuNumerics, LayerNormOverRowsLongerThanRegistersTakesOneWelfordPass) {
+  // 40000 floats per row: the sum and the sum of squared deviations come from one Welford pass; out, mean and
+  // rstd as the reference computes them.
+  Graph g = test::layer_norm_graph(3, 40000, true);
+  CompileOptions o;
+  o.target = parse_target(GetParam());
+  o.graph_name = "test";
+  o.split.enabled = false;
+  CompiledGraph c = generate(g, o);
+  ASSERT_EQ(c.module.kernels.size(), 1u);
+  EXPECT_NE(kernels_text(c.module).find("hi_welford_op::add"), std::string::npos) << kernels_text(c.module);
+  test::expect_matches(run_against_reference(g, o), 1e-4, 1e-5);
+}
+
 TEST_P(CpuNumerics, TransposedOutputsWalkedInMemoryOrder) {
   NumericsCheck r = test::run_on_cpu(test::transposed_rope_graph(2, 6, 3, 8), GetParam());
   ASSERT_EQ(r.actual.size(), 1u);

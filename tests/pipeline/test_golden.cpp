@@ -64,6 +64,7 @@ std::vector<GoldenCase> golden_cases() {
       {"column_sum", column_sum_graph()},
       {"rope_cat_bf16", test::rope_graph(64, 128, 64, DType::BFloat16)},
       {"softmax_long_rows_bf16", long_softmax_bf16_graph()},
+      {"layer_norm_long_rows", test::layer_norm_graph(512, 65536, true)},
   };
 }
 
