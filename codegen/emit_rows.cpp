@@ -300,74 +300,38 @@ void KernelPrinter::emit_row_loop() {
     Index where = kernel_store_index(c);
     if (v > 1) where = simplify(substitute(where, lanes), ranges_);
     const Buffer& b = p_.buffers[c.buffer];
-    // Softmax's max(x) then sum(exp(x - max)): one pass over the row instead of two (online softmax).
+    // Two statistics of the row in one pass instead of two: softmax's max(x) and sum(exp(x - max)) (online
+    // softmax), LayerNorm's sum(x) and sum((x - sum / N)^2) (Welford, the plain sum kept beside it).
     if (n + 1 < k_.computations.size()) {
       const Computation& next = p_.computations[k_.computations[n + 1]];
+      const Expr next_body = lane_body(next);
       bool base2 = false;
-      if (Expr x = online_softmax_value(c, body, next, lane_body(next), &base2); x.defined()) {
-        const Buffer& sum = p_.buffers[next.buffer];
-        const std::string op = std::string("hi_online_softmax_op<") + (base2 ? "1" : "0") + ">";
-        line("// " + c.name + ", " + next.name + ": max and sum of exp(x - max) over the row in one pass");
-        line("hi_softmax_acc acc_" + b.name + " = " + op + "::identity<hi_softmax_acc>();");
-        open_columns(body, nullptr, where);
-        line("acc_" + b.name + " = " + op + "::add(acc_" + b.name + ", (float)(" + expr(x) + "));");
-        close_columns("", nullptr, where);
-        line("__shared__ hi_softmax_acc smem_" + b.name + "[" +
-             std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
-        line("acc_" + b.name + " = " + op + "::finish(hi_block_reduce<" + op + ">(acc_" + b.name + ", smem_" + b.name +
-             "));");
-        keep_row_value(c, convert("acc_" + b.name + ".m", DType::Float32, b.dtype));
-        keep_row_value(next, convert("acc_" + b.name + ".s", DType::Float32, sum.dtype));
-        ++n;
-        continue;
-      }
-    }
-    // LayerNorm's sum(x) then sum((x - sum / N)^2): one Welford pass (the plain sum kept beside it).
-    if (n + 1 < k_.computations.size()) {
-      const Computation& next = p_.computations[k_.computations[n + 1]];
-      if (Expr x = welford_value(c, body, next, lane_body(next)); x.defined()) {
-        const Buffer& sq = p_.buffers[next.buffer];
+      Expr x = online_softmax_value(c, body, next, next_body, &base2);
+      const bool softmax = x.defined();
+      if (!softmax) x = welford_value(c, body, next, next_body);
+      if (x.defined()) {
         const std::string acc = "acc_" + b.name, sum = "sum_" + b.name;
-        line("// " + c.name + ", " + next.name + ": sum and sum of squared deviations over the row in one pass");
-        line("hi_welford_acc " + acc + " = hi_welford_op::identity<hi_welford_acc>();");
-        line("float " + sum + " = 0.0f;");
-        open_columns(body, nullptr, where);
-        std::string value = expr(x);
-        line(acc + " = hi_welford_op::add(" + acc + ", (float)(" + value + "));");
-        line(sum + " += (float)(" + value + ");");
-        close_columns("", nullptr, where);
+        const std::string type = softmax ? "hi_softmax_acc" : "hi_welford_acc";
+        const std::string op = softmax ? std::string("hi_online_softmax_op<") + (base2 ? "1" : "0") + ">" : "hi_welford_op";
         const std::string warps = std::to_string(std::max(1, block_ / target_.warp_size));
-        line("__shared__ hi_welford_acc smem_" + b.name + "[" + warps + "];");
-        line("__shared__ float smem_" + sum + "[" + warps + "];");
-        line(acc + " = hi_block_reduce<hi_welford_op>(" + acc + ", smem_" + b.name + ");");
-        line(sum + " = hi_block_reduce<hi_sum_op>(" + sum + ", smem_" + sum + ");");
-        keep_row_value(c, convert(sum, DType::Float32, b.dtype));
-        keep_row_value(next, convert(acc + ".m2", DType::Float32, sq.dtype));
-        ++n;
-        continue;
-      }
-    }
-    // LayerNorm's sum(x) then sum((x - sum / N)^2): one Welford pass (the plain sum kept beside it).
-    if (n + 1 < k_.computations.size()) {
-      const Computation& next = p_.computations[k_.computations[n + 1]];
-      if (Expr x = welford_value(c, body, next, lane_body(next)); x.defined()) {
-        const Buffer& sq = p_.buffers[next.buffer];
-        const std::string acc = "acc_" + b.name, sum = "sum_" + b.name;
-        line("// " + c.name + ", " + next.name + ": sum and sum of squared deviations over the row in one pass");
-        line("hi_welford_acc " + acc + " = hi_welford_op::identity<hi_welford_acc>();");
-        line("float " + sum + " = 0.0f;");
+        line("// " + c.name + ", " + next.name + ": " +
+             (softmax ? "max and sum of exp(x - max)" : "sum and sum of squared deviations") + " over the row in one pass");
+        line(type + " " + acc + " = " + op + "::identity<" + type + ">();");
+        if (!softmax) line("float " + sum + " = 0.0f;");
         open_columns(body, nullptr, where);
-        std::string value = expr(x);
-        line(acc + " = hi_welford_op::add(" + acc + ", (float)(" + value + "));");
-        line(sum + " += (float)(" + value + ");");
+        const std::string value = "(float)(" + expr(x) + ")";
+        line(acc + " = " + op + "::add(" + acc + ", " + value + ");");
+        if (!softmax) line(sum + " += " + value + ";");
         close_columns("", nullptr, where);
-        const std::string warps = std::to_string(std::max(1, block_ / target_.warp_size));
-        line("__shared__ hi_welford_acc smem_" + b.name + "[" + warps + "];");
-        line("__shared__ float smem_" + sum + "[" + warps + "];");
-        line(acc + " = hi_block_reduce<hi_welford_op>(" + acc + ", smem_" + b.name + ");");
-        line(sum + " = hi_block_reduce<hi_sum_op>(" + sum + ", smem_" + sum + ");");
-        keep_row_value(c, convert(sum, DType::Float32, b.dtype));
-        keep_row_value(next, convert(acc + ".m2", DType::Float32, sq.dtype));
+        line("__shared__ " + type + " smem_" + b.name + "[" + warps + "];");
+        std::string reduced = "hi_block_reduce<" + op + ">(" + acc + ", smem_" + b.name + ")";
+        line(acc + " = " + (softmax ? op + "::finish(" + reduced + ")" : reduced) + ";");
+        if (!softmax) {
+          line("__shared__ float smem_" + sum + "[" + warps + "];");
+          line(sum + " = hi_block_reduce<hi_sum_op>(" + sum + ", smem_" + sum + ");");
+        }
+        keep_row_value(c, convert(softmax ? acc + ".m" : sum, DType::Float32, b.dtype));
+        keep_row_value(next, convert(acc + (softmax ? ".s" : ".m2"), DType::Float32, p_.buffers[next.buffer].dtype));
         ++n;
         continue;
       }

@@ -16,8 +16,8 @@ extern "C" __global__ void __launch_bounds__(1024) fused_native_layer_norm_0(con
       }
     }
     __shared__ hi_welford_acc smem_buf0[16];
-    __shared__ float smem_sum_buf0[16];
     acc_buf0 = hi_block_reduce<hi_welford_op>(acc_buf0, smem_buf0);
+    __shared__ float smem_sum_buf0[16];
     sum_buf0 = hi_block_reduce<hi_sum_op>(sum_buf0, smem_sum_buf0);
     const float v_buf0 = sum_buf0;
     const float v_buf1 = acc_buf0.m2;

@@ -63,19 +63,23 @@ TEST_P(CpuNumerics, NonContiguousInputs) {
   test::expect_matches(test::run_on_cpu(g.graph(), GetParam()), 1e-6, 1e-7);
 }
 
-TEST_P(CpuNumerics, SoftmaxOverRowsLongerThanRegistersIsOnePassPlusTheOutput) {
-  // 40000 floats per row stream through a 1024-thread block: max and sum(exp(x - max)) are one online pass. (Three
-  // rows alone would be split into partial reductions first, which is not what this checks.)
-  Graph g = test::softmax_graph(3, 40000);
+/// Compiles `g` (a few rows longer than registers hold) as one row-loop kernel, unsplit (so few rows would otherwise
+/// become partial reductions first), checks that its source says `expected`, and runs it against the reference.
+void expect_one_pass_row_loop(const Graph& g, const std::string& target, const std::string& expected, double rtol,
+                              double atol) {
   CompileOptions o;
-  o.target = parse_target(GetParam());
+  o.target = parse_target(target);
   o.graph_name = "test";
   o.split.enabled = false;
   CompiledGraph c = generate(g, o);
   ASSERT_EQ(c.module.kernels.size(), 1u);
-  EXPECT_NE(kernels_text(c.module).find("hi_online_softmax_op<0>::add"), std::string::npos)
-      << kernels_text(c.module);
-  test::expect_matches(run_against_reference(g, o), 1e-5, 1e-8);
+  EXPECT_NE(kernels_text(c.module).find(expected), std::string::npos) << kernels_text(c.module);
+  test::expect_matches(run_against_reference(g, o), rtol, atol);
+}
+
+TEST_P(CpuNumerics, SoftmaxOverRowsLongerThanRegistersIsOnePassPlusTheOutput) {
+  // 40000 floats per row stream through a 1024-thread block: max and sum(exp(x - max)) are one online pass.
+  expect_one_pass_row_loop(test::softmax_graph(3, 40000), GetParam(), "hi_online_softmax_op<0>::add", 1e-5, 1e-8);
 }
 
 TEST_P(CpuNumerics, OnlineSoftmaxKeepsEagersInfinitiesAndNaNs) {
@@ -141,15 +145,7 @@ TEST_P(CpuNumerics, OnlineSoftmaxKeepsEagersInfinitiesAndNaNs) {
 TEST_P(CpuNumerics, LayerNormOverRowsLongerThanRegistersTakesOneWelfordPass) {
   // 40000 floats per row: the sum and the sum of squared deviations come from one Welford pass; out, mean and
   // rstd as the reference computes them.
-  Graph g = test::layer_norm_graph(3, 40000, true);
-  CompileOptions o;
-  o.target = parse_target(GetParam());
-  o.graph_name = "test";
-  o.split.enabled = false;
-  CompiledGraph c = generate(g, o);
-  ASSERT_EQ(c.module.kernels.size(), 1u);
-  EXPECT_NE(kernels_text(c.module).find("hi_welford_op::add"), std::string::npos) << kernels_text(c.module);
-  test::expect_matches(run_against_reference(g, o), 1e-4, 1e-5);
+  expect_one_pass_row_loop(test::layer_norm_graph(3, 40000, true), GetParam(), "hi_welford_op::add", 1e-4, 1e-5);
 }
 
 TEST_P(CpuNumerics, TransposedOutputsWalkedInMemoryOrder) {
