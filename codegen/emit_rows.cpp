@@ -290,21 +290,19 @@ void KernelPrinter::emit_row_loop() {
     close();
   };
   open("for (" + index_type_ + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
-  auto lane_body = [&](const Computation& c) {
-    Expr body = kernel_body(c);
-    return v > 1 ? substitute_vars(body, lanes, ranges_) : body;
-  };
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  lane_views(lanes, bodies, stores);
   for (size_t n = 0; n < k_.computations.size(); ++n) {
     const Computation& c = p_.computations[k_.computations[n]];
-    Expr body = lane_body(c);
-    Index where = kernel_store_index(c);
-    if (v > 1) where = simplify(substitute(where, lanes), ranges_);
+    const Expr& body = bodies[n];
+    const Index& where = stores[n];
     const Buffer& b = p_.buffers[c.buffer];
     // Two statistics of the row in one pass instead of two: softmax's max(x) and sum(exp(x - max)) (online
     // softmax), LayerNorm's sum(x) and sum((x - sum / N)^2) (Welford, the plain sum kept beside it).
     if (n + 1 < k_.computations.size()) {
       const Computation& next = p_.computations[k_.computations[n + 1]];
-      const Expr next_body = lane_body(next);
+      const Expr& next_body = bodies[n + 1];
       bool base2 = false;
       Expr x = online_softmax_value(c, body, next, next_body, &base2);
       const bool softmax = x.defined();
@@ -387,9 +385,7 @@ Expr KernelPrinter::online_softmax_value(const Computation& max, const Expr& max
   const Expr& m = shifted->args[1];
   if (m->op != ExprOp::Load || m->buffer != max.buffer) return Expr();
   // x itself must not read the maximum (it is printed before the maximum exists).
-  bool reads_max = false;
-  visit(x, [&](const Expr& y) { reads_max |= y->op == ExprOp::Load && y->buffer == max.buffer; });
-  return reads_max ? Expr() : x;
+  return reads_buffer(x, max.buffer) ? Expr() : x;
 }
 
 Expr KernelPrinter::welford_value(const Computation& sum, const Expr& sum_body, const Computation& sq,
@@ -411,9 +407,7 @@ Expr KernelPrinter::welford_value(const Computation& sum, const Expr& sum_body, 
   if (s->op != ExprOp::Load || s->buffer != sum.buffer || count->op != ExprOp::Constant ||
       count->value != static_cast<double>(*length))
     return Expr();
-  bool reads_sum = false;
-  visit(x, [&](const Expr& y) { reads_sum |= y->op == ExprOp::Load && y->buffer == sum.buffer; });
-  return reads_sum ? Expr() : x;
+  return reads_buffer(x, sum.buffer) ? Expr() : x;
 }
 
 KernelPrinter::RowReduction KernelPrinter::begin_row_reduction(const Computation& c, const Expr& body) {

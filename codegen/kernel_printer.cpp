@@ -280,6 +280,12 @@ Expr exp_shift(const Expr& e, double* scale) {
   return Expr();
 }
 
+bool reads_buffer(const Expr& e, int buffer) {
+  bool reads = false;
+  visit(e, [&](const Expr& x) { reads |= x->op == ExprOp::Load && x->buffer == buffer; });
+  return reads;
+}
+
 bool sum_of_exp_shifted_by_max(const LoopProgram& p, int buffer) {
   // sum(exp(x - max(x))) or sum(exp2((x - max(x)) * c)), c > 0: the maximum's own term is 1.
   int ci = p.producer(buffer);
@@ -310,11 +316,7 @@ std::string KernelPrinter::load_hint(int buffer, const Index& base) const {
   // made softmax and the norms 2-4 % slower). Row loops read a buffer again in each phase that uses it.
   if (persistent_rows_) return "";
   int readers = 0;
-  for (int ci : k_.computations) {
-    bool reads = false;
-    visit(p_.computations[ci].body, [&](const Expr& e) { reads |= e->op == ExprOp::Load && e->buffer == buffer; });
-    readers += reads;
-  }
+  for (int ci : k_.computations) readers += reads_buffer(p_.computations[ci].body, buffer);
   return readers > 1 ? "HI_EVICT_LAST" : "HI_EVICT_FIRST";
 }
 

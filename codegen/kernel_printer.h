@@ -146,10 +146,12 @@ struct PersistentRows {
   int64_t rows = 0, length = 0;
 };
 
-/// Whether `buffer` is softmax's denominator, sum(exp(x - max(x))) (or the exp2 form): at least 1.
 /// The shift s of exp(s), or of exp2(s * c) with a constant c > 0 (*scale = c; 0 for exp); null for other values.
 Expr exp_shift(const Expr& e, double* scale);
+/// Whether `buffer` is softmax's denominator, sum(exp(x - max(x))) (or the exp2 form): at least 1.
 bool sum_of_exp_shifted_by_max(const LoopProgram& p, int buffer);
+/// Whether `e` loads `buffer` anywhere.
+bool reads_buffer(const Expr& e, int buffer);
 
 class KernelPrinter {
  public:

@@ -185,16 +185,22 @@ class PyCompiledGraph {
   std::map<int, std::unique_ptr<hi::GraphRunner>> runners_;  ///< by device ordinal (0 for the cpu device)
 };
 
-std::unique_ptr<PyCompiledGraph> compile(const std::string& graph_json, const std::string& target,
-                                         const std::string& name, const std::optional<std::string>& debug_dir,
-                                         bool use_cache) {
+hi::CompileOptions compile_options(const hi::Target& target, const std::string& name,
+                                   const std::optional<std::string>& debug_dir, bool use_cache) {
   hi::CompileOptions options;
-  options.target = hi::parse_target(target);
+  options.target = target;
   options.graph_name = name;
   if (debug_dir) options.debug_dir = *debug_dir;
   if (use_cache) options.cache = process_cache();
+  return options;
+}
+
+std::unique_ptr<PyCompiledGraph> compile(const std::string& graph_json, const std::string& target,
+                                         const std::string& name, const std::optional<std::string>& debug_dir,
+                                         bool use_cache) {
   hi::Graph graph = hi::read_graph_json(graph_json, name);
-  auto compiled = std::make_shared<const hi::CompiledGraph>(hi::compile_graph(graph, options));
+  auto compiled = std::make_shared<const hi::CompiledGraph>(
+      hi::compile_graph(graph, compile_options(hi::parse_target(target), name, debug_dir, use_cache)));
   return std::make_unique<PyCompiledGraph>(std::move(compiled), name);
 }
 
@@ -205,15 +211,11 @@ std::vector<std::unique_ptr<PyCompiledGraph>> compile_many(const std::vector<std
   if (names.size() != graph_jsons.size())
     throw std::invalid_argument("compile_many: " + std::to_string(graph_jsons.size()) + " graphs but " +
                                 std::to_string(names.size()) + " names");
+  const hi::Target t = hi::parse_target(target);
   std::vector<hi::Graph> graphs;
   std::vector<hi::CompileOptions> options;
   for (size_t i = 0; i < graph_jsons.size(); ++i) {
-    hi::CompileOptions o;
-    o.target = hi::parse_target(target);
-    o.graph_name = names[i];
-    if (debug_dir) o.debug_dir = *debug_dir;
-    if (use_cache) o.cache = process_cache();
-    options.push_back(std::move(o));
+    options.push_back(compile_options(t, names[i], debug_dir, use_cache));
     graphs.push_back(hi::read_graph_json(graph_jsons[i], names[i]));
   }
   std::vector<std::unique_ptr<PyCompiledGraph>> out;

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
-#include <set>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>

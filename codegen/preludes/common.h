@@ -346,8 +346,9 @@ struct hi_argmin_op {
 
 /// Online softmax (Milakov & Gimelshein): a row's running maximum m and the sum s of exp(x - m) over what it has
 /// seen, in one pass; two partial results combine by rescaling both sums to the larger maximum, and an element costs
-/// one exponential (two when it raises the maximum). Base2: the terms are exp2((x - m) * log2(e)), as the softmax lowering writes exp. While everything seen is
-/// -inf, s stays 0 (exp(x - max) would be NaN there), and finish() makes the row's sum NaN, as eager's is.
+/// one exponential (two when it raises the maximum). Base2: the terms are exp2((x - m) * log2(e)), as the softmax
+/// lowering writes exp. While everything seen is -inf, s stays 0 (exp(x - max) would be NaN there), and finish()
+/// makes the row's sum NaN, as eager's is.
 struct hi_softmax_acc {
   float m, s;
 };

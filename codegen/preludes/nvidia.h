@@ -25,33 +25,28 @@ template <int H> __device__ __forceinline__ unsigned long long hi_l2_policy() {
   else asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
   return pol;
 }
+/// One hinted load: PTX `ld.global.L1::<priority>.L2::cache_hint<SHAPE>` with H's policy; the operands follow.
+#define HI_LD_HINTED(H, SHAPE, ...)                                                                         \
+  if (H == 1)                                                                                              \
+    asm volatile("ld.global.L1::evict_first.L2::cache_hint" SHAPE : __VA_ARGS__, "l"(hi_l2_policy<H>())); \
+  else                                                                                                     \
+    asm volatile("ld.global.L1::evict_last.L2::cache_hint" SHAPE : __VA_ARGS__, "l"(hi_l2_policy<H>()))
 template <int H> __device__ __forceinline__ uint4 hi_load_hinted(const uint4* p) {
   if (H == 0) return *p;
   uint4 r;
-  if (H == 1)
-    asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(hi_l2_policy<H>()));
-  else
-    asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(hi_l2_policy<H>()));
+  HI_LD_HINTED(H, ".v4.u32 {%0, %1, %2, %3}, [%4], %5;", "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
   return r;
 }
 template <int H> __device__ __forceinline__ unsigned long long hi_load_hinted(const unsigned long long* p) {
   if (H == 0) return *p;
   unsigned long long r;
-  if (H == 1)
-    asm volatile("ld.global.L1::evict_first.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(r) : "l"(p), "l"(hi_l2_policy<H>()));
-  else
-    asm volatile("ld.global.L1::evict_last.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(r) : "l"(p), "l"(hi_l2_policy<H>()));
+  HI_LD_HINTED(H, ".u64 %0, [%1], %2;", "=l"(r) : "l"(p));
   return r;
 }
 template <int H> __device__ __forceinline__ unsigned int hi_load_hinted(const unsigned int* p) {
   if (H == 0) return *p;
   unsigned int r;
-  if (H == 1)
-    asm volatile("ld.global.L1::evict_first.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(hi_l2_policy<H>()));
-  else
-    asm volatile("ld.global.L1::evict_last.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(hi_l2_policy<H>()));
+  HI_LD_HINTED(H, ".u32 %0, [%1], %2;", "=r"(r) : "l"(p));
   return r;
 }
 #endif

@@ -835,11 +835,7 @@ def _compile_group(sources, target, names, futures, debug_dir, use_cache) -> Non
     future ends resolved."""
     try:
         try:
-            if len(sources) == 1:
-                compiled = [_C.compile(sources[0], target=target, name=names[0], debug_dir=debug_dir,
-                                       use_cache=use_cache)]
-            else:
-                compiled = _C.compile_many(sources, target, names, debug_dir=debug_dir, use_cache=use_cache)
+            compiled = _C.compile_many(sources, target, names, debug_dir=debug_dir, use_cache=use_cache)
         except Exception as e:  # noqa: BLE001 - which segment is at fault is found below, or at its first run
             if len(sources) == 1:
                 futures[0].set_exception(e)

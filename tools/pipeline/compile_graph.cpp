@@ -159,29 +159,27 @@ std::vector<CompiledGraph> compile_graphs(const std::vector<Graph>& graphs, cons
     if (found && !compiler) compiler = std::move(found);
     if (!done[i]) misses.push_back(i);
   }
-  if (misses.size() == 1) {  // compile_graph's path, without looking up its entry again
-    size_t i = misses[0];
-    done[i] = generate(graphs[i], options[i]);
-    if (!compiler) compiler = compiler_for(options[i].target);
-    compile_module(done[i]->module, options[i], *compiler, {&*done[i]}, {keys[i]});
-  }
-  if (misses.size() > 1) {
+  if (!misses.empty()) {
+    // The misses' kernels as one unit; a single miss is compiled as compile_graph would (its own names and source).
     std::vector<CompiledGraph*> generated;
     std::vector<const EmittedModule*> modules;
     std::vector<std::string> miss_keys;
     for (size_t n = 0; n < misses.size(); ++n) {
       size_t i = misses[n];
       CompileOptions o = options[i];
-      o.kernel_suffix += "_g" + std::to_string(n);
+      if (misses.size() > 1) o.kernel_suffix += "_g" + std::to_string(n);
       done[i] = generate(graphs[i], o);
       generated.push_back(&*done[i]);
       modules.push_back(&done[i]->module);
       miss_keys.push_back(keys[i]);
     }
-    EmittedModule unit = combine_modules(modules);
+    EmittedModule combined;
+    if (modules.size() > 1) {
+      combined = combine_modules(modules);
+      for (CompiledGraph* g : generated) g->module.source = combined.source;
+    }
     if (!compiler) compiler = compiler_for(options[0].target);
-    compile_module(unit, options[misses[0]], *compiler, generated, miss_keys);
-    for (CompiledGraph* g : generated) g->module.source = unit.source;
+    compile_module(modules.size() > 1 ? combined : *modules[0], options[misses[0]], *compiler, generated, miss_keys);
   }
   std::vector<CompiledGraph> out;
   out.reserve(graphs.size());
