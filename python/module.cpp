@@ -325,6 +325,13 @@ PYBIND11_MODULE(_C, m) {
         "names debug dumps (written under debug_dir, or $HIPINDUCTOR_DEBUG_DIR, when set). Raises "
         "GraphFormatError, LoweringError, CompileError, ValueError (bad target).");
 
+  m.def(
+      "warm_up", [](const std::string& target) { hi::warm_up_compiler(hi::parse_target(target)); }, py::arg("target"),
+      py::call_guard<py::gil_scoped_release>(),
+      "Starts NVRTC for an NVIDIA `target` with one trivial compile, so that its once-per-process start is paid "
+      "ahead of the first real compile; the torch.compile backend runs it in a thread while AOTAutograd traces. "
+      "Does nothing for other targets. Raises as compile() does when the compiler is missing or fails.");
+
   m.def("compile_many", &compile_many, py::arg("graph_jsons"), py::arg("target"), py::arg("names"),
         py::arg("debug_dir") = py::none(), py::arg("use_cache") = true, py::call_guard<py::gil_scoped_release>(),
         "Compiles several graph JSON documents for one `target` as compile() does each, but the kernels of those "

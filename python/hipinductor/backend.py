@@ -11,7 +11,7 @@ import weakref
 import torch
 
 from . import _C
-from .graph_module import CompiledFxGraph, Segment
+from .graph_module import CompiledFxGraph, Segment, gpu_target
 from .options import Options
 
 _reports: list[dict] = []
@@ -23,9 +23,13 @@ _live_graphs: "weakref.WeakSet[CompiledFxGraph]" = weakref.WeakSet()
 @functools.lru_cache(maxsize=None)
 def decomposition_table() -> dict:
     """PyTorch's core ATen decompositions, without the ops hipinductor lowers better whole (softmax, layer_norm, ...)."""
-    from torch._decomp import core_aten_decompositions
+    import torch._decomp
 
-    table = dict(core_aten_decompositions())
+    # PyTorch >= 2.6's core_aten_decompositions() also lists every CompositeImplicitAutograd op (for export), which
+    # costs ~0.2 s per process to collect; AOTAutograd decomposes those through their own kernels anyway, as it does
+    # for Inductor's table. The post-autograd table is the same table without them.
+    post_autograd = getattr(torch._decomp, "_core_aten_decompositions_post_autograd", None)
+    table = dict(post_autograd() if post_autograd is not None else torch._decomp.core_aten_decompositions())
     for op in list(table):
         if _C.has_lowering(str(op)):
             del table[op]
@@ -50,6 +54,7 @@ def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict 
     if unused:
         raise ValueError(f"hipinductor: unexpected backend arguments {sorted(unused)}; pass options={{...}}")
     opts = Options.from_dict(options)
+    _warm_up_compilers(example_inputs)
     from torch._dynamo.backends.common import aot_autograd
 
     return aot_autograd(
@@ -58,6 +63,32 @@ def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict 
         inference_compiler=_compiler(opts, "inference"),
         decompositions=decomposition_table(),
     )(gm, example_inputs)
+
+
+_warmed_devices: set = set()
+
+
+def _warm_up_compilers(example_inputs) -> None:
+    """Starts, once per process and GPU, that GPU's compiler (NVRTC's first compile in a process takes up to ~0.35 s
+    more than later ones; see _C.warm_up) in a thread of its own, which runs while AOTAutograd traces the graph; the
+    first real compile then finds it started. A compiler that fails here fails again, and is reported, when the
+    graph compiles."""
+    devices = {t.device for t in example_inputs if isinstance(t, torch.Tensor) and t.device.type != "cpu"}
+    for device in devices:
+        with _reports_lock:
+            if device in _warmed_devices:
+                continue
+            _warmed_devices.add(device)
+        threading.Thread(target=_warm_up, args=(device,), name="hipinductor-warm-up").start()
+
+
+def _warm_up(device) -> None:
+    try:
+        target = gpu_target(device)
+        if target is not None:
+            _C.warm_up(target)
+    except Exception:  # noqa: BLE001 - only a head start
+        pass
 
 
 def reports() -> list[dict]:

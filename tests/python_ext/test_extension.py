@@ -193,6 +193,21 @@ def test_gpu_target_compiles_but_does_not_run():
         cg.run([x.data_ptr()], [x.data_ptr()])
 
 
+def test_warm_up_starts_only_nvrtc(private_cache, monkeypatch):
+    monkeypatch.setenv("CXX", "/nonexistent/c++")  # a cpu warm-up that ran the host compiler would raise
+    _C.warm_up("cpu")
+    _C.warm_up("gfx942:sramecc+:xnack-")
+    with pytest.raises(ValueError, match="invalid target"):
+        _C.warm_up("gfx")
+    try:
+        _C.warm_up("sm_90")
+    except RuntimeError as e:
+        if isinstance(e, _C.CompileError):
+            raise
+        pytest.skip(f"no NVRTC here: {e}")
+    assert not private_cache.exists() or not any(p.is_file() for p in private_cache.rglob("*")), "it caches nothing"
+
+
 def test_dynamo_entry_point_is_registered():
     try:
         importlib.metadata.distribution("hipinductor")
