@@ -1,4 +1,7 @@
 // Row-reduction kernels: persistent rows held in registers, and the row loop for rows too long for them.
+#include <functional>
+#include <stdexcept>
+
 #include "codegen/kernel_printer.h"
 
 namespace hi::codegen_detail {
@@ -250,63 +253,99 @@ void KernelPrinter::emit_row_loop() {
   // One block per row (grid-stride over rows); threads stride over the row's columns, in vector groups of V
   // consecutive columns when the row length allows.
   std::string rows = index(k_.numel), len = index(k_.row_length), blk = std::to_string(block_);
+  const std::string I = index_type_;
   auto length = simplify(k_.row_length, p_.size_ranges).as_const();
-  const int v = length ? vector_width("col", *length, true) : 1;
+  int v = length ? vector_width("col", *length, true) : 1;
+  // A row length that no vector width divides (GPT-2's 50257-entry vocabulary) leaves most rows starting off the
+  // vector alignment. Such rows are peeled: the columns before the first aligned one (`head`, found per row from
+  // the first contiguous operand) and the few after the last whole group go one per thread, the rest in vector
+  // groups from there. Other operands get the alignment-checked vector accesses.
+  std::optional<Index> row_start;
+  if (length && v == 1) {
+    const int w = vector_width("col", *length, false);
+    if (w > 1) {
+      VarRanges saved = ranges_;
+      ranges_["head"] = Range::loop(w);
+      ranges_["cg"] = Range::loop(*length / w);
+      ranges_["j"] = Range::loop(w);
+      std::map<std::string, Index> probe{{"col", Index::var("head") + Index::var("cg") * w + Index::var("j")}};
+      std::vector<Expr> probe_bodies;
+      std::vector<Index> probe_stores;
+      lane_views(probe, probe_bodies, probe_stores);
+      for (const Expr& load : external_loads(probe_bodies))
+        if (contiguous_lanes(load->index)) {
+          row_start = simplify(substitute(load->index, {{"head", Index(0)}, {"cg", Index(0)}, {"j", Index(0)}}), ranges_);
+          break;
+        }
+      if (row_start) v = w;
+      else ranges_ = saved;
+    }
+  }
+  const bool peel = row_start.has_value();
   const std::string vs = std::to_string(v);
   std::map<std::string, Index> lanes;
   if (v > 1) {
     ranges_["cg"] = Range::loop(*length / v);
     ranges_["j"] = Range::loop(v);
-    lanes["col"] = Index::var("cg") * v + Index::var("j");
+    Index first = peel ? Index::var("head") : Index(0);
+    lanes["col"] = first + Index::var("cg") * v + Index::var("j");
   }
-  // Opens the loop over this thread's columns: `col`, or vector groups `cg` with their contiguous loads issued
-  // first and lanes `j`. Returns the store array of `c` (empty when it stores lane by lane or not at all).
-  auto open_columns = [&](const Expr& body, const Computation* stored, const Index& where) {
+  open("for (" + I + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
+  std::vector<Expr> bodies, scalar_bodies;
+  std::vector<Index> stores, scalar_stores;
+  lane_views(lanes, bodies, stores);
+  if (peel) {
+    lane_views({}, scalar_bodies, scalar_stores);
+    line("const int head = (int)((" + vs + " - (" + index(*row_start) + ") % " + vs + ") % " + vs + ");");
+    line("const " + I + " ngroups = (" + len + " - head) / " + vs + ";");
+  }
+  // Prints emit(scalar, st) for each of this thread's columns of phase `n`: one column at a time (v == 1), else in
+  // vector groups with lanes j (st: the group's store array of `stored`, or empty), after the peeled row's scalar
+  // head and tail. `scalar` selects the views the statement reads: scalar_bodies/stores or bodies/stores.
+  auto columns = [&](size_t n, const Computation* stored, const std::function<void(bool, const std::string&)>& emit) {
     if (v == 1) {
-      open("for (" + index_type_ + " col = threadIdx.x; col < " + len + "; col += " + blk + ")");
-      return std::string();
+      open("for (" + I + " col = threadIdx.x; col < " + len + "; col += " + blk + ")");
+      emit(false, "");
+      close();
+      return;
     }
-    open("for (" + index_type_ + " cg = threadIdx.x; cg < " + std::to_string(*length / v) + "; cg += " + blk + ")");
-    load_group(body, v);
+    if (peel) {
+      open("if (threadIdx.x < " + len + " - ngroups * " + vs + ")");
+      line("const " + I + " col = threadIdx.x < head ? (" + I + ")threadIdx.x : (" + I + ")threadIdx.x + ngroups * " +
+           vs + ";");
+      emit(true, "");
+      close();
+    }
+    const std::string count = peel ? std::string("ngroups") : std::to_string(*length / v);
+    open("for (" + I + " cg = threadIdx.x; cg < " + count + "; cg += " + blk + ")");
+    load_group(bodies[n], v);
     std::string st;
-    if (stored && !is_local(stored->buffer) && contiguous_lanes(where)) {
+    if (stored && !is_local(stored->buffer) && contiguous_lanes(stores[n])) {
       st = "st" + std::to_string(next_array_++);
       line(storage_type(p_.buffers[stored->buffer].dtype) + " " + st + "[" + vs + "];");
     }
     line("#pragma unroll");
     open("for (int j = 0; j < " + vs + "; ++j)");
-    return st;
-  };
-  auto close_columns = [&](const std::string& st, const Computation* stored, const Index& where) {
-    if (v == 1) {
-      close();
-      return;
-    }
+    emit(false, st);
     close();
-    if (!st.empty()) {
-      Index base = lane0(where);
-      line(vector_call("store", stored->buffer, base, v, st));
-    }
+    if (!st.empty()) line(vector_call("store", stored->buffer, lane0(stores[n]), v, st));
     close();
   };
-  open("for (" + index_type_ + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
-  std::vector<Expr> bodies;
-  std::vector<Index> stores;
-  lane_views(lanes, bodies, stores);
   for (size_t n = 0; n < k_.computations.size(); ++n) {
     const Computation& c = p_.computations[k_.computations[n]];
     const Expr& body = bodies[n];
-    const Index& where = stores[n];
     const Buffer& b = p_.buffers[c.buffer];
+    auto view = [&](bool scalar, size_t m) -> const Expr& { return scalar ? scalar_bodies[m] : bodies[m]; };
     // Two statistics of the row in one pass instead of two: softmax's max(x) and sum(exp(x - max)) (online
     // softmax), LayerNorm's sum(x) and sum((x - sum / N)^2) (Welford, the plain sum kept beside it).
     if (n + 1 < k_.computations.size()) {
       const Computation& next = p_.computations[k_.computations[n + 1]];
-      const Expr& next_body = bodies[n + 1];
       bool base2 = false;
-      Expr x = online_softmax_value(c, body, next, next_body, &base2);
-      const bool softmax = x.defined();
-      if (!softmax) x = welford_value(c, body, next, next_body);
+      auto statistic = [&](bool scalar) {
+        Expr x = online_softmax_value(c, view(scalar, n), next, view(scalar, n + 1), &base2);
+        return x.defined() ? std::make_pair(x, true) : std::make_pair(welford_value(c, view(scalar, n), next, view(scalar, n + 1)), false);
+      };
+      const auto [x, softmax] = statistic(false);
       if (x.defined()) {
         const std::string acc = "acc_" + b.name, sum = "sum_" + b.name;
         const std::string type = softmax ? "hi_softmax_acc" : "hi_welford_acc";
@@ -316,11 +355,13 @@ void KernelPrinter::emit_row_loop() {
              (softmax ? "max and sum of exp(x - max)" : "sum and sum of squared deviations") + " over the row in one pass");
         line(type + " " + acc + " = " + op + "::identity<" + type + ">();");
         if (!softmax) line("float " + sum + " = 0.0f;");
-        open_columns(body, nullptr, where);
-        const std::string value = "(float)(" + expr(x) + ")";
-        line(acc + " = " + op + "::add(" + acc + ", " + value + ");");
-        if (!softmax) line(sum + " += " + value + ";");
-        close_columns("", nullptr, where);
+        columns(n, nullptr, [&](bool scalar, const std::string&) {
+          const Expr xs = scalar ? statistic(true).first : x;
+          if (!xs.defined()) throw std::logic_error("emit_row_loop: the peeled view of " + c.name + " lost its pattern");
+          const std::string value = "(float)(" + expr(xs) + ")";
+          line(acc + " = " + op + "::add(" + acc + ", " + value + ");");
+          if (!softmax) line(sum + " += " + value + ";");
+        });
         line("__shared__ " + type + " smem_" + b.name + "[" + warps + "];");
         std::string reduced = "hi_block_reduce<" + op + ">(" + acc + ", smem_" + b.name + ")";
         line(acc + " = " + (softmax ? op + "::finish(" + reduced + ")" : reduced) + ";");
@@ -337,19 +378,20 @@ void KernelPrinter::emit_row_loop() {
     if (emit_row_epilogue(c, body)) continue;
     if (!c.is_reduction()) {
       line("// " + c.name + ": epilogue");
-      std::string st = open_columns(body, &c, where);
-      if (st.empty()) {
-        store(c, expr(body), body->dtype, where);
-      } else {
-        line(st + "[j] = " + store_value(convert(expr(body), body->dtype, b.dtype), b.dtype) + ";");
-      }
-      close_columns(st, &c, where);
+      columns(n, &c, [&](bool scalar, const std::string& st) {
+        const Expr& e = view(scalar, n);
+        if (st.empty()) {
+          store(c, expr(e), e->dtype, scalar ? scalar_stores[n] : stores[n]);
+        } else {
+          line(st + "[j] = " + store_value(convert(expr(e), e->dtype, b.dtype), b.dtype) + ";");
+        }
+      });
       continue;
     }
     const auto [functor, acc, a] = begin_row_reduction(c, body);
-    open_columns(body, nullptr, where);
-    line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
-    close_columns("", nullptr, where);
+    columns(n, nullptr, [&](bool scalar, const std::string&) {
+      line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(view(scalar, n)) + ");");
+    });
     line("__shared__ " + a.type + " smem_" + b.name + "[" + std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
     line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
     keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));

@@ -46,6 +46,27 @@ TEST_P(CpuNumerics, RowsTooLongForRegistersStreamInVectorGroups) {
   test::expect_matches(run_against_reference(test::layer_norm_graph(2, 36000, true, DType::BFloat16), o), 3e-2, 2e-2);
 }
 
+TEST_P(CpuNumerics, RowsOfLengthsNoVectorDividesArePeeled) {
+  // 40003 f32 / 36001 bf16 columns: rows start at every offset modulo the vector width, so each row runs its
+  // scalar head up to the first aligned column, vector groups, then its scalar tail.
+  CompileOptions o;
+  o.target = parse_target(GetParam());
+  o.graph_name = "test";
+  o.split.enabled = false;
+  for (const Graph& g : {test::softmax_graph(5, 40003), test::layer_norm_graph(9, 36001, true, DType::BFloat16)}) {
+    CompiledGraph c = generate(g, o);
+    const std::string text = kernels_text(c.module);
+    EXPECT_NE(text.find("cg < ngroups"), std::string::npos) << text;
+    EXPECT_NE(text.find("const int head = "), std::string::npos) << text;
+  }
+  test::expect_matches(run_against_reference(test::softmax_graph(5, 40003), o), 1e-5, 1e-8);
+  test::expect_matches(run_against_reference(test::layer_norm_graph(9, 36001, true, DType::BFloat16), o), 3e-2, 2e-2);
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {7, 33001});
+  g.output(g.call("aten.sum.dim_IntList", {A(x), L({-1})}, DType::Float32, {7}));
+  test::expect_matches(run_against_reference(g.graph(), o), 1e-5, 1e-3);
+}
+
 TEST_P(CpuNumerics, PointwiseChain) {
   test::expect_matches(test::run_on_cpu(test::pointwise_chain_graph(33, 17), GetParam()), 1e-5, 1e-6);
 }

@@ -52,6 +52,14 @@ Graph long_softmax_bf16_graph() {
   return g.graph();
 }
 
+/// log_softmax over GPT-2's 50257-entry vocabulary: rows no vector width divides, peeled to aligned vector groups.
+Graph log_softmax_odd_rows_bf16_graph() {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::BFloat16, {512, 50257});
+  g.output(g.call("aten._log_softmax.default", {A(x), I(-1), B(false)}, DType::BFloat16, {512, 50257}));
+  return g.graph();
+}
+
 std::vector<GoldenCase> golden_cases() {
   std::string ex = std::string(HI_SOURCE_DIR) + "/examples/";
   return {
@@ -65,6 +73,7 @@ std::vector<GoldenCase> golden_cases() {
       {"rope_cat_bf16", test::rope_graph(64, 128, 64, DType::BFloat16)},
       {"softmax_long_rows_bf16", long_softmax_bf16_graph()},
       {"layer_norm_long_rows", test::layer_norm_graph(512, 65536, true)},
+      {"log_softmax_odd_rows_bf16", log_softmax_odd_rows_bf16_graph()},
   };
 }
 
