@@ -259,52 +259,53 @@ void KernelPrinter::emit_row_loop() {
   // A row length that no vector width divides (GPT-2's 50257-entry vocabulary) leaves most rows starting off the
   // vector alignment. Such rows are peeled: the columns before the first aligned one (`head`, found per row from
   // the first contiguous operand) and the few after the last whole group go one per thread, the rest in vector
-  // groups from there (alignment-checked accesses). Only when every contiguous operand is in the same phase as the
-  // first: a weight indexed by the column alone is not, and its misaligned groups, read element by element with
-  // lanes 16 bytes apart, made LayerNorm over 4096 x 50257 bf16 slower on the H200 (0.46 -> 0.55 ms) than unpeeled.
+  // groups from there (vector accesses that check alignment at run time where the target needs it). Only when every
+  // contiguous operand is in the same phase as the first: a weight indexed by the column alone is not, and its
+  // misaligned groups, read element by element with lanes 16 bytes apart, made LayerNorm over 4096 x 50257 bf16
+  // slower on the H200 (0.46 -> 0.55 ms) than unpeeled.
+  std::vector<Expr> bodies, scalar_bodies;
+  std::vector<Index> stores, scalar_stores;
   std::optional<Index> row_start;
   if (length && v == 1) {
-    const int w = vector_width("col", *length, false);
-    if (w > 1) {
+    if (const int w = vector_width("col", *length, false); w > 1) {
       VarRanges saved = ranges_;
       ranges_["head"] = Range::loop(w);
       ranges_["cg"] = Range::loop(*length / w);
       ranges_["j"] = Range::loop(w);
-      std::map<std::string, Index> probe{{"col", Index::var("head") + Index::var("cg") * w + Index::var("j")}};
-      std::vector<Expr> probe_bodies;
-      std::vector<Index> probe_stores;
-      lane_views(probe, probe_bodies, probe_stores);
-      std::vector<Index> accesses;  // lane-0 indexes of the contiguous loads and stores
-      for (const Expr& load : external_loads(probe_bodies))
+      lane_views({{"col", Index::var("head") + Index::var("cg") * w + Index::var("j")}}, bodies, stores);
+      std::vector<Index> accesses;  // lane-0 indexes of the contiguous loads and of the stores to memory
+      for (const Expr& load : external_loads(bodies))
         if (contiguous_lanes(load->index)) accesses.push_back(lane0(load->index));
-      for (const Index& where : probe_stores)
-        if (contiguous_lanes(where)) accesses.push_back(lane0(where));
+      for (size_t n = 0; n < stores.size(); ++n)
+        if (!is_local(p_.computations[k_.computations[n]].buffer) && contiguous_lanes(stores[n]))
+          accesses.push_back(lane0(stores[n]));
       bool same_phase = !accesses.empty();
       for (const Index& a : accesses)
         same_phase = same_phase && simplify(mod(a - accesses[0], Index(w)), ranges_) == Index(0);
       if (same_phase) {
         row_start = simplify(substitute(accesses[0], {{"head", Index(0)}, {"cg", Index(0)}}), ranges_);
         v = w;
+        lane_views({}, scalar_bodies, scalar_stores);
       } else {
         ranges_ = saved;
+        bodies.clear();
+        stores.clear();
       }
     }
   }
   const bool peel = row_start.has_value();
   const std::string vs = std::to_string(v);
-  std::map<std::string, Index> lanes;
-  if (v > 1) {
-    ranges_["cg"] = Range::loop(*length / v);
-    ranges_["j"] = Range::loop(v);
-    Index first = peel ? Index::var("head") : Index(0);
-    lanes["col"] = first + Index::var("cg") * v + Index::var("j");
+  if (!peel) {
+    std::map<std::string, Index> lanes;
+    if (v > 1) {
+      ranges_["cg"] = Range::loop(*length / v);
+      ranges_["j"] = Range::loop(v);
+      lanes["col"] = Index::var("cg") * v + Index::var("j");
+    }
+    lane_views(lanes, bodies, stores);
   }
   open("for (" + I + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
-  std::vector<Expr> bodies, scalar_bodies;
-  std::vector<Index> stores, scalar_stores;
-  lane_views(lanes, bodies, stores);
   if (peel) {
-    lane_views({}, scalar_bodies, scalar_stores);
     line("const int head = (int)((" + vs + " - (" + index(*row_start) + ") % " + vs + ") % " + vs + ");");
     line("const " + I + " ngroups = (" + len + " - head) / " + vs + ";");
   }
@@ -350,9 +351,10 @@ void KernelPrinter::emit_row_loop() {
     if (n + 1 < k_.computations.size()) {
       const Computation& next = p_.computations[k_.computations[n + 1]];
       bool base2 = false;
-      auto statistic = [&](bool scalar) {
-        Expr x = online_softmax_value(c, view(scalar, n), next, view(scalar, n + 1), &base2);
-        return x.defined() ? std::make_pair(x, true) : std::make_pair(welford_value(c, view(scalar, n), next, view(scalar, n + 1)), false);
+      auto statistic = [&](bool scalar) {  // (x, whether online softmax, else Welford); x undefined: neither
+        const Expr &a = view(scalar, n), &b = view(scalar, n + 1);
+        Expr x = online_softmax_value(c, a, next, b, &base2);
+        return x.defined() ? std::make_pair(x, true) : std::make_pair(welford_value(c, a, next, b), false);
       };
       const auto [x, softmax] = statistic(false);
       if (x.defined()) {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import logging
 import threading
 import weakref
 
@@ -14,6 +15,8 @@ from . import _C
 from .graph_module import CompiledFxGraph, Segment, gpu_target
 from .options import Options
 
+log = logging.getLogger("hipinductor")
+
 _reports: list[dict] = []
 _reports_lock = threading.Lock()
 _graph_ids = itertools.count()
@@ -22,12 +25,16 @@ _live_graphs: "weakref.WeakSet[CompiledFxGraph]" = weakref.WeakSet()
 
 @functools.lru_cache(maxsize=None)
 def decomposition_table() -> dict:
-    """PyTorch's core ATen decompositions, without the ops hipinductor lowers better whole (softmax, layer_norm, ...)."""
+    """PyTorch's core ATen decompositions (the post-autograd table, where PyTorch has it), without the ops hipinductor
+    lowers better whole (softmax, layer_norm, ...)."""
     import torch._decomp
 
-    # PyTorch >= 2.6's core_aten_decompositions() also lists every CompositeImplicitAutograd op (for export), which
-    # costs ~0.2 s per process to collect; AOTAutograd decomposes those through their own kernels anyway, as it does
-    # for Inductor's table. The post-autograd table is the same table without them.
+    # Where core_aten_decompositions() also lists CompositeImplicitAutograd ops (a table made for export; PyTorch 2.6
+    # here), collecting them costs ~0.2 s per process, and AOTAutograd decomposes those ops through their own kernels
+    # anyway, as it does for Inductor's table. The post-autograd table is the rest (on 2.6: exactly the rest). Some
+    # releases drop a few CompositeImplicitAutograd ops from the public table so that they keep their C++ kernels
+    # (std, upsample_bilinear2d.vec, silu_backward); the post-autograd table decomposes those in Python, as Inductor
+    # does.
     post_autograd = getattr(torch._decomp, "_core_aten_decompositions_post_autograd", None)
     table = dict(post_autograd() if post_autograd is not None else torch._decomp.core_aten_decompositions())
     for op in list(table):
@@ -66,6 +73,7 @@ def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict 
 
 
 _warmed_devices: set = set()
+_warmed_lock = threading.Lock()
 
 
 def _warm_up_compilers(example_inputs) -> None:
@@ -73,9 +81,9 @@ def _warm_up_compilers(example_inputs) -> None:
     more than later ones; see _C.warm_up) in a thread of its own, which runs while AOTAutograd traces the graph; the
     first real compile then finds it started. A compiler that fails here fails again, and is reported, when the
     graph compiles."""
-    devices = {t.device for t in example_inputs if isinstance(t, torch.Tensor) and t.device.type != "cpu"}
+    devices = {t.device for t in example_inputs if isinstance(t, torch.Tensor) and t.device.type == "cuda"}
     for device in devices:
-        with _reports_lock:
+        with _warmed_lock:
             if device in _warmed_devices:
                 continue
             _warmed_devices.add(device)
@@ -87,8 +95,8 @@ def _warm_up(device) -> None:
         target = gpu_target(device)
         if target is not None:
             _C.warm_up(target)
-    except Exception:  # noqa: BLE001 - only a head start
-        pass
+    except Exception as e:  # noqa: BLE001 - only a head start
+        log.debug("hipinductor: compiler warm-up for %s failed: %s", device, e)
 
 
 def reports() -> list[dict]:

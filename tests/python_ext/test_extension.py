@@ -193,7 +193,7 @@ def test_gpu_target_compiles_but_does_not_run():
         cg.run([x.data_ptr()], [x.data_ptr()])
 
 
-def test_warm_up_starts_only_nvrtc(private_cache, monkeypatch):
+def test_warm_up_starts_only_nvrtc(monkeypatch):
     monkeypatch.setenv("CXX", "/nonexistent/c++")  # a cpu warm-up that ran the host compiler would raise
     _C.warm_up("cpu")
     _C.warm_up("gfx942:sramecc+:xnack-")
@@ -205,7 +205,6 @@ def test_warm_up_starts_only_nvrtc(private_cache, monkeypatch):
         if isinstance(e, _C.CompileError):
             raise
         pytest.skip(f"no NVRTC here: {e}")
-    assert not private_cache.exists() or not any(p.is_file() for p in private_cache.rglob("*")), "it caches nothing"
 
 
 def test_dynamo_entry_point_is_registered():
