@@ -102,7 +102,9 @@ def _warm_up(device) -> None:
 def reports() -> list[dict]:
     """One dict per compiled ATen graph (forward, backward, inference), oldest first: ops_lowered, fallback_ops,
     kernels, compile_ms, cache_hits, segments, workspace_bytes, eager_reason, early_compiles (segments whose compile
-    started when the graph was built, from its traced layouts, and was taken at the first call), build_ms (building
+    started when the graph was built, from its traced layouts, and was taken at the first call), shared_compiles
+    (those of them that took another segment's compiled graph: the same code but for node names, as a model's
+    repeated layers give), build_ms (building
     the graph: partition and starting those compiles) and first_call_ms (its first run, waiting for them; None
     before it). compile_ms sums each segment's share of lowering, codegen and compiler time (or of the cache lookup
     that replaced them); a graph's segments compile in one compiler call."""
@@ -122,9 +124,12 @@ def kernel_facts() -> list[dict]:
     with _reports_lock:
         graphs = list(_live_graphs)
     out = []
+    seen = set()  # segments of repeated layers share one compiled graph
     for g in graphs:
         for step in g.steps:
             if isinstance(step, Segment):
                 for cg in step.compiled.values():
-                    out.extend(dict(f, graph=g.name, segment=cg.name) for f in cg.kernel_facts)
+                    if id(cg) not in seen:
+                        seen.add(id(cg))
+                        out.extend(dict(f, graph=g.name, segment=cg.name) for f in cg.kernel_facts)
     return out

@@ -12,6 +12,8 @@ re-split, so one unsupported case never sends a whole graph to eager.
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import math
 import operator
@@ -150,8 +152,8 @@ class CompiledFxGraph:
         self.lock = threading.Lock()
         self.report = Report(
             name=self.name, ops_lowered=[], fallback_ops=[], kernels=0, compile_ms=0.0, cache_hits=0,
-            segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], early_compiles=0, build_ms=0.0,
-            first_call_ms=None)
+            segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], early_compiles=0, shared_compiles=0,
+            build_ms=0.0, first_call_ms=None)
         self.forced_eager: set[fx.Node] = set()
         self.graph_eager_reason: str | None = None
         nodes = list(gm.graph.nodes)
@@ -462,10 +464,20 @@ class CompiledFxGraph:
                 _, target = self._device_and_target(seg)
                 if target is None:
                     continue
-                source = json.dumps(self._segment_json(seg, metas, {}, aligned=True))
+                graph = self._segment_json(seg, metas, {}, aligned=True)
             except Exception:  # noqa: BLE001 - only a head start; the call compiles (and reports) for real
                 continue
-            jobs.append((seg, key, source, target))
+            jobs.append((seg, key, json.dumps(graph), target, _without_names(graph)))
+        # A model's repeated layers give segments that differ only in their node names: the first such segment's
+        # compiled graph serves them all (one compile, one module load; its kernels and debug dumps carry the first
+        # segment's names).
+        first: dict = {}
+        copies = []
+        for job in jobs:
+            original = first.setdefault((job[3], job[4]), job)
+            if original is not job:
+                copies.append((job, original))
+        jobs = [job for job in jobs if first[(job[3], job[4])] is job]
         if not jobs:
             return
         # One compiler call per target for up to _SEGMENTS_PER_UNIT segments (compile_many: one translation unit),
@@ -480,11 +492,15 @@ class CompiledFxGraph:
                                                      thread_name_prefix="hipinductor-compile")
         for unit in units:
             futures = [concurrent.futures.Future() for _ in unit]
-            for (seg, key, _, _), future in zip(unit, futures):
+            for (seg, key, *_), future in zip(unit, futures):
                 seg.pending[key] = future
-            names = [f"{self.name}_s{self.steps.index(seg)}" for seg, _, _, _ in unit]
-            pool.submit(_compile_group, [source for _, _, source, _ in unit], unit[0][3], names, futures,
+            names = [f"{self.name}_s{self.steps.index(seg)}" for seg, *_ in unit]
+            pool.submit(_compile_group, [job[2] for job in unit], unit[0][3], names, futures,
                         self.options.debug_dir, self.options.use_cache)
+        for (seg, key, *_), (original, original_key, *_) in copies:
+            future = concurrent.futures.Future()
+            seg.pending[key] = future
+            original.pending[original_key].add_done_callback(functools.partial(_share_result, future))
         pool.shutdown(wait=False)
 
     def _compile_segment(self, seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool):
@@ -500,7 +516,8 @@ class CompiledFxGraph:
             cg = None
         if cg is not None:
             self.report["early_compiles"] += 1
-            self.report["compile_ms"] += ms  # the compile's own time, not the wait for it
+            self.report["shared_compiles"] += int(ms is None)
+            self.report["compile_ms"] += ms or 0.0  # the compile's own time, not the wait for it
         if cg is None:
             start = time.perf_counter()
             graph = self._segment_json(seg, inputs, env, aligned)
@@ -852,6 +869,30 @@ def _compile_group(sources, target, names, futures, debug_dir, use_cache) -> Non
         for f in futures:
             if not f.done():
                 f.set_exception(RuntimeError("hipinductor: the early compile was interrupted"))
+
+
+def _share_result(future, done) -> None:
+    """Resolves `future` (a segment sharing another's compile) from `done` (that compile's), with compile time None:
+    the time is the other segment's."""
+    try:
+        future.set_result((done.result()[0], None))
+    except Exception as e:  # noqa: BLE001 - handed to whoever waits on it
+        future.set_exception(e)
+
+
+def _without_names(graph: dict) -> str:
+    """A segment's graph JSON with its node names replaced by their order of appearance: equal for segments that
+    compile to the same kernels (a model's repeated layers)."""
+    names: dict = {}
+
+    def rename(x):
+        if isinstance(x, dict):
+            return {k: names.setdefault(v, len(names)) if k in ("name", "ref") else rename(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [rename(v) for v in x]
+        return x
+
+    return json.dumps(rename(graph), sort_keys=True)
 
 
 def _args_key(args) -> tuple:

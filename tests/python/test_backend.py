@@ -205,8 +205,8 @@ def test_many_segments_compile_in_capped_units_and_a_failing_unit_compiles_apart
     from hipinductor import graph_module
 
     def f(x, w):
-        for _ in range(9):
-            x = torch.sin(x) @ w
+        for i in range(9):
+            x = torch.sin(x + i / 8) @ w  # a shift per layer: segments that share no compile
         return x + 1
 
     x, w = torch.randn(8, 8), torch.randn(8, 8) / 3
@@ -235,6 +235,48 @@ def test_many_segments_compile_in_capped_units_and_a_failing_unit_compiles_apart
     torch.testing.assert_close(out, f(x, w))
     (r,) = hipinductor.reports()
     assert r["early_compiles"] == 10 and r["eager_reason"] is None
+
+
+def test_repeated_layers_share_one_compile(monkeypatch):
+    # Segments that differ only in node names (a model's repeated layers) take the first one's compiled graph: one
+    # compile and one module for all of them, also when their unit's compile fails and its segments compile apart.
+    from hipinductor import graph_module
+
+    layer = lambda: torch.nn.Sequential(torch.nn.LayerNorm(32), torch.nn.Linear(32, 32), torch.nn.GELU())  # noqa: E731
+    model = torch.nn.Sequential(*[layer() for _ in range(4)])
+    x = torch.randn(8, 32)
+    sources = []
+    real_many = graph_module._C.compile_many
+
+    def many(srcs, *a, **k):
+        sources.extend(srcs)
+        return real_many(srcs, *a, **k)
+
+    monkeypatch.setattr(graph_module._C, "compile_many", many)
+    with torch.no_grad():
+        torch._dynamo.reset()
+        hipinductor.clear_reports()
+        out = torch.compile(model, backend="hipinductor", options={"use_cache": False})(x)
+        torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
+    (r,) = hipinductor.reports()
+    assert r["segments"] == 5 and r["early_compiles"] == 5, r
+    # Segments: layer norm; (gelu, layer norm) x 3, the same three times; gelu.
+    assert r["shared_compiles"] == 2 and len(sources) == r["segments"] - 2, (r, len(sources))
+    compiled = [cg for s in _segments() for cg in s.compiled.values()]
+    assert len({id(cg) for cg in compiled}) == len(sources)
+
+    def broken(*a, **k):
+        raise RuntimeError("injected unit fault")
+
+    monkeypatch.setattr(graph_module._C, "compile_many", broken)
+    with torch.no_grad():
+        torch._dynamo.reset()
+        hipinductor.clear_reports()
+        out = torch.compile(model, backend="hipinductor", options={"use_cache": False})(x)
+        torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
+    (r,) = hipinductor.reports()
+    # The unit's segments compiled one by one instead; the copies still take their original's result.
+    assert r["eager_reason"] is None and r["early_compiles"] == 5 and r["shared_compiles"] == 2, r
 
 
 def _segments():
