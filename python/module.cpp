@@ -125,7 +125,7 @@ class PyCompiledGraph {
 
   /// Called without the GIL.
   void run(const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs, uintptr_t stream,
-           uintptr_t workspace, int device) {
+           uintptr_t workspace, int device, bool autotune) {
     const hi::Target& target = graph_->module.target;
     std::vector<void*> in(inputs.size()), out(outputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) in[i] = reinterpret_cast<void*>(inputs[i]);
@@ -134,10 +134,19 @@ class PyCompiledGraph {
     std::lock_guard<std::mutex> lock(mutex_);
     std::unique_ptr<hi::GraphRunner>& runner = runners_[ordinal];
     if (!runner) runner = std::make_unique<hi::GraphRunner>(graph_, device_for(target, ordinal));
-    if (workspace)
+    if (autotune && !runner->tuned())
+      runner->autotune(in, out, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
+    else if (workspace)
       runner->run(in, out, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
     else
       runner->run(in, out, reinterpret_cast<void*>(stream));
+  }
+
+  /// (kernel, grid) per launch of the runner on `device`; empty before it ran there.
+  std::vector<std::pair<std::string, unsigned>> launch_grids(int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = runners_.find(graph_->module.target.kind == hi::TargetKind::Cpu ? 0 : device);
+    return it != runners_.end() && it->second ? it->second->grids() : std::vector<std::pair<std::string, unsigned>>{};
   }
 
   /// The device to run on; a GPU device that cannot be opened is reported naming the target, then the device's
@@ -372,8 +381,13 @@ PYBIND11_MODULE(_C, m) {
           "The lowered, fused, planned loop program as text.")
       .def_property_readonly("num_inputs", [](const PyCompiledGraph& g) { return g.graph().program.inputs.size(); })
       .def_property_readonly("num_outputs", [](const PyCompiledGraph& g) { return g.graph().program.outputs.size(); })
+      .def("launch_grids", &PyCompiledGraph::launch_grids, py::arg("device") = 0,
+           py::call_guard<py::gil_scoped_release>(),
+           "[(kernel, blocks)] of each launch on GPU `device` (0 for the cpu device), as autotuning or the default "
+           "grid cap left them; empty before the graph ran there.")
       .def("run", &PyCompiledGraph::run, py::arg("inputs"), py::arg("outputs"), py::arg("stream") = 0,
-           py::arg("workspace") = 0, py::arg("device") = 0, py::call_guard<py::gil_scoped_release>(),
+           py::arg("workspace") = 0, py::arg("device") = 0, py::arg("autotune") = false,
+           py::call_guard<py::gil_scoped_release>(),
            "Runs the kernels in order. inputs / outputs: data pointers (untyped_storage().data_ptr()) of each graph "
            "input's and output's storage, laid out as the graph's meta says; the caller owns them and must keep them "
            "alive until the kernels finish. cpu targets: synchronous on the cpu device. GPU targets (sm_*, gfx*): "
@@ -381,7 +395,9 @@ PYBIND11_MODULE(_C, m) {
            "(torch.cuda.current_stream().cuda_stream; 0 for the default stream), returning without waiting. "
            "workspace: a device pointer to at least workspace_bytes bytes, 256-byte aligned (e.g. a uint8 tensor "
            "from PyTorch's allocator, used in that stream's order); 0: the graph's own workspace, allocated once. "
-           "Concurrent runs of one CompiledGraph are serialized. Raises RuntimeError with the device's message when "
+           "Concurrent runs of one CompiledGraph are serialized. autotune: the first run on a device times each "
+           "kernel with a few grids and keeps the fastest, recorded next to the code object in the cache (later "
+           "runners start with it). Raises RuntimeError with the device's message when "
            "the device cannot be opened or the code object was compiled for another GPU.")
       .def_property_readonly(
           "kernel_facts", &PyCompiledGraph::kernel_facts,

@@ -312,6 +312,47 @@ bool CodeObjectCache::record_loader_facts(const std::string& key, const std::vec
   }
 }
 
+bool CodeObjectCache::record_tuning(const std::string& key, const std::string& device,
+                                    const std::vector<KernelTuning>& kernels) {
+  if (kernels.empty()) return false;
+  try {
+    std::filesystem::path entry = entry_path(key);
+    FileLock lock = lock_entry(key);
+    std::string meta_text;
+    if (check_code_object_entry(entry, nullptr, &meta_text).state != EntryState::Valid) return false;
+    nlohmann::json meta = nlohmann::json::parse(meta_text);
+    nlohmann::json& mine = meta["tuning"][device];
+    mine["recorded"] = utc_timestamp();
+    for (const KernelTuning& k : kernels) {
+      nlohmann::json ms = nlohmann::json::object();
+      for (const auto& [grid, t] : k.ms) ms[std::to_string(grid)] = t;
+      mine["kernels"][k.kernel] = {{"grid", k.grid}, {"ms", ms}};
+    }
+    replace_file_atomically(entry / "meta.json", meta.dump(2) + "\n");
+    return true;
+  } catch (const std::exception& e) {
+    warn_once("tuning:" + key, "cannot record launch tuning in cache entry " + key + ": " + e.what());
+    return false;
+  }
+}
+
+std::map<std::string, unsigned> CodeObjectCache::tuned_grids(const std::string& key, const std::string& device) {
+  std::map<std::string, unsigned> out;
+  try {
+    std::string meta_text;
+    if (check_code_object_entry(entry_path(key), nullptr, &meta_text).state != EntryState::Valid) return out;
+    nlohmann::json meta = nlohmann::json::parse(meta_text);
+    if (!meta.contains("tuning") || !meta["tuning"].contains(device)) return out;
+    const nlohmann::json kernels = meta["tuning"][device].value("kernels", nlohmann::json::object());
+    for (const auto& [kernel, t] : kernels.items())
+      if (t.contains("grid") && t["grid"].is_number_unsigned() && t["grid"].get<unsigned>() > 0)
+        out[kernel] = t["grid"].get<unsigned>();
+  } catch (const std::exception&) {
+    out.clear();  // a malformed record is no tuning
+  }
+  return out;
+}
+
 std::optional<std::string> CodeObjectCache::get_graph_entry(const std::string& key) {
   std::filesystem::path path = graph_entry_path(key);
   struct stat info {};

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,6 +110,19 @@ class CodeObjectCache {
   /// are kept (a shared code object is loaded once per graph, each time for its own kernels). No-op (false) when the
   /// entry is not valid or no kernel is new. Never throws for I/O errors.
   bool record_loader_facts(const std::string& key, const std::vector<GpuKernelFacts>& facts);
+  /// One kernel's launch tuning on one device (GraphRunner::autotune): the grid chosen and each candidate's time.
+  struct KernelTuning {
+    std::string kernel;
+    unsigned grid = 0;
+    std::vector<std::pair<unsigned, double>> ms;  ///< (blocks, milliseconds per launch)
+  };
+  /// Adds `kernels`' tuning on `device` (Device::name()) to the entry's meta.json under "tuning", next to the code
+  /// object, rewriting it atomically under the entry's lock (a kernel tuned again replaces its record). No-op (false)
+  /// when the entry is not valid. Never throws for I/O errors.
+  bool record_tuning(const std::string& key, const std::string& device, const std::vector<KernelTuning>& kernels);
+  /// The grids record_tuning stored for `device`: kernel name -> blocks. Empty when there are none or the entry is
+  /// not valid.
+  std::map<std::string, unsigned> tuned_grids(const std::string& key, const std::string& device);
 
   /// A graph entry's payload when its checksum holds (marks it used); a corrupt one is reported once, a missing one
   /// is silent. Does not count (the pipeline records graph hits in the stats).

@@ -649,14 +649,15 @@ class CompiledFxGraph:
         in_ptrs = [t.untyped_storage().data_ptr() for t in inputs]
         out_ptrs = [t.untyped_storage().data_ptr() for t in outputs]
         if device.type == "cpu":
-            cg.run(in_ptrs, out_ptrs)
+            cg.run(in_ptrs, out_ptrs, autotune=self.options.autotune)
         else:
             # GPU: launch on PyTorch's current stream; the workspace comes from PyTorch's caching allocator.
             index = device.index or 0
             workspace = (torch.empty(launch.workspace_bytes, dtype=torch.uint8, device=device)
                          if launch.workspace_bytes else None)
             cg.run(in_ptrs, out_ptrs, stream=_current_stream(index),
-                   workspace=workspace.data_ptr() if workspace is not None else 0, device=index)
+                   workspace=workspace.data_ptr() if workspace is not None else 0, device=index,
+                   autotune=self.options.autotune)
         if self.options.check:
             self._check_against_eager(seg, env, outputs, cg)
         self._store(seg, outputs, env)

@@ -27,6 +27,10 @@ class Options:
     #: Debugging: also run every compiled segment eagerly and raise on the first one whose outputs differ
     #: (HIPINDUCTOR_CHECK=1); names the graph, the segment and its debug-dump folder.
     check: bool = field(default_factory=lambda: _env_flag("HIPINDUCTOR_CHECK"))
+    #: Time a few grid sizes per kernel on its first run and keep the fastest, recorded in the code-object cache per
+    #: device (also HIPINDUCTOR_AUTOTUNE=1). Off by default: the default grids measured within noise of the best on
+    #: the H200 benchmark.
+    autotune: bool = field(default_factory=lambda: _env_flag("HIPINDUCTOR_AUTOTUNE"))
     #: ATen overloads (e.g. "aten.mm.default") to run in eager PyTorch even when hipinductor lowers them.
     fallback_ops: frozenset = frozenset()
 

@@ -279,6 +279,21 @@ def test_repeated_layers_share_one_compile(monkeypatch):
     assert r["eager_reason"] is None and r["early_compiles"] == 5 and r["shared_compiles"] == 2, r
 
 
+def test_autotune_option_tunes_each_segment_on_its_first_run(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.setenv("HIPINDUCTOR_CACHE_DIR", str(tmp_path))
+    x = torch.randn(64, 300)
+    f = lambda t: torch.softmax(t * 2, -1) + t.sum(0)  # noqa: E731
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    torch.testing.assert_close(compile(f, autotune=True)(x), f(x))
+    graphs = [cg for s in _segments() for cg in s.compiled.values()]
+    assert graphs and all(cg.launch_grids() for cg in graphs)
+    tuned = [json.loads(m.read_text()).get("tuning") for m in tmp_path.rglob("meta.json") if "graphs" not in m.parts]
+    assert any(tuned), "no tuning recorded next to the code objects"
+
+
 def _segments():
     from hipinductor.backend import _live_graphs
     from hipinductor.graph_module import Segment

@@ -134,6 +134,33 @@ def test_second_compile_hits_the_cache(private_cache):
     assert torch.equal(out, -x)
 
 
+def test_autotune_times_grids_and_records_the_choice_next_to_the_code_object(private_cache):
+    # On the cpu device the candidates are the whole grid and a quarter of it; whichever wins is recorded in the
+    # code-object entry's meta.json per device, and a new runner of that entry (a warm start) starts with it.
+    import json
+
+    first = _C.compile(example("softmax"), "cpu", name="softmax")
+    x = torch.randn(32, 1000)
+    out = torch.empty(32, 1000)
+    assert first.launch_grids() == []
+    first.run([x.data_ptr()], [out.data_ptr()], autotune=True)
+    torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+    (meta,) = [m for m in private_cache.rglob("meta.json") if "graphs" not in m.parts]
+    tuning = json.loads(meta.read_text())["tuning"]
+    (device,) = tuning
+    (kernel,) = first.kernel_names
+    record = tuning[device]["kernels"][kernel]
+    assert set(record["ms"]) == {"32", "8"} and all(t > 0 for t in record["ms"].values()), record
+    assert first.launch_grids() == [(kernel, record["grid"])]
+
+    second = _C.compile(example("softmax"), "cpu", name="softmax")  # a graph-entry hit: a new runner
+    assert second.cache_hit
+    out.zero_()
+    second.run([x.data_ptr()], [out.data_ptr()])
+    assert second.launch_grids() == [(kernel, record["grid"])]
+    torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+
+
 def test_debug_dir_gets_every_stage(tmp_path):
     _C.compile(example("softmax"), name="sm", debug_dir=str(tmp_path / "dump"))
     written = {p.name for p in (tmp_path / "dump" / "sm").iterdir()}

@@ -136,6 +136,27 @@ def test_softmax_on_gpu(target):
 
 
 @gpu
+def test_autotune_on_gpu_keeps_results_and_records_grids(target, tmp_path):
+    # Two kernels (a column reduction into the workspace, then a pointwise kernel), each run with several grids
+    # before the run's own launch: the result is the plain run's, and the choice is recorded for this GPU.
+    cg = _C.compile(centered_json(4096, 3000), target, name="centered")
+    stream = torch.cuda.current_stream().cuda_stream
+    x = torch.randn(4096, 3000, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    workspace = torch.full((cg.workspace_bytes,), 0xFF, dtype=torch.uint8, device="cuda")
+    cg.run([x.data_ptr()], [out.data_ptr()], stream=stream, workspace=workspace.data_ptr(),
+           device=torch.cuda.current_device(), autotune=True)
+    torch.testing.assert_close(out, x - x.sum(0), rtol=1e-4, atol=1e-4)
+    grids = dict(cg.launch_grids(torch.cuda.current_device()))
+    assert set(grids) == set(cg.kernel_names), grids
+    metas = [m for m in (tmp_path / "cache").rglob("meta.json") if "graphs" not in m.parts]
+    tunings = [json.loads(m.read_text()).get("tuning") for m in metas]
+    ((device, record),) = [t for t in tunings if t][0].items()
+    assert {k: v["grid"] for k, v in record["kernels"].items()}.items() <= grids.items(), (record, grids)
+    assert all(len(v["ms"]) >= 2 for v in record["kernels"].values()), record
+
+
+@gpu
 def test_two_kernels_through_a_caller_workspace(target):
     cg = _C.compile(centered_json(512, 300), target, name="centered")
     assert cg.num_kernels >= 2 and cg.workspace_bytes > 0, cg.loop_ir

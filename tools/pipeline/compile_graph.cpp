@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "frontend/graph_json.h"
@@ -215,6 +217,11 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
     for (size_t i = 0; i < p.outputs.size(); ++i) aligned_.push_back({false, i, first_byte(p.outputs[i])});
   }
 
+  // Grids an earlier autotune() chose on this device, recorded next to the code object.
+  std::map<std::string, unsigned> tuned;
+  if (!graph_->cache_key.empty() && !graph_->cache_dir.empty())
+    tuned = CodeObjectCache(graph_->cache_dir).tuned_grids(graph_->cache_key, device_.name());
+  tuned_ = !tuned.empty();
   for (const EmittedKernel& k : graph_->module.kernels) {
     auto grid = simplify(k.grid, p.size_ranges).as_const();
     if (!grid) {
@@ -227,15 +234,24 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
     // slower on the H200 than several: 0.083 vs 0.075 ms for gelu over 8k x 8k bf16, 0.205 vs 0.191 ms for add+relu
     // over 64M f32; with 8 waves the last, partial one costs little. HIPINDUCTOR_BLOCKS_PER_SM overrides the cap's
     // blocks per SM (0: no cap), for tuning.
+    const int64_t whole = *grid;
+    std::set<unsigned> candidates{static_cast<unsigned>(whole)};
     if (int sms = device_.multiprocessor_count(); sms > 0) {
       int resident = module_->resident_blocks(k.name, k.block, 0);
       if (resident <= 0) resident = std::max(1, kResidentThreadsPerMultiprocessor / k.block);
+      for (int waves = 1; waves <= kGridWaves; waves *= 2)
+        candidates.insert(static_cast<unsigned>(std::min<int64_t>(whole, int64_t{sms} * resident * waves)));
       int64_t per_sm = int64_t{resident} * kGridWaves;
       if (const char* forced = std::getenv("HIPINDUCTOR_BLOCKS_PER_SM")) per_sm = std::atoi(forced);
       if (per_sm > 0) *grid = std::min<int64_t>(*grid, int64_t{sms} * per_sm);
+    } else {
+      candidates.insert(static_cast<unsigned>(std::max<int64_t>(1, whole / 4)));
     }
+    if (auto t = tuned.find(k.name); t != tuned.end() && t->second <= whole) *grid = t->second;
+    candidates.insert(static_cast<unsigned>(*grid));
     Launch launch{&k.name, Dim3{static_cast<unsigned>(*grid), 1, 1}, Dim3{static_cast<unsigned>(k.block), 1, 1},
-                  std::vector<void*>(k.params.size(), nullptr), std::vector<void*>(k.params.size(), nullptr)};
+                  std::vector<void*>(k.params.size(), nullptr), std::vector<void*>(k.params.size(), nullptr),
+                  std::vector<unsigned>(candidates.begin(), candidates.end())};
     for (size_t i = 0; i < k.params.size(); ++i) {
       launch.args[i] = &launch.values[i];
       const KernelParam& kp = k.params[i];
@@ -280,8 +296,66 @@ void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>
   launch_all(inputs, outputs, workspace, stream);
 }
 
-void GraphRunner::launch_all(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace,
-                             void* stream) {
+std::vector<std::pair<std::string, unsigned>> GraphRunner::grids() const {
+  std::vector<std::pair<std::string, unsigned>> out;
+  for (const Launch& l : launches_) out.emplace_back(*l.kernel, l.grid.x);
+  return out;
+}
+
+void GraphRunner::autotune(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace,
+                           void* stream) {
+  if (tuned_) {
+    if (workspace)
+      run(inputs, outputs, workspace, stream);
+    else
+      run(inputs, outputs, stream);
+    return;
+  }
+  if (workspace_bytes() > 0 && !workspace) {
+    if (!own_workspace_) own_workspace_ = device_.alloc(workspace_bytes());
+    workspace = own_workspace_;
+  }
+  bind(inputs, outputs, workspace);
+  const int repeats = device_.multiprocessor_count() > 0 ? 10 : 2;
+  std::vector<CodeObjectCache::KernelTuning> record;
+  for (Launch& l : launches_) {
+    auto time_grid = [&](unsigned blocks) {
+      l.grid.x = blocks;
+      module_->launch(*l.kernel, l.grid, l.block, 0, l.args.data(), stream);  // warm-up
+      device_.synchronize(stream);
+      auto start = std::chrono::steady_clock::now();
+      for (int r = 0; r < repeats; ++r) module_->launch(*l.kernel, l.grid, l.block, 0, l.args.data(), stream);
+      device_.synchronize(stream);
+      return ms_since(start) / repeats;
+    };
+    if (l.grids.size() < 2) {
+      module_->launch(*l.kernel, l.grid, l.block, 0, l.args.data(), stream);
+      continue;
+    }
+    CodeObjectCache::KernelTuning t{*l.kernel, l.grid.x, {}};
+    const unsigned fallback = l.grid.x;
+    const double base = time_grid(fallback);
+    t.ms.emplace_back(fallback, base);
+    double best = base;
+    for (unsigned blocks : l.grids) {
+      if (blocks == fallback) continue;
+      double ms = time_grid(blocks);
+      t.ms.emplace_back(blocks, ms);
+      if (ms < 0.97 * base && ms < best) {  // the default stays unless another grid is clearly faster
+        best = ms;
+        t.grid = blocks;
+      }
+    }
+    l.grid.x = t.grid;
+    module_->launch(*l.kernel, l.grid, l.block, 0, l.args.data(), stream);  // the run's own launch
+    record.push_back(std::move(t));
+  }
+  tuned_ = true;
+  if (!record.empty() && !graph_->cache_key.empty() && !graph_->cache_dir.empty())
+    CodeObjectCache(graph_->cache_dir).record_tuning(graph_->cache_key, device_.name(), record);
+}
+
+void GraphRunner::bind(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace) {
   const LoopProgram& p = graph_->program;
   if (inputs.size() != p.inputs.size() || outputs.size() != p.outputs.size())
     throw std::invalid_argument("GraphRunner::run: graph takes " + std::to_string(p.inputs.size()) + " inputs and " +
@@ -314,6 +388,11 @@ void GraphRunner::launch_all(const std::vector<void*>& inputs, const std::vector
     }
     launches_[s.launch].values[s.param] = pointer;
   }
+}
+
+void GraphRunner::launch_all(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace,
+                             void* stream) {
+  bind(inputs, outputs, workspace);
   for (Launch& launch : launches_)
     module_->launch(*launch.kernel, launch.grid, launch.block, 0, launch.args.data(), stream);
 }

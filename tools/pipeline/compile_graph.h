@@ -90,6 +90,18 @@ class GraphRunner {
   /// std::invalid_argument for a missing or misaligned workspace.
   void run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace, void* stream);
 
+  /// run(), first timing each kernel with every candidate grid and keeping the fastest (autotuning). Candidates: the
+  /// kernel's whole grid, and 1, 2, 4 and 8 waves of the blocks a GPU keeps resident (the default is 8); on the cpu
+  /// device the whole grid and a quarter of it. A candidate replaces the default only when it is at least 3 % faster.
+  /// The choice is recorded next to the code object, per device (CodeObjectCache::record_tuning), and later runners
+  /// of it start with it. Every kernel may run several times: each writes only buffers it does not read, none of them
+  /// a graph input (the graphs are functional). No-op after the first tuning of this runner (see tuned()).
+  void autotune(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace, void* stream);
+  /// Whether this runner's launches are tuned: by autotune(), or from a record of an earlier one for this device.
+  bool tuned() const { return tuned_; }
+  /// Each launched kernel's name and grid (blocks), in launch order.
+  std::vector<std::pair<std::string, unsigned>> grids() const;
+
   size_t workspace_bytes() const;
   /// The device loader's per-kernel facts (registers, shared and local memory; empty on the cpu device).
   std::vector<GpuKernelFacts> kernel_facts() const { return module_->kernel_facts(); }
@@ -107,10 +119,13 @@ class GraphRunner {
   struct Launch {
     const std::string* kernel;
     Dim3 grid, block;
-    std::vector<void*> values;  ///< argument values (device pointers)
-    std::vector<void*> args;    ///< args[i] = &values[i], what Module::launch takes
+    std::vector<void*> values;     ///< argument values (device pointers)
+    std::vector<void*> args;       ///< args[i] = &values[i], what Module::launch takes
+    std::vector<unsigned> grids;   ///< autotune's candidates, ascending (grid.x is one of them)
   };
 
+  /// Checks the arguments and fills every launch's pointer values for a run.
+  void bind(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace);
   void launch_all(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace, void* stream);
 
   std::shared_ptr<const CompiledGraph> graph_;
@@ -127,6 +142,7 @@ class GraphRunner {
   std::vector<AlignedPointer> aligned_;
   std::string cannot_run_;  ///< why run() must refuse (symbolic sizes), or empty
   void* own_workspace_ = nullptr;
+  bool tuned_ = false;
 };
 
 }  // namespace hi
