@@ -16,6 +16,7 @@
 #pragma once
 
 #include <map>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -68,6 +69,7 @@ class CpuDevice final : public Device {
   void copy_to_device(void* device_destination, const void* host_source, size_t bytes) override;
   void copy_to_host(void* host_destination, const void* device_source, size_t bytes) override;
   void synchronize(void*) override {}
+  void fill(void* pointer, int value, size_t bytes, void*) override { std::memset(pointer, value, bytes); }
 
  private:
   Target target_;

@@ -11,6 +11,7 @@
 #include "runtime/cuda_device.h"
 
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -28,6 +29,7 @@ using CUmodule = void*;
 using CUfunction = void*;
 using CUstream = void*;
 using CUdeviceptr = unsigned long long;
+using CUevent = void*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
@@ -78,6 +80,12 @@ struct CudaDriver {
   CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void* src, size_t bytes);  // cuMemcpyHtoD_v2
   CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, size_t bytes);        // cuMemcpyDtoH_v2
   CUresult (*cuStreamSynchronize)(CUstream stream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr pointer, unsigned char value, size_t count, CUstream stream);
+  CUresult (*cuEventCreate)(CUevent* event, unsigned flags);
+  CUresult (*cuEventRecord)(CUevent event, CUstream stream);
+  CUresult (*cuEventSynchronize)(CUevent event);
+  CUresult (*cuEventElapsedTime)(float* milliseconds, CUevent start, CUevent end);
+  CUresult (*cuEventDestroy)(CUevent event);  // cuEventDestroy_v2
   CUresult (*cuGetErrorName)(CUresult result, const char** name);
   CUresult (*cuGetErrorString)(CUresult result, const char** text);
 
@@ -105,6 +113,13 @@ struct CudaDriver {
     bind(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
     bind(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
     bind(cuStreamSynchronize, "cuStreamSynchronize");
+    // Only autotuning uses these: looked up without failing, and checked where used.
+    bind_optional(cuMemsetD8Async, {"cuMemsetD8Async"});
+    bind_optional(cuEventCreate, {"cuEventCreate"});
+    bind_optional(cuEventRecord, {"cuEventRecord"});
+    bind_optional(cuEventSynchronize, {"cuEventSynchronize"});
+    bind_optional(cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
+    bind_optional(cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"});
     bind(cuGetErrorName, "cuGetErrorName");
     bind(cuGetErrorString, "cuGetErrorString");
   }
@@ -126,10 +141,25 @@ struct CudaDriver {
     throw std::runtime_error(std::string(call) + " failed" + where + ": " + describe(result));
   }
 
+  /// Whether the event and memset entry points autotuning needs were all found.
+  bool can_time() const {
+    return cuMemsetD8Async && cuEventCreate && cuEventRecord && cuEventSynchronize && cuEventElapsedTime &&
+           cuEventDestroy;
+  }
+
  private:
   template <typename FunctionPointer>
   void bind(FunctionPointer& slot, const char* symbol) {
     slot = library.function<FunctionPointer>(symbol);
+  }
+  template <typename FunctionPointer>
+  void bind_optional(FunctionPointer& slot, std::initializer_list<const char*> symbols) {
+    slot = nullptr;
+    for (const char* symbol : symbols)
+      if (void* address = library.find_symbol(symbol)) {
+        slot = reinterpret_cast<FunctionPointer>(address);
+        return;
+      }
   }
 };
 
@@ -351,6 +381,37 @@ void CudaDevice::synchronize(void* stream) {
     driver_->check(driver_->cuStreamSynchronize(stream), "cuStreamSynchronize");
   else
     driver_->check(driver_->cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+void CudaDevice::fill(void* pointer, int value, size_t bytes, void* stream) {
+  if (!driver_->cuMemsetD8Async)
+    throw std::runtime_error("the CUDA driver (" + driver_->library.opened_name() + ") has no cuMemsetD8Async");
+  ContextScope scope(*driver_, context_);
+  driver_->check(driver_->cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(pointer), static_cast<unsigned char>(value),
+                                          bytes, stream),
+                 "cuMemsetD8Async");
+}
+
+double CudaDevice::time_ms(const std::function<void()>& enqueue, void* stream) {
+  if (!driver_->can_time()) return Device::time_ms(enqueue, stream);  // wall time, without events
+  ContextScope scope(*driver_, context_);
+  CUevent events[2] = {nullptr, nullptr};
+  struct Destroy {
+    const CudaDriver& d;
+    CUevent* e;
+    ~Destroy() {
+      for (int i = 0; i < 2; ++i)
+        if (e[i]) d.cuEventDestroy(e[i]);
+    }
+  } destroy{*driver_, events};
+  for (CUevent& e : events) driver_->check(driver_->cuEventCreate(&e, 0), "cuEventCreate");
+  driver_->check(driver_->cuEventRecord(events[0], stream), "cuEventRecord");
+  enqueue();
+  driver_->check(driver_->cuEventRecord(events[1], stream), "cuEventRecord");
+  driver_->check(driver_->cuEventSynchronize(events[1]), "cuEventSynchronize");
+  float ms = 0;
+  driver_->check(driver_->cuEventElapsedTime(&ms, events[0], events[1]), "cuEventElapsedTime");
+  return ms;
 }
 
 }  // namespace hi

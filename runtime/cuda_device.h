@@ -80,6 +80,8 @@ class CudaDevice final : public Device {
   void copy_to_host(void* host_destination, const void* device_source, size_t bytes) override;
   /// cuStreamSynchronize(stream); for a null stream cuCtxSynchronize (everything on the device).
   void synchronize(void* stream) override;
+  void fill(void* pointer, int value, size_t bytes, void* stream) override;
+  double time_ms(const std::function<void()>& enqueue, void* stream) override;
 
  private:
   std::shared_ptr<const CudaDriver> driver_;

@@ -1,6 +1,7 @@
 #include "runtime/device.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 namespace hi {
@@ -54,6 +55,14 @@ std::unique_ptr<Module> Device::load_for_target(const Target& compiled_for, cons
     throw std::runtime_error("code object compiled for " + compiled_for.id() + " cannot run on " + name() +
                              " (target " + device_target.id() + "); compile for " + device_target.id());
   return load(binary, kernels);
+}
+
+double Device::time_ms(const std::function<void()>& enqueue, void* stream) {
+  synchronize(stream);
+  auto start = std::chrono::steady_clock::now();
+  enqueue();
+  synchronize(stream);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace hi

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +80,12 @@ class Device {
   virtual void copy_to_host(void* host_destination, const void* device_source, size_t bytes) = 0;
   /// Waits until all work launched on `stream` has finished.
   virtual void synchronize(void* stream) = 0;
+  /// Sets `bytes` bytes of device memory at `pointer` to `value`, in `stream`'s order.
+  virtual void fill(void* pointer, int value, size_t bytes, void* stream) = 0;
+  /// Milliseconds the device spends on the work `enqueue` puts on `stream`. GPUs: between two events recorded around
+  /// it (the kernels' time, not the launch calls'). Here (the cpu device, which runs launches as they are made): the
+  /// call's wall time, between synchronizations.
+  virtual double time_ms(const std::function<void()>& enqueue, void* stream);
 };
 
 /// Whether a code object compiled for `code` runs on a device whose target is `device`:

@@ -39,6 +39,7 @@ using hipError_t = int;
 using hipModule_t = void*;
 using hipFunction_t = void*;
 using hipStream_t = void*;
+using hipEvent_t = void*;
 
 constexpr hipError_t hipSuccess = 0;
 constexpr hipError_t hipErrorOutOfMemory = 2;
@@ -85,6 +86,12 @@ struct HipRuntime {
   hipError_t (*hipFree)(void* pointer);
   hipError_t (*hipMemcpy)(void* dst, const void* src, size_t bytes, int kind);
   hipError_t (*hipStreamSynchronize)(hipStream_t stream);
+  hipError_t (*hipMemsetAsync)(void* pointer, int value, size_t bytes, hipStream_t stream);
+  hipError_t (*hipEventCreate)(hipEvent_t* event);
+  hipError_t (*hipEventRecord)(hipEvent_t event, hipStream_t stream);
+  hipError_t (*hipEventSynchronize)(hipEvent_t event);
+  hipError_t (*hipEventElapsedTime)(float* milliseconds, hipEvent_t start, hipEvent_t end);
+  hipError_t (*hipEventDestroy)(hipEvent_t event);
   hipError_t (*hipDeviceSynchronize)();
   const char* (*hipGetErrorName)(hipError_t error);
   const char* (*hipGetErrorString)(hipError_t error);
@@ -108,6 +115,12 @@ struct HipRuntime {
     bind(hipFree, "hipFree");
     bind(hipMemcpy, "hipMemcpy");
     bind(hipStreamSynchronize, "hipStreamSynchronize");
+    bind(hipMemsetAsync, "hipMemsetAsync");
+    bind(hipEventCreate, "hipEventCreate");
+    bind(hipEventRecord, "hipEventRecord");
+    bind(hipEventSynchronize, "hipEventSynchronize");
+    bind(hipEventElapsedTime, "hipEventElapsedTime");
+    bind(hipEventDestroy, "hipEventDestroy");
     bind(hipDeviceSynchronize, "hipDeviceSynchronize");
     bind(hipGetErrorName, "hipGetErrorName");
     bind(hipGetErrorString, "hipGetErrorString");
@@ -389,6 +402,32 @@ void HipDevice::synchronize(void* stream) {
     runtime_->check(runtime_->hipStreamSynchronize(stream), "hipStreamSynchronize");
   else
     runtime_->check(runtime_->hipDeviceSynchronize(), "hipDeviceSynchronize");
+}
+
+void HipDevice::fill(void* pointer, int value, size_t bytes, void* stream) {
+  DeviceScope scope(*runtime_, ordinal_);
+  runtime_->check(runtime_->hipMemsetAsync(pointer, value, bytes, stream), "hipMemsetAsync");
+}
+
+double HipDevice::time_ms(const std::function<void()>& enqueue, void* stream) {
+  DeviceScope scope(*runtime_, ordinal_);
+  hipEvent_t events[2] = {nullptr, nullptr};
+  struct Destroy {
+    const HipRuntime& r;
+    hipEvent_t* e;
+    ~Destroy() {
+      for (int i = 0; i < 2; ++i)
+        if (e[i]) r.hipEventDestroy(e[i]);
+    }
+  } destroy{*runtime_, events};
+  for (hipEvent_t& e : events) runtime_->check(runtime_->hipEventCreate(&e), "hipEventCreate");
+  runtime_->check(runtime_->hipEventRecord(events[0], stream), "hipEventRecord");
+  enqueue();
+  runtime_->check(runtime_->hipEventRecord(events[1], stream), "hipEventRecord");
+  runtime_->check(runtime_->hipEventSynchronize(events[1]), "hipEventSynchronize");
+  float ms = 0;
+  runtime_->check(runtime_->hipEventElapsedTime(&ms, events[0], events[1]), "hipEventElapsedTime");
+  return ms;
 }
 
 }  // namespace hi

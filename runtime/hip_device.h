@@ -76,6 +76,8 @@ class HipDevice final : public Device {
   void copy_to_host(void* host_destination, const void* device_source, size_t bytes) override;
   /// hipStreamSynchronize(stream); for a null stream hipDeviceSynchronize.
   void synchronize(void* stream) override;
+  void fill(void* pointer, int value, size_t bytes, void* stream) override;
+  double time_ms(const std::function<void()>& enqueue, void* stream) override;
 
  private:
   std::shared_ptr<const HipRuntime> runtime_;

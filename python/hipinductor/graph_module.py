@@ -465,9 +465,10 @@ class CompiledFxGraph:
                 if target is None:
                     continue
                 graph = self._segment_json(seg, metas, {}, aligned=True)
+                job = (seg, key, json.dumps(graph), target, _without_names(graph))
             except Exception:  # noqa: BLE001 - only a head start; the call compiles (and reports) for real
                 continue
-            jobs.append((seg, key, json.dumps(graph), target, _without_names(graph)))
+            jobs.append(job)
         # A model's repeated layers give segments that differ only in their node names: the first such segment's
         # compiled graph serves them all (one compile, one module load; its kernels and debug dumps carry the first
         # segment's names).

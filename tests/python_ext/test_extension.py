@@ -135,30 +135,38 @@ def test_second_compile_hits_the_cache(private_cache):
 
 
 def test_autotune_times_grids_and_records_the_choice_next_to_the_code_object(private_cache):
-    # On the cpu device the candidates are the whole grid and a quarter of it; whichever wins is recorded in the
-    # code-object entry's meta.json per device, and a new runner of that entry (a warm start) starts with it.
+    # On the cpu device the candidates are the whole grid (32 blocks here, the default) and a quarter of it; the
+    # choice is recorded in the code-object entry's meta.json per device, and a later autotuned runner of that entry
+    # (a warm start) takes the recorded grid instead of timing again. A runner without autotune keeps the default.
     import json
 
-    first = _C.compile(example("softmax"), "cpu", name="softmax")
-    x = torch.randn(32, 1000)
-    out = torch.empty(32, 1000)
-    assert first.launch_grids() == []
-    first.run([x.data_ptr()], [out.data_ptr()], autotune=True)
-    torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
-    (meta,) = [m for m in private_cache.rglob("meta.json") if "graphs" not in m.parts]
-    tuning = json.loads(meta.read_text())["tuning"]
-    (device,) = tuning
-    (kernel,) = first.kernel_names
-    record = tuning[device]["kernels"][kernel]
-    assert set(record["ms"]) == {"32", "8"} and all(t > 0 for t in record["ms"].values()), record
-    assert first.launch_grids() == [(kernel, record["grid"])]
+    def run(cg, autotune):
+        x = torch.randn(32, 1000)
+        out = torch.empty(32, 1000)
+        cg.run([x.data_ptr()], [out.data_ptr()], autotune=autotune)
+        torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
 
+    first = _C.compile(example("softmax"), "cpu", name="softmax")
+    (kernel,) = first.kernel_names
+    assert first.launch_grids() == []
+    run(first, True)
+    (meta_path,) = [m for m in private_cache.rglob("meta.json") if "graphs" not in m.parts]
+    meta = json.loads(meta_path.read_text())
+    ((device, record),) = meta["tuning"].items()
+    tuned = record["kernels"][kernel]
+    assert set(tuned["ms"]) == {"32", "8"} and all(t > 0 for t in tuned["ms"].values()), tuned
+    assert first.launch_grids() == [(kernel, tuned["grid"])]
+
+    other = 8 if tuned["grid"] == 32 else 32  # a record the next runner can only have read
+    tuned["grid"] = other
+    meta_path.write_text(json.dumps(meta))
     second = _C.compile(example("softmax"), "cpu", name="softmax")  # a graph-entry hit: a new runner
     assert second.cache_hit
-    out.zero_()
-    second.run([x.data_ptr()], [out.data_ptr()])
-    assert second.launch_grids() == [(kernel, record["grid"])]
-    torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+    run(second, True)
+    assert second.launch_grids() == [(kernel, other)]
+    third = _C.compile(example("softmax"), "cpu", name="softmax")
+    run(third, False)
+    assert third.launch_grids() == [(kernel, 32)]
 
 
 def test_debug_dir_gets_every_stage(tmp_path):

@@ -90,14 +90,17 @@ class GraphRunner {
   /// std::invalid_argument for a missing or misaligned workspace.
   void run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace, void* stream);
 
-  /// run(), first timing each kernel with every candidate grid and keeping the fastest (autotuning). Candidates: the
+  /// run() with tuned grids (autotuning). The first call on this runner takes the grids an earlier tuning on this
+  /// device recorded next to the code object (CodeObjectCache::record_tuning), and times each other kernel with every
+  /// candidate grid (device events around one launch, caches flushed before it, the median of 5 rounds): the
   /// kernel's whole grid, and 1, 2, 4 and 8 waves of the blocks a GPU keeps resident (the default is 8); on the cpu
-  /// device the whole grid and a quarter of it. A candidate replaces the default only when it is at least 3 % faster.
-  /// The choice is recorded next to the code object, per device (CodeObjectCache::record_tuning), and later runners
-  /// of it start with it. Every kernel may run several times: each writes only buffers it does not read, none of them
-  /// a graph input (the graphs are functional). No-op after the first tuning of this runner (see tuned()).
+  /// device the whole grid and a quarter of it. A candidate replaces the default only when it is at least 3 % faster;
+  /// the choices are recorded. Kernels run several times: each writes only buffers it does not read, none of them a
+  /// graph input (the graphs are functional, and plan_memory never lets a kernel's output share bytes with a buffer
+  /// it reads). Later calls are run(). With HIPINDUCTOR_BLOCKS_PER_SM set, only run(). A null `workspace` means the
+  /// runner's own.
   void autotune(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace, void* stream);
-  /// Whether this runner's launches are tuned: by autotune(), or from a record of an earlier one for this device.
+  /// Whether autotune() has run on this runner.
   bool tuned() const { return tuned_; }
   /// Each launched kernel's name and grid (blocks), in launch order.
   std::vector<std::pair<std::string, unsigned>> grids() const;
@@ -124,6 +127,8 @@ class GraphRunner {
     std::vector<unsigned> grids;   ///< autotune's candidates, ascending (grid.x is one of them)
   };
 
+  /// Throws std::invalid_argument for a caller's workspace run() cannot take (missing or misaligned).
+  void check_workspace(void* workspace) const;
   /// Checks the arguments and fills every launch's pointer values for a run.
   void bind(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace);
   void launch_all(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace, void* stream);
