@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -280,32 +281,45 @@ void CodeObjectCache::put(const std::string& key, const std::vector<char>& binar
   enforce_size_cap();
 }
 
+namespace {
+
+/// Rewrites the meta.json of the valid entry `entry` (under its lock, held by the caller) with `change`, when
+/// `change` says it changed something. What loader facts and tuning records share.
+bool update_meta(const std::filesystem::path& entry, const std::function<bool(nlohmann::json&)>& change) {
+  std::string meta_text;
+  if (check_code_object_entry(entry, nullptr, &meta_text).state != EntryState::Valid) return false;
+  nlohmann::json meta = nlohmann::json::parse(meta_text);
+  if (!change(meta)) return false;
+  replace_file_atomically(entry / "meta.json", meta.dump(2) + "\n");
+  return true;
+}
+
+}  // namespace
+
 bool CodeObjectCache::record_loader_facts(const std::string& key, const std::vector<GpuKernelFacts>& facts) {
   if (facts.empty()) return false;
   try {
-    std::filesystem::path entry = entry_path(key);
     FileLock lock = lock_entry(key);
-    std::string meta_text;
-    if (check_code_object_entry(entry, nullptr, &meta_text).state != EntryState::Valid) return false;
-    nlohmann::json meta = nlohmann::json::parse(meta_text);
-    // A code object several graphs share (compile_graphs) is loaded by each for its own kernels: facts add up.
-    nlohmann::json kernels = meta.contains("loader_facts") ? meta["loader_facts"]["kernels"] : nlohmann::json::array();
-    std::set<std::string> known;
-    for (const auto& k : kernels) known.insert(k.value("name", ""));
-    size_t before = kernels.size();
-    for (const GpuKernelFacts& k : facts)
-      if (known.insert(k.name).second)
-        kernels.push_back({{"name", k.name},
-                           {"registers", k.registers},
-                           {"static_shared_bytes", k.static_shared_bytes},
-                           {"local_bytes", k.local_bytes},
-                           {"max_threads_per_block", k.max_threads_per_block}});
-    if (kernels.size() == before) return false;
-    std::string source = meta["target"].get<std::string>().starts_with("sm_") ? "CUDA driver (cuFuncGetAttribute)"
-                                                                              : "HIP runtime (hipFuncGetAttribute)";
-    meta["loader_facts"] = {{"source", source}, {"recorded", utc_timestamp()}, {"kernels", kernels}};
-    replace_file_atomically(entry / "meta.json", meta.dump(2) + "\n");
-    return true;
+    return update_meta(entry_path(key), [&](nlohmann::json& meta) {
+      // A code object several graphs share (compile_graphs) is loaded by each for its own kernels: facts add up.
+      nlohmann::json kernels =
+          meta.contains("loader_facts") ? meta["loader_facts"]["kernels"] : nlohmann::json::array();
+      std::set<std::string> known;
+      for (const auto& k : kernels) known.insert(k.value("name", ""));
+      size_t before = kernels.size();
+      for (const GpuKernelFacts& k : facts)
+        if (known.insert(k.name).second)
+          kernels.push_back({{"name", k.name},
+                             {"registers", k.registers},
+                             {"static_shared_bytes", k.static_shared_bytes},
+                             {"local_bytes", k.local_bytes},
+                             {"max_threads_per_block", k.max_threads_per_block}});
+      if (kernels.size() == before) return false;
+      std::string source = meta["target"].get<std::string>().starts_with("sm_") ? "CUDA driver (cuFuncGetAttribute)"
+                                                                                : "HIP runtime (hipFuncGetAttribute)";
+      meta["loader_facts"] = {{"source", source}, {"recorded", utc_timestamp()}, {"kernels", kernels}};
+      return true;
+    });
   } catch (const std::exception& e) {
     warn_once("loader-facts:" + key, "cannot record loader facts in cache entry " + key + ": " + e.what());
     return false;
@@ -316,20 +330,17 @@ bool CodeObjectCache::record_tuning(const std::string& key, const std::string& d
                                     const std::vector<KernelTuning>& kernels) {
   if (kernels.empty()) return false;
   try {
-    std::filesystem::path entry = entry_path(key);
     FileLock lock = lock_entry(key);
-    std::string meta_text;
-    if (check_code_object_entry(entry, nullptr, &meta_text).state != EntryState::Valid) return false;
-    nlohmann::json meta = nlohmann::json::parse(meta_text);
-    nlohmann::json& mine = meta["tuning"][device];
-    mine["recorded"] = utc_timestamp();
-    for (const KernelTuning& k : kernels) {
-      nlohmann::json ms = nlohmann::json::object();
-      for (const auto& [grid, t] : k.ms) ms[std::to_string(grid)] = t;
-      mine["kernels"][k.kernel] = {{"grid", k.grid}, {"ms", ms}};
-    }
-    replace_file_atomically(entry / "meta.json", meta.dump(2) + "\n");
-    return true;
+    return update_meta(entry_path(key), [&](nlohmann::json& meta) {
+      nlohmann::json& mine = meta["tuning"][device];
+      mine["recorded"] = utc_timestamp();
+      for (const KernelTuning& k : kernels) {
+        nlohmann::json ms = nlohmann::json::object();
+        for (const auto& [grid, t] : k.ms) ms[std::to_string(grid)] = t;
+        mine["kernels"][k.kernel] = {{"grid", k.grid}, {"ms", ms}};
+      }
+      return true;
+    });
   } catch (const std::exception& e) {
     warn_once("tuning:" + key, "cannot record launch tuning in cache entry " + key + ": " + e.what());
     return false;

@@ -252,13 +252,17 @@ def test_repeated_layers_share_one_compile(monkeypatch):
         sources.extend(srcs)
         return real_many(srcs, *a, **k)
 
+    def compile_and_check():
+        with torch.no_grad():
+            torch._dynamo.reset()
+            hipinductor.clear_reports()
+            out = torch.compile(model, backend="hipinductor", options={"use_cache": False})(x)
+            torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
+        (report,) = hipinductor.reports()
+        return report
+
     monkeypatch.setattr(graph_module._C, "compile_many", many)
-    with torch.no_grad():
-        torch._dynamo.reset()
-        hipinductor.clear_reports()
-        out = torch.compile(model, backend="hipinductor", options={"use_cache": False})(x)
-        torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
-    (r,) = hipinductor.reports()
+    r = compile_and_check()
     assert r["segments"] == 5 and r["early_compiles"] == 5, r
     # Segments: layer norm; (gelu, layer norm) x 3, the same three times; gelu.
     assert r["shared_compiles"] == 2 and len(sources) == r["segments"] - 2, (r, len(sources))
@@ -269,12 +273,7 @@ def test_repeated_layers_share_one_compile(monkeypatch):
         raise RuntimeError("injected unit fault")
 
     monkeypatch.setattr(graph_module._C, "compile_many", broken)
-    with torch.no_grad():
-        torch._dynamo.reset()
-        hipinductor.clear_reports()
-        out = torch.compile(model, backend="hipinductor", options={"use_cache": False})(x)
-        torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
-    (r,) = hipinductor.reports()
+    r = compile_and_check()
     # The unit's segments compiled one by one instead; the copies still take their original's result.
     assert r["eager_reason"] is None and r["early_compiles"] == 5 and r["shared_compiles"] == 2, r
 
