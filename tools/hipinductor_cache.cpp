@@ -192,6 +192,30 @@ void print_facts(const json& meta) {
                 k.value("static_shared_bytes", 0), k.value("local_bytes", 0), k.value("max_threads_per_block", 0));
 }
 
+/// The grids autotuning chose (GraphRunner::autotune), per device, with every candidate's time.
+void print_tuning(const json& meta) {
+  if (!meta.contains("tuning") || !meta["tuning"].is_object()) {
+    std::printf("launch tuning    none (autotune off, or not run on a device yet)\n");
+    return;
+  }
+  for (const auto& [device, t] : meta["tuning"].items()) {
+    std::printf("launch tuning    on %s, recorded %s\n", device.c_str(),
+                t.is_object() ? t.value("recorded", "?").c_str() : "?");
+    std::printf("  %-40s %8s  %s\n", "KERNEL", "grid", "candidates (blocks: us per launch)");
+    const json kernels = t.is_object() ? t.value("kernels", json::object()) : json::object();
+    for (const auto& [kernel, k] : kernels.items()) {
+      std::string candidates;
+      const json times = k.is_object() ? k.value("ms", json::object()) : json::object();
+      for (const auto& [blocks, ms] : times.items()) {
+        char us[32];
+        std::snprintf(us, sizeof us, "%.1f", ms.is_number() ? ms.get<double>() * 1000.0 : 0.0);
+        candidates += (candidates.empty() ? "" : ", ") + blocks + ": " + us;
+      }
+      std::printf("  %-40s %8u  %s\n", kernel.c_str(), k.is_object() ? k.value("grid", 0u) : 0u, candidates.c_str());
+    }
+  }
+}
+
 int show(const fs::path& dir, const std::string& prefix, bool as_json) {
   EntryView e = find_entry(dir, prefix);
   EntryCheck check = check_code_object_entry(e.item.path);
@@ -227,6 +251,7 @@ int show(const fs::path& dir, const std::string& prefix, bool as_json) {
   std::printf("created          %s\n", field("created").c_str());
   std::printf("last used        %s\n", timestamp(e.item.last_used).c_str());
   print_facts(m);
+  print_tuning(m);
   return 0;
 }
 

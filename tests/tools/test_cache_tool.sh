@@ -58,6 +58,17 @@ import json, sys
 j = json.load(sys.stdin)
 assert j["status"] == "ok" and j["target"] == "gfx90a" and j["hardware_facts"]["kernels"][0]["vgprs"] > 0, j' ||
   fail "show --json"
+"$tool" show "$cpu" | grep "launch tuning    none" >/dev/null || fail "show: no tuning before autotune"
+python3 - "$HIPINDUCTOR_CACHE_DIR/${cpu:0:2}/$cpu/meta.json" <<'PY' || fail "writing a tuning record"
+import json, sys
+meta = json.load(open(sys.argv[1]))
+meta["tuning"] = {"cpu (test)": {"recorded": "2026-11-30T00:00:00Z", "kernels": {
+    "fused_amax_sub_exp_sum_div_0": {"grid": 8, "ms": {"32": 0.0125, "8": 0.0101}}}}}
+open(sys.argv[1], "w").write(json.dumps(meta))
+PY
+"$tool" show "$cpu" >"$work/show_cpu"
+grep -q "launch tuning    on cpu (test)" "$work/show_cpu" && grep -q "fused_amax_sub_exp_sum_div_0  *8  32: 12.5, 8: 10.1" "$work/show_cpu" ||
+  { cat "$work/show_cpu"; fail "show: launch tuning"; }
 "$tool" source "$cpu" | grep "__global__" >/dev/null || fail "source"
 "$tool" source "$cpu" --json | python3 -c 'import json,sys; assert "__global__" in json.load(sys.stdin)["source"]' ||
   fail "source --json"
