@@ -87,3 +87,14 @@ def test_mlp_with_layernorm_and_gelu_trains_like_eager():
 def test_transformer_block_trains_like_eager():
     torch.manual_seed(0)
     check_training(Block(), torch.randn(2, 8, 32))
+
+
+def test_repeated_layers_share_compiles_in_both_directions_and_train_like_eager():
+    # Four identical layers: their forward segments and their backward segments each share one compile.
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    torch.manual_seed(0)
+    layers = nn.Sequential(*[nn.Sequential(nn.LayerNorm(48), nn.Linear(48, 48), nn.GELU()) for _ in range(4)])
+    check_training(layers, torch.randn(16, 48))
+    shared = {r["name"].split("_")[0]: r["shared_compiles"] for r in hipinductor.reports()}
+    assert shared.get("forward", 0) >= 2 and shared.get("backward", 0) >= 2, hipinductor.reports()
