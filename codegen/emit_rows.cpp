@@ -418,13 +418,20 @@ bool KernelPrinter::emit_row_epilogue(const Computation& c, const Expr& body) {
   return true;
 }
 
+namespace {
+
+/// Whether `c` is a reduction whose (kernel-view) body reduces with `op`.
+bool reduces(const Computation& c, const Expr& body, ReduceOp op) {
+  return c.is_reduction() && body->op == ExprOp::Reduce && body->reduce_op() == op;
+}
+
+}  // namespace
+
 Expr KernelPrinter::online_softmax_value(const Computation& max, const Expr& max_body, const Computation& sum,
                                          const Expr& sum_body, bool* base2) const {
   // max: reduce(max, x); sum: reduce(sum, exp(x - load(max))) or reduce(sum, exp2((x - load(max)) * log2(e))), as
   // the softmax lowering writes it; float, with the same x per element.
-  if (!max.is_reduction() || !sum.is_reduction() || max_body->op != ExprOp::Reduce || sum_body->op != ExprOp::Reduce ||
-      max_body->reduce_op() != ReduceOp::Max || sum_body->reduce_op() != ReduceOp::Sum)
-    return Expr();
+  if (!reduces(max, max_body, ReduceOp::Max) || !reduces(sum, sum_body, ReduceOp::Sum)) return Expr();
   const Expr& x = max_body->args[0];
   const Expr& e = sum_body->args[0];
   if (x->dtype != DType::Float32 || e->dtype != DType::Float32) return Expr();
@@ -443,9 +450,7 @@ Expr KernelPrinter::online_softmax_value(const Computation& max, const Expr& max
 
 Expr KernelPrinter::welford_value(const Computation& sum, const Expr& sum_body, const Computation& sq,
                                   const Expr& sq_body) const {
-  if (!sum.is_reduction() || !sq.is_reduction() || sum_body->op != ExprOp::Reduce || sq_body->op != ExprOp::Reduce ||
-      sum_body->reduce_op() != ReduceOp::Sum || sq_body->reduce_op() != ReduceOp::Sum)
-    return Expr();
+  if (!reduces(sum, sum_body, ReduceOp::Sum) || !reduces(sq, sq_body, ReduceOp::Sum)) return Expr();
   const Expr& x = sum_body->args[0];
   const Expr& e = sq_body->args[0];
   if (x->dtype != DType::Float32 || e->dtype != DType::Float32) return Expr();

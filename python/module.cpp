@@ -134,7 +134,7 @@ class PyCompiledGraph {
     std::lock_guard<std::mutex> lock(mutex_);
     std::unique_ptr<hi::GraphRunner>& runner = runners_[ordinal];
     if (!runner) runner = std::make_unique<hi::GraphRunner>(graph_, device_for(target, ordinal));
-    if (autotune && !runner->tuned())
+    if (autotune)  // tunes on the runner's first call, then runs as run() does
       runner->autotune(in, out, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
     else if (workspace)
       runner->run(in, out, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));

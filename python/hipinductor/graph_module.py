@@ -452,7 +452,6 @@ class CompiledFxGraph:
         if self._symbolic or self.graph_eager_reason is not None:
             return
         import concurrent.futures
-        import json
         import os
         jobs = []
         for seg in (s for s in self.steps if isinstance(s, Segment)):
@@ -478,7 +477,7 @@ class CompiledFxGraph:
             original = first.setdefault((job[3], job[4]), job)
             if original is not job:
                 copies.append((job, original))
-        jobs = [job for job in jobs if first[(job[3], job[4])] is job]
+        jobs = list(first.values())  # the originals, in order
         if not jobs:
             return
         # One compiler call per target for up to _SEGMENTS_PER_UNIT segments (compile_many: one translation unit),
@@ -505,7 +504,6 @@ class CompiledFxGraph:
         pool.shutdown(wait=False)
 
     def _compile_segment(self, seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool):
-        import json
         key = (_layout_key(inputs), aligned)
         cg = seg.compiled.get(key)
         if cg is not None:

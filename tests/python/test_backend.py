@@ -218,22 +218,14 @@ def test_many_segments_compile_in_capped_units_and_a_failing_unit_compiles_apart
         return real_many(sources, *a, **k)
 
     monkeypatch.setattr(graph_module._C, "compile_many", many)
-    torch._dynamo.reset()
-    hipinductor.clear_reports()
-    out = torch.compile(f, backend="hipinductor", options={"use_cache": False})(x, w)
-    torch.testing.assert_close(out, f(x, w))
-    (r,) = hipinductor.reports()
+    r = _compile_uncached_and_check(f, x, w)
     assert sorted(sizes) == [2, 8] and r["segments"] == 10 and r["early_compiles"] == 10
 
     def broken(*a, **k):
         raise RuntimeError("injected unit fault")
 
     monkeypatch.setattr(graph_module._C, "compile_many", broken)
-    torch._dynamo.reset()
-    hipinductor.clear_reports()
-    out = torch.compile(f, backend="hipinductor", options={"use_cache": False})(x, w)
-    torch.testing.assert_close(out, f(x, w))
-    (r,) = hipinductor.reports()
+    r = _compile_uncached_and_check(f, x, w)
     assert r["early_compiles"] == 10 and r["eager_reason"] is None
 
 
@@ -252,17 +244,9 @@ def test_repeated_layers_share_one_compile(monkeypatch):
         sources.extend(srcs)
         return real_many(srcs, *a, **k)
 
-    def compile_and_check():
-        with torch.no_grad():
-            torch._dynamo.reset()
-            hipinductor.clear_reports()
-            out = torch.compile(model, backend="hipinductor", options={"use_cache": False})(x)
-            torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
-        (report,) = hipinductor.reports()
-        return report
-
     monkeypatch.setattr(graph_module._C, "compile_many", many)
-    r = compile_and_check()
+    with torch.no_grad():
+        r = _compile_uncached_and_check(model, x, rtol=1e-5, atol=1e-5)
     assert r["segments"] == 5 and r["early_compiles"] == 5, r
     # Segments: layer norm; (gelu, layer norm) x 3, the same three times; gelu.
     assert r["shared_compiles"] == 2 and len(sources) == r["segments"] - 2, (r, len(sources))
@@ -273,7 +257,8 @@ def test_repeated_layers_share_one_compile(monkeypatch):
         raise RuntimeError("injected unit fault")
 
     monkeypatch.setattr(graph_module._C, "compile_many", broken)
-    r = compile_and_check()
+    with torch.no_grad():
+        r = _compile_uncached_and_check(model, x, rtol=1e-5, atol=1e-5)
     # The unit's segments compiled one by one instead; the copies still take their original's result.
     assert r["eager_reason"] is None and r["early_compiles"] == 5 and r["shared_compiles"] == 2, r
 
@@ -291,6 +276,17 @@ def test_autotune_option_tunes_each_segment_on_its_first_run(tmp_path, monkeypat
     assert graphs and all(cg.launch_grids() for cg in graphs)
     tuned = [json.loads(m.read_text()).get("tuning") for m in tmp_path.rglob("meta.json") if "graphs" not in m.parts]
     assert any(tuned), "no tuning recorded next to the code objects"
+
+
+def _compile_uncached_and_check(fn, *args, **tolerance):
+    """fn compiled afresh without the cache, its result checked against eager (assert_close, with `tolerance`); the
+    graph's one report."""
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    out = torch.compile(fn, backend="hipinductor", options={"use_cache": False})(*args)
+    torch.testing.assert_close(out, fn(*args), **tolerance)
+    (report,) = hipinductor.reports()
+    return report
 
 
 def _segments():

@@ -273,8 +273,16 @@ size_t GraphRunner::workspace_bytes() const {
 }
 
 void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* stream) {
+  launch_all(inputs, outputs, workspace_or_own(nullptr), stream);  // the device's alignment is the kernels' need
+}
+
+void* GraphRunner::workspace_or_own(void* workspace) {
+  if (workspace) {
+    check_workspace(workspace);
+    return workspace;
+  }
   if (workspace_bytes() > 0 && !own_workspace_) own_workspace_ = device_.alloc(workspace_bytes());
-  launch_all(inputs, outputs, own_workspace_, stream);  // the device's alignment is the kernels' need
+  return own_workspace_;
 }
 
 void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace,
@@ -301,12 +309,10 @@ std::vector<std::pair<std::string, unsigned>> GraphRunner::grids() const {
 
 void GraphRunner::autotune(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace,
                            void* stream) {
+  workspace = workspace_or_own(workspace);
   // An explicit grid cap (HIPINDUCTOR_BLOCKS_PER_SM) is the user's choice: nothing to tune then.
   if (tuned_ || std::getenv("HIPINDUCTOR_BLOCKS_PER_SM")) {
-    if (workspace)
-      run(inputs, outputs, workspace, stream);
-    else
-      run(inputs, outputs, stream);
+    launch_all(inputs, outputs, workspace, stream);
     return;
   }
   // What an earlier tuning on this device chose, recorded next to the code object (a code object several segments
@@ -314,12 +320,6 @@ void GraphRunner::autotune(const std::vector<void*>& inputs, const std::vector<v
   std::map<std::string, unsigned> recorded;
   if (!graph_->cache_key.empty() && !graph_->cache_dir.empty())
     recorded = CodeObjectCache(graph_->cache_dir).tuned_grids(graph_->cache_key, device_.name());
-  if (workspace) {
-    check_workspace(workspace);
-  } else if (workspace_bytes() > 0) {
-    if (!own_workspace_) own_workspace_ = device_.alloc(workspace_bytes());
-    workspace = own_workspace_;
-  }
   bind(inputs, outputs, workspace);
   // Each candidate is timed by the device's events around one launch, with the caches flushed before it (256 MB
   // overwritten, as Triton's do_bench does): a kernel rerun on what its last run left in L2 favours grids that the

@@ -100,8 +100,6 @@ class GraphRunner {
   /// it reads). Later calls are run(). With HIPINDUCTOR_BLOCKS_PER_SM set, only run(). A null `workspace` means the
   /// runner's own.
   void autotune(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace, void* stream);
-  /// Whether autotune() has run on this runner.
-  bool tuned() const { return tuned_; }
   /// Each launched kernel's name and grid (blocks), in launch order.
   std::vector<std::pair<std::string, unsigned>> grids() const;
 
@@ -129,6 +127,8 @@ class GraphRunner {
 
   /// Throws std::invalid_argument for a caller's workspace run() cannot take (missing or misaligned).
   void check_workspace(void* workspace) const;
+  /// The caller's workspace, checked, or (null) the runner's own, allocated on first need.
+  void* workspace_or_own(void* workspace);
   /// Checks the arguments and fills every launch's pointer values for a run.
   void bind(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace);
   void launch_all(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace, void* stream);
