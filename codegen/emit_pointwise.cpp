@@ -103,7 +103,8 @@ void KernelPrinter::emit_pointwise_elements() {
   for (int ci : k_.computations) {
     const Computation& c = p_.computations[ci];
     Expr body = kernel_body(c);
-    store(c, expr(body), body->dtype, kernel_store_index(c));
+    const Expr& source = store_source(body, p_.buffers[c.buffer].dtype);
+    store(c, expr(source), source->dtype, kernel_store_index(c));
   }
 }
 
@@ -203,9 +204,9 @@ void KernelPrinter::emit_pointwise() {
     local_value_[c.buffer] = name;
     if (is_local(c.buffer)) continue;
     if (!store_arrays[n_c].empty())
-      line(store_arrays[n_c] + "[q] = " + store_value(name, b.dtype) + ";");
+      line(store_arrays[n_c] + "[q] = " + stored(bodies[n_c], b.dtype) + ";");
     else
-      line(param_name(c.buffer) + "[" + index(stores[n_c]) + "] = " + store_value(name, b.dtype) + ";");
+      line(param_name(c.buffer) + "[" + index(stores[n_c]) + "] = " + stored(bodies[n_c], b.dtype) + ";");
   }
   if (ragged) close();
   close();

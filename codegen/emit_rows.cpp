@@ -211,10 +211,10 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
       std::string name = "v_" + b.name;
       line("const " + value_type(b.dtype) + " " + name + " = " + convert(value, body->dtype, b.dtype) + ";");
       if (!kept.empty()) line(kept + "[q] = " + name + ";");
-      if (contiguous) line(st + "[q] = " + store_value(name, b.dtype) + ";");
+      if (contiguous) line(st + "[q] = " + stored(body, b.dtype) + ";");
       else if (!is_local(c.buffer))
         line((store_ok.empty() ? "" : "if (" + store_ok + ") ") + param_name(c.buffer) + "[" + index(stores[n_c]) +
-             "] = " + store_value(name, b.dtype) + ";");
+             "] = " + stored(body, b.dtype) + ";");
       save_cached(n_c);
       close_values();
       close();
@@ -392,9 +392,10 @@ void KernelPrinter::emit_row_loop() {
       columns(n, &c, [&](bool scalar, const std::string& st) {
         const Expr& e = view(scalar, n);
         if (st.empty()) {
-          store(c, expr(e), e->dtype, scalar ? scalar_stores[n] : stores[n]);
+          const Expr& source = store_source(e, b.dtype);
+          store(c, expr(source), source->dtype, scalar ? scalar_stores[n] : stores[n]);
         } else {
-          line(st + "[j] = " + store_value(convert(expr(e), e->dtype, b.dtype), b.dtype) + ";");
+          line(st + "[j] = " + stored(e, b.dtype) + ";");
         }
       });
       continue;

@@ -202,14 +202,13 @@ void KernelPrinter::collect_params() {
 
 void KernelPrinter::store(const Computation& c, const std::string& value, DType value_dtype, const Index& where) {
   const Buffer& b = p_.buffers[c.buffer];
-  std::string v = convert(value, value_dtype, b.dtype);
   if (is_local(c.buffer)) {
     std::string name = "v_" + b.name;
-    line("const " + value_type(b.dtype) + " " + name + " = " + v + ";");
+    line("const " + value_type(b.dtype) + " " + name + " = " + convert(value, value_dtype, b.dtype) + ";");
     local_value_[c.buffer] = name;
     return;
   }
-  line(param_name(c.buffer) + "[" + index(where) + "] = " + store_value(v, b.dtype) + ";");
+  line(param_name(c.buffer) + "[" + index(where) + "] = " + stored(value, value_dtype, b.dtype) + ";");
 }
 
 std::vector<std::pair<Index, DType>> KernelPrinter::accesses() const {

@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_gelu_0(const hi_bfloat16
       const float t1 = hi_gelu_tanh(t0);
       const float t2 = hi_round_bf16((float)(t1));
       const float v_out0 = t2;
-      st1[q] = hi_make_bf16(v_out0);
+      st1[q] = hi_make_bf16(t1);
     }
     #pragma unroll
     for (int e = 0; e < 2; ++e) {

@@ -64,7 +64,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_var_mean_sub_add_rsqrt_m
         const float t7 = t6 * ld3[q];
         const float t8 = t7 + ld4[q];
         const float v_out0 = t8;
-        st2[q] = v_out0;
+        st2[q] = t8;
       }
     }
     #pragma unroll

@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_native_layer_norm_gelu_a
         const float t9 = hi_gelu_tanh(t8);
         const float t10 = t9 + ld0[q];
         const float v_out0 = t10;
-        st2[q] = v_out0;
+        st2[q] = t10;
       }
     }
     #pragma unroll

@@ -34,8 +34,7 @@ extern "C" __global__ void __launch_bounds__(1024) fused_log_softmax_0(const hi_
       const float t5 = t4 - v_buf0;
       const float t6 = hi_log(v_buf1);
       const float t7 = t5 - t6;
-      const float t8 = hi_round_bf16((float)(t7));
-      out_ptr3[col + row*50257] = hi_make_bf16(t8);
+      out_ptr3[col + row*50257] = hi_make_bf16(t7);
     }
     for (int cg = threadIdx.x; cg < ngroups; cg += 1024) {
       hi_bfloat16 ld1[8];
@@ -43,12 +42,11 @@ extern "C" __global__ void __launch_bounds__(1024) fused_log_softmax_0(const hi_
       hi_bfloat16 st2[8];
       #pragma unroll
       for (int j = 0; j < 8; ++j) {
-        const float t9 = (float)(hi_to_float(ld1[j]));
-        const float t10 = t9 - v_buf0;
-        const float t11 = hi_log(v_buf1);
-        const float t12 = t10 - t11;
-        const float t13 = hi_round_bf16((float)(t12));
-        st2[j] = hi_make_bf16(t13);
+        const float t8 = (float)(hi_to_float(ld1[j]));
+        const float t9 = t8 - v_buf0;
+        const float t10 = hi_log(v_buf1);
+        const float t11 = t9 - t10;
+        st2[j] = hi_make_bf16(t11);
       }
       hi_store_vec<8>(out_ptr3 + (cg*8 + head + row*50257), st2);
     }

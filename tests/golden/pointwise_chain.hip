@@ -26,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_mul_add_relu_sigmoid_exp
       const float t8 = hi_sqrt(t7);
       const float t9 = -t8;
       const float v_out0 = t9;
-      st1[q] = v_out0;
+      st1[q] = t9;
     }
     #pragma unroll
     for (int e = 0; e < 2; ++e) {

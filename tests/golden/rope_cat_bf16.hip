@@ -41,7 +41,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_mul_slice_neg_cat_add_0(
       const float t17 = t4 + t16;
       const float t18 = hi_round_bf16((float)(t17));
       const float v_out0 = t18;
-      st4[q] = hi_make_bf16(v_out0);
+      st4[q] = hi_make_bf16(t17);
     }
     #pragma unroll
     for (int e = 0; e < 1; ++e) {

@@ -55,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_amax_sub_exp_sum_div_0(c
         if (cg < 250) {
           const float t2 = cv1[q] * (1.0f / v_buf1);
           const float v_out0 = t2;
-          st2[q] = v_out0;
+          st2[q] = t2;
         }
       }
     }

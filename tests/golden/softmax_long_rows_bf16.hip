@@ -30,8 +30,7 @@ extern "C" __global__ void __launch_bounds__(1024) fused_softmax_0(const hi_bflo
         const float t3 = t2 * 1.44269504f;
         const float t4 = hi_exp2(t3);
         const float t5 = t4 * (1.0f / v_buf1);
-        const float t6 = hi_round_bf16((float)(t5));
-        st2[j] = hi_make_bf16(t6);
+        st2[j] = hi_make_bf16(t5);
       }
       hi_store_vec<8>(out_ptr3 + (cg*8 + row*65536), st2);
     }
