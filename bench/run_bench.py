@@ -256,6 +256,10 @@ def main():
     hip_cache = tempfile.mkdtemp(prefix="hipinductor-bench-cache-")
     os.environ["HIPINDUCTOR_CACHE_DIR"] = hip_cache          # cold: empty caches for both compilers
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor-bench-cache-"))
+    # NVRTC 12.9+ keeps its own cache of compiled programs in the CUDA driver's compute cache: a graph compiled on
+    # this machine before (an earlier run, a test) would come back from it in a small fraction of a cold compile's time. An
+    # empty one, set before CUDA starts, keeps the cold numbers cold (the warm-start children inherit it).
+    os.environ["CUDA_CACHE_PATH"] = tempfile.mkdtemp(prefix="cuda-compute-cache-")
     names = args.cases.split(",") if args.cases else list(MICRO) + list(MODELS)
     copy_gbps = copy_bandwidth()
     results = {"gpu": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),

@@ -483,11 +483,7 @@ class CompiledFxGraph:
         # One compiler call per target for up to _SEGMENTS_PER_UNIT segments (compile_many: one translation unit),
         # in threads of this graph's own that end with it; _C.compile_many releases the GIL. A unit's segments each
         # load all of it, hence the cap. A failure leaves each segment to compile (and report) on its own.
-        by_target: dict = {}
-        for job in jobs:
-            by_target.setdefault(job[3], []).append(job)
-        units = [group[k:k + _SEGMENTS_PER_UNIT] for group in by_target.values()
-                 for k in range(0, len(group), _SEGMENTS_PER_UNIT)]
+        units = _units(jobs, target_of=lambda job: job[3])
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(len(units), max(2, min(8, os.cpu_count() or 2))),
                                                      thread_name_prefix="hipinductor-compile")
         for unit in units:
@@ -844,6 +840,26 @@ _MAX_FAST_PATHS = 8
 
 
 _SEGMENTS_PER_UNIT = 8
+# NVRTC compiles units of one process concurrently, at ~40 ms of fixed cost per call: a graph's segments spread over
+# up to 4 units compile in parallel threads (GPT block, fresh sources on the H200 host: 4 units 212 ms, one unit 238 ms,
+# both with -split-compile; LLaMA block 159 vs 224 ms). HIPRTC's fixed cost per call is ~0.5 s, so AMD targets (and
+# the host compiler) keep one unit per _SEGMENTS_PER_UNIT segments.
+_NVRTC_UNITS = 4
+
+
+def _units(jobs: list, target_of) -> list[list]:
+    """`jobs` in compile units: per target, in order, _NVRTC_UNITS of them on NVIDIA targets (none larger than
+    _SEGMENTS_PER_UNIT), else units of _SEGMENTS_PER_UNIT."""
+    by_target: dict = {}
+    for job in jobs:
+        by_target.setdefault(target_of(job), []).append(job)
+    units = []
+    for target, group in by_target.items():
+        per_unit = _SEGMENTS_PER_UNIT
+        if target.startswith("sm_"):
+            per_unit = min(per_unit, -(-len(group) // _NVRTC_UNITS))
+        units += [group[k:k + per_unit] for k in range(0, len(group), per_unit)]
+    return units
 
 
 def _compile_group(sources, target, names, futures, debug_dir, use_cache) -> None:

@@ -229,6 +229,28 @@ def test_many_segments_compile_in_capped_units_and_a_failing_unit_compiles_apart
     assert r["early_compiles"] == 10 and r["eager_reason"] is None
 
 
+def test_compile_units_per_target():
+    # NVIDIA targets spread a graph's segments over up to 4 units that compile in parallel (NVRTC compiles
+    # concurrently at a small fixed cost per call); HIPRTC and the host compiler pay ~0.5 s per call, so other
+    # targets fill units of 8. Units keep the segments' order and never exceed 8.
+    from hipinductor.graph_module import _units
+
+    def sizes(target, n):
+        units = _units([(target, i) for i in range(n)], target_of=lambda job: job[0])
+        assert [i for u in units for _, i in u] == list(range(n))
+        return [len(u) for u in units]
+
+    assert sizes("sm_90", 1) == [1]
+    assert sizes("sm_90", 3) == [1, 1, 1]
+    assert sizes("sm_90", 8) == [2, 2, 2, 2]
+    assert sizes("sm_90", 10) == [3, 3, 3, 1]
+    assert sizes("sm_90", 40) == [8, 8, 8, 8, 8]
+    assert sizes("gfx942:sramecc+:xnack-", 10) == [8, 2]
+    assert sizes("cpu", 8) == [8]
+    mixed = _units([("sm_90", 0), ("cpu", 1), ("sm_90", 2)], target_of=lambda job: job[0])
+    assert [[i for _, i in u] for u in mixed] == [[0], [2], [1]]
+
+
 def test_repeated_layers_share_one_compile(monkeypatch):
     # Segments that differ only in node names (a model's repeated layers) take the first one's compiled graph: one
     # compile and one module for all of them, also when their unit's compile fails and its segments compile apart.
