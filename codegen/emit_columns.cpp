@@ -69,8 +69,7 @@ void KernelPrinter::emit_column_reduction() {
     if (contiguous) line(storage_type(b.dtype) + " " + st + "[" + vs + "];");
     line("#pragma unroll");
     open("for (int j = 0; j < " + vs + "; ++j)");
-    std::string value = convert(acc + "[j]" + a.result_suffix, a.result_dtype, b.dtype);
-    if (contiguous) line(st + "[j] = " + store_value(value, b.dtype) + ";");
+    if (contiguous) line(st + "[j] = " + stored(acc + "[j]" + a.result_suffix, a.result_dtype, b.dtype) + ";");
     else store(c, acc + "[j]" + a.result_suffix, a.result_dtype, where);
     close();
     if (contiguous) {
@@ -139,7 +138,7 @@ void KernelPrinter::emit_column_slices(int64_t outputs, int ty_count) {
     local_value_[c.buffer] = name;
     if (!is_local(c.buffer))
       line("if (" + std::string(ragged ? "ty == 0 && i0 + tx < " + ns : "ty == 0") + ") " + param_name(c.buffer) + "[" +
-           index(kernel_store_index(c)) + "] = " + store_value(name, b.dtype) + ";");
+           index(kernel_store_index(c)) + "] = " + stored(acc + a.result_suffix, a.result_dtype, b.dtype) + ";");
   }
   // The next outputs' slices reuse shared memory only after every thread has read these.
   line("__syncthreads();");

@@ -103,8 +103,7 @@ void KernelPrinter::emit_pointwise_elements() {
   for (int ci : k_.computations) {
     const Computation& c = p_.computations[ci];
     Expr body = kernel_body(c);
-    const Expr& source = store_source(body, p_.buffers[c.buffer].dtype);
-    store(c, expr(source), source->dtype, kernel_store_index(c));
+    store(c, body, kernel_store_index(c));
   }
 }
 

@@ -392,8 +392,7 @@ void KernelPrinter::emit_row_loop() {
       columns(n, &c, [&](bool scalar, const std::string& st) {
         const Expr& e = view(scalar, n);
         if (st.empty()) {
-          const Expr& source = store_source(e, b.dtype);
-          store(c, expr(source), source->dtype, scalar ? scalar_stores[n] : stores[n]);
+          store(c, e, scalar ? scalar_stores[n] : stores[n]);
         } else {
           line(st + "[j] = " + stored(e, b.dtype) + ";");
         }

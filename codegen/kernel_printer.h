@@ -180,8 +180,9 @@ class KernelPrinter {
   std::string expr(const Expr& e);
   std::string compute(const Expr& e);
   /// Stores into bf16/f16 buffers round once. A float value is stored as is (hi_make_bf16 rounds it as a cast
-  /// would), and a cast of a float to the buffer's dtype is stored from the float it rounds: the cast's value is
-  /// then dead, and the conversion back and forth it costs is gone (2 of gelu's ~30 instructions per element).
+  /// would: rounding twice gives what rounding once does), and a cast of a float to the buffer's dtype is stored
+  /// from the float it rounds. Unless something else reads the cast's value, the compiler then drops it, and with
+  /// it a conversion there and back (2 of gelu's ~30 instructions per element).
   static bool narrow_float(DType t) { return t == DType::BFloat16 || t == DType::Float16; }
   static const Expr& store_source(const Expr& e, DType to) {
     bool rounding = narrow_float(to) && e->op == ExprOp::Cast && e->dtype == to && e->args[0]->dtype == DType::Float32;
@@ -326,6 +327,11 @@ class KernelPrinter {
   Expr welford_value(const Computation& sum, const Expr& sum_body, const Computation& sq, const Expr& sq_body) const;
   /// Stores computation `c` (body already substituted) into its buffer, or keeps it in a register if local.
   void store(const Computation& c, const std::string& value, DType value_dtype, const Index& where);
+  /// The same for the value of `e`, a cast that rounds a float to the buffer's dtype stored from the float.
+  void store(const Computation& c, const Expr& e, const Index& where) {
+    const Expr& source = store_source(e, p_.buffers[c.buffer].dtype);
+    store(c, expr(source), source->dtype, where);
+  }
   Expr kernel_body(const Computation& c) {
     return substitute_vars(c.body, kernel_var_map(c, k_), ranges_);
   }

@@ -480,9 +480,9 @@ class CompiledFxGraph:
         jobs = list(first.values())  # the originals, in order
         if not jobs:
             return
-        # One compiler call per target for up to _SEGMENTS_PER_UNIT segments (compile_many: one translation unit),
-        # in threads of this graph's own that end with it; _C.compile_many releases the GIL. A unit's segments each
-        # load all of it, hence the cap. A failure leaves each segment to compile (and report) on its own.
+        # Compile units (one compiler call, one translation unit each; see _units), in threads of this graph's own
+        # that end with it; _C.compile_many releases the GIL. A unit's segments each load all of it, hence units of
+        # at most _SEGMENTS_PER_UNIT. A failure leaves each segment to compile (and report) on its own.
         units = _units(jobs, target_of=lambda job: job[3])
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(len(units), max(2, min(8, os.cpu_count() or 2))),
                                                      thread_name_prefix="hipinductor-compile")
@@ -841,15 +841,15 @@ _MAX_FAST_PATHS = 8
 
 _SEGMENTS_PER_UNIT = 8
 # NVRTC compiles units of one process concurrently, at ~40 ms of fixed cost per call: a graph's segments spread over
-# up to 4 units compile in parallel threads (GPT block, fresh sources on the H200 host: 4 units 212 ms, one unit 238 ms,
+# 4 units compile in parallel threads (GPT block, fresh sources on the H200 host: 4 units 212 ms, one unit 238 ms,
 # both with -split-compile; LLaMA block 159 vs 224 ms). HIPRTC's fixed cost per call is ~0.5 s, so AMD targets (and
 # the host compiler) keep one unit per _SEGMENTS_PER_UNIT segments.
 _NVRTC_UNITS = 4
 
 
 def _units(jobs: list, target_of) -> list[list]:
-    """`jobs` in compile units: per target, in order, _NVRTC_UNITS of them on NVIDIA targets (none larger than
-    _SEGMENTS_PER_UNIT), else units of _SEGMENTS_PER_UNIT."""
+    """`jobs` in compile units, per target and in order: on NVIDIA targets spread over _NVRTC_UNITS units (more past
+    4 x _SEGMENTS_PER_UNIT jobs, since no unit holds more), elsewhere units of _SEGMENTS_PER_UNIT."""
     by_target: dict = {}
     for job in jobs:
         by_target.setdefault(target_of(job), []).append(job)

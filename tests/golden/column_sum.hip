@@ -18,7 +18,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_sum_0(const float* __res
     acc_out0 = smem_out0[0][tx];
     for (int y = 1; y < 8; ++y) acc_out0 = hi_sum_op::combine(acc_out0, smem_out0[y][tx]);
     const float v_out0 = acc_out0;
-    if (ty == 0) out_ptr1[i] = v_out0;
+    if (ty == 0) out_ptr1[i] = acc_out0;
     __syncthreads();
   }
 }

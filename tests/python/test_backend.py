@@ -229,6 +229,27 @@ def test_many_segments_compile_in_capped_units_and_a_failing_unit_compiles_apart
     assert r["early_compiles"] == 10 and r["eager_reason"] is None
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_narrow_stores_round_once_bit_for_bit(dtype):
+    # A float computed in a kernel and cast to bf16/f16 is stored from the float (the store rounds it once); the
+    # cast's rounded value still feeds what reads it later. Single IEEE operations only, so that eager's bits are
+    # the only right answer, in pointwise and row kernels.
+    def f(x, w):
+        y = (x * 3).to(dtype)                                # stored from the float
+        z = (y.float() + 0.3).to(dtype)                      # reads the rounded y
+        n = (x - x.amax(-1, keepdim=True)).to(dtype)         # a row kernel
+        return y, z, n, (n.float() * w).to(dtype)            # reads the rounded n
+
+    x, w = torch.randn(33, 257) * 50, torch.randn(257)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    got = torch.compile(f, backend="hipinductor", options={"use_cache": False})(x, w)
+    (report,) = hipinductor.reports()
+    assert report["kernels"] >= 1 and not report["fallback_ops"], report
+    for g, e in zip(got, f(x, w)):
+        assert g.dtype == dtype and torch.equal(g.view(torch.int16), e.view(torch.int16))
+
+
 def test_compile_units_per_target():
     # NVIDIA targets spread a graph's segments over up to 4 units that compile in parallel (NVRTC compiles
     # concurrently at a small fixed cost per call); HIPRTC and the host compiler pay ~0.5 s per call, so other

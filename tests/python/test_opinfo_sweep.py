@@ -19,3 +19,24 @@ def test_opinfo_sweep_matches_eager(tmp_path):
     summary = [line for line in p.stdout.splitlines() if line.startswith("opinfo sweep:")]
     assert summary, p.stderr[-3000:]
     assert p.returncode == 0, summary[-1]
+
+
+def test_sweep_skips_families_by_word_not_by_fragment():
+    # "lu" (the factorization) once skipped gelu, silu, relu and every other name containing the letters.
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.join(repo, "tools"))
+    try:
+        import opinfo_sweep
+    finally:
+        sys.path.pop(0)
+
+    class Op:
+        def __init__(self, name):
+            self.name = name
+
+    kept = ["nn.functional.gelu", "nn.functional.silu", "nn.functional.relu", "nn.functional.glu", "column_stack",
+            "kthvalue", "detach", "nn.functional.normalize", "softmax"]
+    skipped = ["lu", "lu_solve", "lu_unpack", "linalg.lu_factor", "det", "normal", "randn", "nn.functional.dropout",
+               "nn.functional.rrelu", "_softmax_backward_data"]
+    assert [n for n in kept if opinfo_sweep.skipped_family(Op(n))] == []
+    assert [n for n in skipped if not opinfo_sweep.skipped_family(Op(n))] == []

@@ -243,6 +243,24 @@ def test_vector_paths_match_eager_on_odd_sizes_and_offsets(dtype):
 
 
 @gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gelu_tanh_on_gpu_matches_eager_at_the_edges(dtype):
+    # The GPU's float gelu(tanh) is x * sigmoid(2u) with the fast exponential and division: eager's values at
+    # +-inf, NaN, +-0, the saturated tails and everywhere between, within OpInfo's default float32 tolerances.
+    import hipinductor  # noqa: F401 - registers the backend
+
+    special = torch.tensor([float("inf"), float("-inf"), float("nan"), 0.0, -0.0, -1e4, -88.0, -30.0, -9.5, -5.0,
+                            1e-30, -1e-30, 5.0, 30.0, 1e4], device="cuda")
+    x = torch.cat([special, torch.linspace(-12, 12, 40001, device="cuda")]).to(dtype)
+    torch._dynamo.reset()
+    got = torch.compile(lambda a: torch.nn.functional.gelu(a, approximate="tanh"), backend="hipinductor")(x)
+    want = torch.nn.functional.gelu(x, approximate="tanh")
+    tol = dict(rtol=1.3e-6, atol=1e-5) if dtype == torch.float32 else dict(rtol=1.6e-2, atol=1e-5)
+    torch.testing.assert_close(got, want, equal_nan=True, **tol)
+    assert torch.equal(torch.signbit(got[:5]), torch.signbit(want[:5]))  # -0 stays -0
+
+
+@gpu
 def test_kernel_facts_after_a_run():
     import hipinductor
 
