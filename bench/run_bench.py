@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """hipinductor benchmark (not a test): eager vs torch.compile default (Inductor) vs hipinductor, in one run, on one GPU.
 
-Per case: ms (triton.testing.do_bench, else CUDA events; best of 3 interleaved rounds), achieved GB/s and % of the device-to-device copy bandwidth
-measured in the same run, cold compile time (empty caches) and warm start (a new process, caches hit: time from
-torch.compile to the first result, per compiled graph, after one eager run of the case in that process). Cases as in ../shared/anchors: eight memory-bound kernels,
-and model blocks written with torch.nn (MLP with LayerNorm+GELU, a GPT-style block, a LLaMA-style block with
-RMSNorm+SwiGLU+RoPE), bf16 inference.
+Per case: ms (triton.testing.do_bench, else CUDA events; best of 3 interleaved rounds), achieved GB/s and % of the
+device-to-device copy bandwidth measured in the same run, cold compile time (empty caches) and warm start (a new
+process, caches hit: time from torch.compile to the first result, per compiled graph, after one eager run of the case
+in that process). Cases as in ../shared/anchors: eight memory-bound kernels, and model blocks written with torch.nn
+(MLP with LayerNorm+GELU, a GPT-style block, a LLaMA-style block with RMSNorm+SwiGLU+RoPE), bf16 inference.
 
     python3 bench/run_bench.py [--cases softmax_f32_8kx8k,...] [--out bench/results/h200-DATE.json] [--no-warm]
 """
@@ -263,8 +263,8 @@ def main():
     os.environ["HIPINDUCTOR_CACHE_DIR"] = hip_cache          # cold: empty caches for both compilers
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor-bench-cache-"))
     # NVRTC 12.9+ keeps its own cache of compiled programs in the CUDA driver's compute cache: a graph compiled on
-    # this machine before (an earlier run, a test) would come back from it in a small fraction of a cold compile's time. An
-    # empty one, set before CUDA starts, keeps the cold numbers cold (the warm-start children inherit it).
+    # this machine before (an earlier run, a test) would come back from it in a small fraction of a cold compile's
+    # time. An empty one, set before CUDA starts, keeps the cold numbers cold (the warm-start children inherit it).
     os.environ["CUDA_CACHE_PATH"] = tempfile.mkdtemp(prefix="cuda-compute-cache-")
     names = args.cases.split(",") if args.cases else list(MICRO) + list(MODELS)
     copy_gbps = copy_bandwidth()

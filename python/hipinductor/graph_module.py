@@ -21,7 +21,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import torch
 import torch.fx as fx
@@ -464,7 +464,7 @@ class CompiledFxGraph:
                 if target is None:
                     continue
                 graph = self._segment_json(seg, metas, {}, aligned=True)
-                job = (seg, key, json.dumps(graph), target, _without_names(graph))
+                job = _CompileJob(seg, key, json.dumps(graph), target, _without_names(graph))
             except Exception:  # noqa: BLE001 - only a head start; the call compiles (and reports) for real
                 continue
             jobs.append(job)
@@ -474,7 +474,7 @@ class CompiledFxGraph:
         first: dict = {}
         copies = []
         for job in jobs:
-            original = first.setdefault((job[3], job[4]), job)
+            original = first.setdefault((job.target, job.shape), job)
             if original is not job:
                 copies.append((job, original))
         jobs = list(first.values())  # the originals, in order
@@ -483,20 +483,20 @@ class CompiledFxGraph:
         # Compile units (one compiler call, one translation unit each; see _units), in threads of this graph's own
         # that end with it; _C.compile_many releases the GIL. A unit's segments each load all of it, hence units of
         # at most _SEGMENTS_PER_UNIT. A failure leaves each segment to compile (and report) on its own.
-        units = _units(jobs, target_of=lambda job: job[3])
+        units = _units(jobs, target_of=lambda job: job.target)
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(len(units), max(2, min(8, os.cpu_count() or 2))),
                                                      thread_name_prefix="hipinductor-compile")
         for unit in units:
             futures = [concurrent.futures.Future() for _ in unit]
-            for (seg, key, *_), future in zip(unit, futures):
-                seg.pending[key] = future
-            names = [f"{self.name}_s{self.steps.index(seg)}" for seg, *_ in unit]
-            pool.submit(_compile_group, [job[2] for job in unit], unit[0][3], names, futures,
+            for job, future in zip(unit, futures):
+                job.seg.pending[job.key] = future
+            names = [f"{self.name}_s{self.steps.index(job.seg)}" for job in unit]
+            pool.submit(_compile_group, [job.source for job in unit], unit[0].target, names, futures,
                         self.options.debug_dir, self.options.use_cache)
-        for (seg, key, *_), (original, original_key, *_) in copies:
+        for copy, original in copies:
             future = concurrent.futures.Future()
-            seg.pending[key] = future
-            original.pending[original_key].add_done_callback(functools.partial(_share_result, future))
+            copy.seg.pending[copy.key] = future
+            original.seg.pending[original.key].add_done_callback(functools.partial(_share_result, future))
         pool.shutdown(wait=False)
 
     def _compile_segment(self, seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool):
@@ -837,6 +837,15 @@ class _Build:
 
 
 _MAX_FAST_PATHS = 8
+
+
+class _CompileJob(NamedTuple):
+    """A segment's early compile: its layout key, graph JSON, target, and the JSON without node names (`shape`)."""
+    seg: "Segment"
+    key: tuple
+    source: str
+    target: str
+    shape: str
 
 
 _SEGMENTS_PER_UNIT = 8
