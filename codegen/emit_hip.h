@@ -32,6 +32,9 @@ struct EmittedKernel {
   Index grid;              ///< blocks (x); may contain size symbols
   int block = 256;         ///< threads per block (x)
   bool needs_sync = false; ///< uses __syncthreads or warp shuffles (the cpu device then runs threads as fibers)
+  /// Launch every block of `grid` rather than capping it at a few waves of resident blocks (GraphRunner): pointwise
+  /// kernels and plain row reductions, whose blocks are short and even.
+  bool whole_grid = false;
 };
 
 struct EmittedModule {

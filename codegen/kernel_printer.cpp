@@ -311,9 +311,11 @@ std::string KernelPrinter::load_hint(int buffer, const Index& base) const {
   if (k_.kind == KernelKind::ColumnReduction) return "HI_EVICT_FIRST";
   std::vector<std::string> vars = free_vars(base);
   if (std::find(vars.begin(), vars.end(), "row") == vars.end()) return "HI_EVICT_LAST";
-  // Rows held in registers are read once, as Inductor's persistent reductions: no hint (on the H200 evict-first
-  // made softmax and the norms 2-4 % slower). Row loops read a buffer again in each phase that uses it.
-  if (persistent_rows_) return "";
+  // Rows held in registers are read once, as Inductor's persistent reductions: no hint where the kernel writes rows
+  // too (on the H200 evict-first made softmax and the norms 2-4 % slower, bf16 softmax 40 % under do_bench's dirty
+  // L2), evict-first where it writes one value per row (see persistent_rows). Row loops read a buffer again in each
+  // phase that uses it.
+  if (persistent_rows_) return streamed_rows_ ? "HI_EVICT_FIRST" : "";
   int readers = 0;
   for (int ci : k_.computations) readers += reads_buffer(p_.computations[ci].body, buffer);
   return readers > 1 ? "HI_EVICT_LAST" : "HI_EVICT_FIRST";
@@ -357,11 +359,13 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
   collect_params();
   switch (k_.kind) {
     case KernelKind::Pointwise:
+      ek.whole_grid = true;
       block_ = kMaxBlock;
       emit_pointwise();
       break;
     case KernelKind::RowReduction: {
       if (auto plan = persistent_rows()) {
+        ek.whole_grid = plan->reads_only;
         block_ = plan->threads * plan->rows_per_block;
         emit_row_persistent(*plan);
         grid_ = Index(ceil_div(plan->rows, plan->rows_per_block));

@@ -144,6 +144,7 @@ struct PersistentRows {
   int groups = 1;           ///< E: vector groups per thread
   int rows_per_block = 1;   ///< rows sharing a block (T < warp) or 1
   int64_t rows = 0, length = 0;
+  bool reads_only = false;  ///< no output has a row's elements (a plain reduction): rows are streamed through once
 };
 
 /// The shift s of exp(s), or of exp2(s * c) with a constant c > 0 (*scale = c; 0 for exp); null for other values.
@@ -235,6 +236,9 @@ class KernelPrinter {
   void emit_row_loop();
   void emit_row_persistent(const PersistentRows& plan);
   std::optional<PersistentRows> persistent_rows() const;
+  /// Whether a computation of this row kernel stores a row's elements (softmax's output, a norm's), rather than
+  /// one value per row.
+  bool writes_rows() const;
   /// Loads and stores of this kernel's computations as (index over the kernel's variables, element dtype).
   std::vector<std::pair<Index, DType>> accesses() const;
   /// The widest V (8, 4, 2) that gives the most contiguous accesses when `var` = g*V + j, or 1 when none is
@@ -368,6 +372,7 @@ class KernelPrinter {
   }
   /// Row kernels: whether the rows stay in registers (read once) rather than being streamed per phase.
   bool persistent_rows_ = false;
+  bool streamed_rows_ = false;  ///< persistent rows of a kernel that writes none (PersistentRows::reads_only)
   /// Column kernels: whether emit_column_slices (which needs __syncthreads) printed this one.
   bool column_slices_used_ = false;
 };

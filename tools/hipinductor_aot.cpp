@@ -60,7 +60,7 @@ json kernel_json(const CompiledGraph& g, const EmittedKernel& k) {
     params.push_back(jp);
   }
   return {{"name", k.name}, {"kind", kernel_kind_name(k.kind)}, {"grid", k.grid.str()}, {"block", k.block},
-          {"needs_sync", k.needs_sync}, {"params", params}};
+          {"needs_sync", k.needs_sync}, {"whole_grid", k.whole_grid}, {"params", params}};
 }
 
 int run(const std::string& graph_path, const std::vector<std::string>& archs, const fs::path& out_dir) {

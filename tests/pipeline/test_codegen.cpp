@@ -102,6 +102,42 @@ TEST(Codegen, LoadsCarryInductorsEvictionHints) {
   EXPECT_NE(mixed.find("hi_load_vec<4>(in_ptr0"), std::string::npos) << "the relu kernel's load\n" << mixed;
 }
 
+TEST(Codegen, PlainRowReductionsStreamRowsOverTheWholeGrid) {
+  // A row reduction that writes one value per row (sum over 4096 f32) is shaped as Triton's: 8 values per thread
+  // (512 threads per row), evict-first loads, every block launched. A kernel that writes rows too (softmax) keeps
+  // 16 values per thread, plain loads and the capped grid; pointwise kernels launch their whole grid.
+  CompileOptions o;
+  o.target = parse_target("sm_90");
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {64, 4096});
+  g.output(g.call("aten.sum.dim_IntList", {A(x), L({Index(-1)})}, DType::Float32, {64}));
+  Graph sum = g.graph();
+  sum.align = 16;
+  CompiledGraph c = generate(sum, o);
+  ASSERT_EQ(c.module.kernels.size(), 1u);
+  const EmittedKernel& k = c.module.kernels[0];
+  std::string text = kernels_text(c.module);
+  EXPECT_TRUE(k.whole_grid) << text;
+  EXPECT_EQ(k.block, 512) << text;
+  EXPECT_NE(text.find("hi_load_vec_aligned<4, HI_EVICT_FIRST>(in_ptr0"), std::string::npos) << text;
+
+  Graph softmax = test::softmax_graph(64, 4096);
+  softmax.align = 16;
+  c = generate(softmax, o);
+  ASSERT_EQ(c.module.kernels.size(), 1u);
+  text = kernels_text(c.module);
+  EXPECT_FALSE(c.module.kernels[0].whole_grid) << text;
+  EXPECT_EQ(c.module.kernels[0].block, 256) << text;
+  EXPECT_EQ(text.find("HI_EVICT_FIRST>(in_ptr0"), std::string::npos) << text;
+
+  test::GraphBuilder r;
+  ValueRef z = r.input("z", DType::Float32, {64, 4096});
+  r.output(r.call("aten.relu.default", {A(z)}, DType::Float32, {64, 4096}));
+  c = generate(r.graph(), o);
+  ASSERT_EQ(c.module.kernels.size(), 1u);
+  EXPECT_TRUE(c.module.kernels[0].whole_grid);
+}
+
 TEST(Codegen, PointwiseKernelsWalkTransposedOutputsInMemoryOrder) {
   // q viewed (b, h, t, d) over (b, t, h, d) memory: the flat index follows memory, so x and the output are read and
   // written at 4 * g (one vector access, no div/mod), and only cos / sin need the coordinates.

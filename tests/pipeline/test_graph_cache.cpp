@@ -86,6 +86,7 @@ TEST_F(GraphCacheTest, WarmStartSkipsLoweringAndRunsCorrectly) {
     EXPECT_EQ(w.grid, c.grid);
     EXPECT_EQ(w.block, c.block);
     EXPECT_EQ(w.needs_sync, c.needs_sync);
+    EXPECT_EQ(w.whole_grid, c.whole_grid);
     ASSERT_EQ(w.params.size(), c.params.size());
     for (size_t p = 0; p < c.params.size(); ++p) {
       EXPECT_EQ(w.params[p].buffer, c.params[p].buffer);

@@ -224,19 +224,24 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
       continue;
     }
     if (*grid == 0) continue;
-    // Every kernel loops over its work (grid-stride), so the grid is capped at kGridWaves waves of the blocks that
-    // stay resident at once (the driver's occupancy figure). One wave (each thread streaming many pieces) measured
-    // slower on the H200 than several: 0.083 vs 0.075 ms for gelu over 8k x 8k bf16, 0.205 vs 0.191 ms for add+relu
-    // over 64M f32; with 8 waves the last, partial one costs little. HIPINDUCTOR_BLOCKS_PER_SM overrides the cap's
-    // blocks per SM (0: no cap), for tuning.
-    const int64_t whole = *grid;
+    // Every kernel loops over its work (grid-stride), so its grid may be smaller than its work. Kernels whose blocks
+    // hold much work per row or column (norms, softmax, column reductions) are capped at kGridWaves waves of the
+    // blocks that stay resident at once (the driver's occupancy figure): one wave measured slower on the H200 than
+    // several, and the whole grid no faster (bf16 softmax over 32k x 1k: 0.0383 against 0.0379 ms). Kernels marked
+    // whole_grid (pointwise, plain row reductions) launch every block, as Inductor's do: the block scheduler then
+    // evens out the multiprocessors, which do_bench's dirty L2 (its 256 MB memset before each call) slows unevenly.
+    // On the H200 add+relu over 64M f32 took 0.1903 ms against 0.1946 with 8 waves, gelu over 8k x 8k bf16 0.0708
+    // against 0.0720. HIPINDUCTOR_BLOCKS_PER_SM overrides the cap's blocks per SM (0: no cap), for tuning.
+    // HIP's launch limit: grid x block threads below 2^32 (CUDA's grid.x limit, 2^31 - 1, is looser).
+    const int64_t whole = std::min<int64_t>(*grid, (int64_t{1} << 31) / k.block);
+    *grid = whole;
     std::set<unsigned> candidates{static_cast<unsigned>(whole)};
     if (int sms = device_.multiprocessor_count(); sms > 0) {
       int resident = module_->resident_blocks(k.name, k.block, 0);
       if (resident <= 0) resident = std::max(1, kResidentThreadsPerMultiprocessor / k.block);
       for (int waves = 1; waves <= kGridWaves; waves *= 2)
         candidates.insert(static_cast<unsigned>(std::min<int64_t>(whole, int64_t{sms} * resident * waves)));
-      int64_t per_sm = int64_t{resident} * kGridWaves;
+      int64_t per_sm = k.whole_grid ? 0 : int64_t{resident} * kGridWaves;
       if (const char* forced = std::getenv("HIPINDUCTOR_BLOCKS_PER_SM")) per_sm = std::atoi(forced);
       if (per_sm > 0) *grid = std::min<int64_t>(*grid, int64_t{sms} * per_sm);
     } else {

@@ -111,6 +111,7 @@ json graph_payload(const CompiledGraph& g) {
                        {"grid", constant(k.grid, "grid of " + k.name)},
                        {"block", k.block},
                        {"needs_sync", k.needs_sync},
+                       {"whole_grid", k.whole_grid},
                        {"params", params}});
   }
   return {{"format", kGraphEntryFormat},
@@ -163,6 +164,7 @@ CompiledGraph compiled_graph_from(const json& j, const Target& target) {
     k.grid = Index(jk.at("grid").get<int64_t>());
     k.block = jk.at("block").get<int>();
     k.needs_sync = jk.at("needs_sync").get<bool>();
+    k.whole_grid = jk.at("whole_grid").get<bool>();
     for (const json& jp : jk.at("params")) {
       KernelParam param;
       param.kind = KernelParam::Kind::Buffer;

@@ -7,8 +7,8 @@
 // compiler must not reuse results of an older one (code-object entries, keyed by their source, stay shared).
 // Value: the code-object entry's key plus what GraphRunner and the tools read of a CompiledGraph: every buffer's
 // name, dtype, kind, io position, layout and workspace offset, the graph's inputs/outputs, the workspace size, and
-// per kernel its name, kind, parameters, grid, block and needs_sync. The HIP source and code object come from the
-// code-object entry. A CompiledGraph rebuilt from an entry has no computations or loop-IR kernels
+// per kernel its name, kind, parameters, grid, block, needs_sync and whole_grid. The HIP source and code object come
+// from the code-object entry. A CompiledGraph rebuilt from an entry has no computations or loop-IR kernels
 // (program.computations and program.kernels are empty), so its loop IR dump shows only buffers.
 //
 // Only graphs whose launches are fully concrete are stored (symbolic sizes cannot run through GraphRunner anyway).
