@@ -46,7 +46,12 @@ inline std::string storage_type(DType t) {
 }
 
 /// Accumulator type of a reduction (bool reduces as int so it can be shuffled and summed).
-inline std::string accumulator_type(DType t) { return t == DType::Bool ? "int" : value_type(t); }
+/// Whether reductions accumulate values of `t` in int: bool and the integers narrower than 32 bits, for which the
+/// preludes have no shuffles or identities (hi_lowest / hi_highest) of their own.
+inline bool accumulates_in_int(DType t) {
+  return t == DType::Bool || t == DType::UInt8 || t == DType::Int8 || t == DType::Int16;
+}
+inline std::string accumulator_type(DType t) { return accumulates_in_int(t) ? "int" : value_type(t); }
 
 inline bool is_arg_reduction(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }
 
@@ -215,7 +220,7 @@ class KernelPrinter {
       return a;
     }
     a.type = vt;
-    a.result_dtype = value->dtype == DType::Bool ? DType::Int32 : value->dtype;
+    a.result_dtype = accumulates_in_int(value->dtype) ? DType::Int32 : value->dtype;
     return a;
   }
   /// What one element contributes; prints its computation, so call it inside the reduction loop.

@@ -536,3 +536,26 @@ def test_division_by_a_tiny_row_sum_is_exact():
     torch.testing.assert_close(out, t / t.sum(-1, keepdim=True))
     x = torch.randn(8, 40)
     torch.testing.assert_close(compile(lambda a: torch.softmax(a, -1))(x), torch.softmax(x, -1))
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.bool])
+def test_max_min_argmax_of_narrow_integers_run_in_kernels(dtype):
+    # Reductions of bool and integers narrower than 32 bits accumulate in int: the preludes' shuffles and identities
+    # had no uint8/int8/int16 versions, so these failed to compile and ran eagerly.
+    hipinductor.clear_reports()
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(-100 if dtype.is_signed else 0, 2 if dtype == torch.bool else 100, (37, 300), generator=g)
+    x = x.to(dtype)
+
+    def f(t):
+        out = (t.amax(-1), t.amin(0), t.max(-1).values, t.amax())
+        return out if dtype == torch.bool else out + (t.argmax(-1), t.argmin(0))  # eager has no bool argmax
+
+    expected = f(x)
+    actual = compile(f)(x)
+    for a, e in zip(actual, expected):
+        assert a.dtype == e.dtype
+        torch.testing.assert_close(a, e, rtol=0, atol=0)
+    reports = hipinductor.reports()
+    assert reports and all(r["eager_reason"] is None for r in reports), reports
+    assert sum(r["kernels"] for r in reports) >= 1

@@ -1,4 +1,5 @@
-"""PyTorch's OpInfo database through torch.compile(backend="hipinductor"), float32 and bfloat16, against eager.
+"""PyTorch's OpInfo database through torch.compile(backend="hipinductor"), against eager: float32 and bfloat16 (the
+sweep's default), and other dtypes on request.
 
 Runs tools/opinfo_sweep.py (which prints every pair that does not match, with its reason, and the counts) and holds
 it to the bar: >= 90 % of the pairs tried match eager, >= 70 % run entirely in hipinductor (no eager fallback op)."""
@@ -40,3 +41,20 @@ def test_sweep_skips_families_by_word_not_by_fragment():
                "nn.functional.rrelu", "_softmax_backward_data"]
     assert [n for n in kept if opinfo_sweep.skipped_family(Op(n))] == []
     assert [n for n in skipped if not opinfo_sweep.skipped_family(Op(n))] == []
+
+
+def test_sweep_takes_other_dtypes_and_names_a_bad_one(tmp_path):
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    tool = os.path.join(repo, "tools", "opinfo_sweep.py")
+    env = dict(os.environ, HIPINDUCTOR_STRICT="0")
+    p = subprocess.run([sys.executable, tool, "--ops", "abs,add", "--dtypes", "int64,float64", "--jobs", "1",
+                        "--min-match", "1.0", "--json", str(tmp_path / "sweep.json")],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    import json
+
+    pairs = {(r["op"], r["dtype"]): r["status"] for r in json.load(open(tmp_path / "sweep.json"))}
+    assert pairs == {(op, d): "match" for op in ("abs", "add") for d in ("int64", "float64")}, pairs
+    bad = subprocess.run([sys.executable, tool, "--dtypes", "float32,floaty"], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert bad.returncode == 2 and "'floaty' is not a torch dtype" in bad.stderr, bad.stderr[-2000:]
