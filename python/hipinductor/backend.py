@@ -63,13 +63,27 @@ def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict 
     opts = Options.from_dict(options)
     _warm_up_compilers(example_inputs)
     from torch._dynamo.backends.common import aot_autograd
+    from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
 
-    return aot_autograd(
-        fw_compiler=_compiler(opts, "forward"),
-        bw_compiler=_compiler(opts, "backward"),
-        inference_compiler=_compiler(opts, "inference"),
-        decompositions=decomposition_table(),
-    )(gm, example_inputs)
+    try:
+        return aot_autograd(
+            fw_compiler=_compiler(opts, "forward"),
+            bw_compiler=_compiler(opts, "backward"),
+            inference_compiler=_compiler(opts, "inference"),
+            decompositions=decomposition_table(),
+        )(gm, example_inputs)
+    except ConstraintViolationError:
+        raise  # the user's dynamic-shape constraints do not hold: dynamo reports that
+    except Exception as e:  # noqa: BLE001 - a graph AOTAutograd cannot trace still runs, as written
+        # E.g. PyTorch 2.6's decomposition of linspace(Tensor, Tensor, steps=1) leaves an in-place copy_ that
+        # AOTAutograd's functional-graph check rejects (Inductor fails there too). Unless strict, the dynamo graph
+        # then runs in eager PyTorch.
+        if opts.strict:
+            raise
+        msg = str(e).strip().splitlines()
+        log.warning("hipinductor: AOTAutograd could not trace a graph of %d nodes (%s: %s); it runs in eager "
+                    "PyTorch", len(gm.graph.nodes), type(e).__name__, msg[0][:300] if msg else "")
+        return gm.forward
 
 
 _warmed_devices: set = set()

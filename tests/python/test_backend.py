@@ -559,3 +559,21 @@ def test_max_min_argmax_of_narrow_integers_run_in_kernels(dtype):
     reports = hipinductor.reports()
     assert reports and all(r["eager_reason"] is None for r in reports), reports
     assert sum(r["kernels"] for r in reports) >= 1
+
+
+def test_graph_aot_autograd_cannot_trace_runs_eagerly_unless_strict(monkeypatch, caplog):
+    from hipinductor import backend
+
+    def broken(x):
+        raise RuntimeError("injected decomposition fault")
+
+    monkeypatch.setattr(backend, "decomposition_table", lambda: {torch.ops.aten.sin.default: broken})
+    x = torch.randn(5)
+    with pytest.raises(Exception, match="injected decomposition fault"):
+        compile(lambda t: t.sin() + 1)(x)
+    torch._dynamo.reset()
+    monkeypatch.setenv("HIPINDUCTOR_STRICT", "0")
+    with caplog.at_level(logging.WARNING, logger="hipinductor"):
+        out = compile(lambda t: t.sin() + 2)(x)
+    torch.testing.assert_close(out, x.sin() + 2)
+    assert any("AOTAutograd could not trace" in m and "injected decomposition fault" in m for m in caplog.messages)
