@@ -222,8 +222,8 @@ def run_case(name, copy_gbps, hip_cache, warm):
         # measured 6 % apart depending on which variant ran first), so no variant always runs on a hot GPU.
         variants = {"eager": fn, "inductor": c, "hipinductor": h}
         if nbytes:
-            # A reference, not a target: a device-to-device copy moving the case's bytes (half read, half written),
-            # timed the same way. Per-call costs (launch, the dirty L2 do_bench's memset leaves, the tail) weigh
+            # A reference, not a target: a device-to-device copy moving the case's bytes (half read, half written,
+            # so for the read-only sums not the same mix), timed the same way. Per-call costs (launch, the dirty L2 do_bench's memset leaves, the tail) weigh
             # more on a case of 64-256 MB than on the 2 GB copy that copy_GBps comes from.
             src = torch.empty(nbytes // 2, dtype=torch.uint8, device=DEV)
             dst = torch.empty_like(src)

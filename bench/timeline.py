@@ -7,7 +7,9 @@ before it (medians), the call's span and its busy time. Memory-bound cases add a
     python3 bench/timeline.py CASES [VARIANTS] [--trace] [--out FILE]
 
 CASES are bench/run_bench.py's case names, comma-separated; VARIANTS (default eager,inductor,hip) run in the order
-given and may repeat (hip,inductor,hip,inductor shows how much the GPU's clocks move a block's GEMMs between runs).
+given and may repeat (hip,inductor,hip,inductor shows how much the GPU's clocks move a block's GEMMs between runs);
+the same-size copy comes last. The cleaned-up form of the script behind session 8's measurements; this form itself
+has not run on a GPU yet.
 --trace also prints each kernel's grid, block, registers and shared memory from the profiler's trace.
 """
 
@@ -50,7 +52,8 @@ def launch_configs(prof):
     """Kernel name -> (grid, block, registers per thread, shared memory) from the profiler's Chrome trace."""
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         prof.export_chrome_trace(f.name)
-        events = json.load(open(f.name))["traceEvents"]
+        with open(f.name) as trace:
+            events = json.load(trace)["traceEvents"]
     configs = {}
     for e in events:
         if e.get("cat") == "kernel":
@@ -72,7 +75,8 @@ def timeline(f, args, trace, calls=30):
         torch.cuda.synchronize()
     kernels = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
                      key=lambda e: e.time_range.start)
-    # Split the kernels into calls at each memset of the flush buffer (the long fill; a call's own memsets are short).
+    # Split the kernels into calls at each memset of the flush buffer (the long fill; a call's own memsets are short:
+    # a case whose own fills take over 30 us would be split there too). Steps are matched by position in the call.
     per_call, current = [], None
     for e in kernels:
         start, end = e.time_range.start, e.time_range.end
@@ -82,6 +86,8 @@ def timeline(f, args, trace, calls=30):
         elif current is not None:
             current["kernels"].append((e.name[:70], start, end))
     per_call = [c for c in per_call if c["kernels"]][2:]
+    if not per_call:
+        raise SystemExit("timeline: no call followed a flush memset in the profile (is the variant on the GPU?)")
     gaps, spans, busy, steps = [], [], [], {}
     for c in per_call:
         ks = c["kernels"]
@@ -101,7 +107,7 @@ def timeline(f, args, trace, calls=30):
     return out
 
 
-def variants_of(name, fn, args, nbytes, wanted):
+def variants_of(fn, args, nbytes, wanted):
     import hipinductor  # noqa: F401 - registers the backend
 
     compiled, out = {}, {}
@@ -135,7 +141,7 @@ def main():
     for name in a.cases.split(","):
         fn, args, nbytes = run_bench.make_case(name)
         with torch.no_grad():
-            for v, f in variants_of(name, fn, args, nbytes, a.variants.split(",")).items():
+            for v, f in variants_of(fn, args, nbytes, a.variants.split(",")).items():
                 r = {"do_bench_ms": [do_bench(lambda: f(*args), warmup=25, rep=100) for _ in range(3)],
                      "without_flush_ms": without_flush_ms(f, args)}
                 r.update(timeline(f, args, a.trace))

@@ -49,7 +49,10 @@ constexpr std::string_view kCpuEntryPoints = "// cpu device entry points: args[i
 
 }  // namespace
 
-std::string_view codegen_version() { return "hipinductor-codegen-1"; }
+// 2: pointwise kernels and plain row reductions launch their whole grid (EmittedKernel::whole_grid). The source of a
+// pointwise kernel did not change with it, so its code-object entry, and the autotune records kept there (which
+// name a grid picked against the old default), would otherwise be reused.
+std::string_view codegen_version() { return "hipinductor-codegen-2"; }
 
 namespace {
 

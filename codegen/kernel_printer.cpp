@@ -186,7 +186,8 @@ void KernelPrinter::collect_params() {
     kp.name = s;
     params_.push_back(kp);
   }
-  // 32-bit index arithmetic when every extent this kernel touches is known to fit.
+  // 32-bit index arithmetic when every extent this kernel touches is known to fit, with room for the grid-stride
+  // step: a loop index below n takes one more step of up to n + block (the whole grid) before the test ends it.
   int64_t largest = 0;
   bool known = symbols.empty();
   for (int b : all) {
@@ -197,7 +198,7 @@ void KernelPrinter::collect_params() {
   auto total = simplify(k_.numel * k_.row_length, p_.size_ranges).as_const();
   if (!total) known = false;
   else largest = std::max(largest, *total);
-  if (known && largest < (int64_t{1} << 31) - 4096) index_type_ = "int";
+  if (known && largest < (int64_t{1} << 30) - 4096) index_type_ = "int";
 }
 
 void KernelPrinter::store(const Computation& c, const std::string& value, DType value_dtype, const Index& where) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """OpInfo sweep: every op in PyTorch's OpInfo database (torch.testing._internal.common_methods_invocations.op_db),
-float32 and bfloat16, through torch.compile(backend="hipinductor"), compared with eager.
+in float32 and bfloat16 (or the dtypes --dtypes names), through torch.compile(backend="hipinductor"), against eager.
 
 Each (op, dtype) pair ends in exactly one bucket, never silently:
   match      compiled result equals eager (torch.testing.assert_close, dtype tolerances)
@@ -192,15 +192,15 @@ def main(argv=None) -> int:
     parser.add_argument("--min-entirely", type=float, default=0.0, help="exit 1 below this fraction in kernels")
     args = parser.parse_args(argv)
 
-    from torch.testing._internal.common_methods_invocations import op_db
-
     import torch
 
-    wanted = set(args.ops.split(",")) if args.ops else None
-    dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    dtypes = list(dict.fromkeys(d.strip() for d in args.dtypes.split(",") if d.strip()))
     for d in dtypes:
         if not isinstance(getattr(torch, d, None), torch.dtype):
             parser.error(f"--dtypes: '{d}' is not a torch dtype")
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    wanted = set(args.ops.split(",")) if args.ops else None
     pairs = []
     for op in op_db:
         if wanted is not None and op.name not in wanted:

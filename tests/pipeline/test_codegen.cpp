@@ -138,6 +138,24 @@ TEST(Codegen, PlainRowReductionsStreamRowsOverTheWholeGrid) {
   EXPECT_TRUE(c.module.kernels[0].whole_grid);
 }
 
+TEST(Codegen, IndicesAre64BitWhereTheGridStrideStepCouldPass2To31) {
+  // Over the whole grid a loop index below n steps by about n once more before the loop test ends it: 32-bit
+  // indices only while 2n stays below 2^31 (2^30 + 5 elements once took int and wrapped negative past 2^31).
+  CompileOptions o;
+  o.target = parse_target("sm_90");
+  for (int64_t n : {int64_t{1} << 29, (int64_t{1} << 30) + 5}) {
+    test::GraphBuilder g;
+    ValueRef x = g.input("x", DType::Float32, {n});
+    g.output(g.call("aten.relu.default", {A(x)}, DType::Float32, {n}));
+    std::string text = kernels_text(generate(g.graph(), o).module);
+    const bool wide = n > (int64_t{1} << 29);
+    EXPECT_EQ(text.find("for (hi_i64 ") != std::string::npos, wide) << n << "\n" << text;
+    EXPECT_EQ(text.find("for (int ") != std::string::npos && text.find("gridDim") != std::string::npos &&
+                  text.find("for (hi_i64 ") == std::string::npos,
+              !wide) << n << "\n" << text;
+  }
+}
+
 TEST(Codegen, PointwiseKernelsWalkTransposedOutputsInMemoryOrder) {
   // q viewed (b, h, t, d) over (b, t, h, d) memory: the flat index follows memory, so x and the output are read and
   // written at 4 * g (one vector access, no div/mod), and only cos / sin need the coordinates.

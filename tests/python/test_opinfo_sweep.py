@@ -53,7 +53,8 @@ def test_sweep_takes_other_dtypes_and_names_a_bad_one(tmp_path):
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     import json
 
-    pairs = {(r["op"], r["dtype"]): r["status"] for r in json.load(open(tmp_path / "sweep.json"))}
+    with open(tmp_path / "sweep.json") as f:
+        pairs = {(r["op"], r["dtype"]): r["status"] for r in json.load(f)}
     assert pairs == {(op, d): "match" for op in ("abs", "add") for d in ("int64", "float64")}, pairs
     bad = subprocess.run([sys.executable, tool, "--dtypes", "float32,floaty"], env=env, capture_output=True,
                          text=True, timeout=600)
