@@ -7,9 +7,11 @@ Each (op, dtype) pair ends in exactly one bucket, never silently:
   mismatch   compiled result differs; the reason is recorded
   error      compiling or running raised; the reason is recorded
 and, for matches, whether the pair ran *entirely* in hipinductor kernels (no eager fallback op, at least one kernel).
-Pairs whose eager call itself fails, and the random, sparse, linalg and FFT families, are not tried.
+Pairs whose eager call itself fails, and the random, sparse, linalg and FFT families, are not tried. With --grad the
+samples require grad and the gradients of the outputs' sum (the backward graph, compiled too) are compared as well.
 
     python3 tools/opinfo_sweep.py [--ops add,softmax] [--samples 1] [--jobs 2] [--device cuda] [--json out.json]
+                                  [--dtypes float32,float64] [--grad]
 """
 
 from __future__ import annotations
@@ -60,8 +62,21 @@ def run_pair(args) -> dict:
         faulthandler.cancel_dump_traceback_later()
 
 
+def _grads(fn, sample, leaves):
+    """fn's outputs on `sample` and the gradients of the sum of its differentiable outputs w.r.t. `leaves`."""
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    out = fn(sample.input, *sample.args)
+    diff = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+    if not diff:
+        return out, None
+    grads = torch.autograd.grad(diff, leaves, [torch.ones_like(t) for t in diff], allow_unused=True)
+    return out, [torch.zeros_like(x) if g is None else g for x, g in zip(leaves, grads)]
+
+
 def _run_pair(args) -> dict:
-    op_name, variant, dtype_name, samples, device = args
+    op_name, variant, dtype_name, samples, device, grad = args
     import torch
     import torch._dynamo
     from torch.testing._internal.common_methods_invocations import op_db
@@ -72,8 +87,10 @@ def _run_pair(args) -> dict:
     op = next(o for o in op_db if o.name == op_name and o.variant_test_name == variant)
     dtype = getattr(torch, dtype_name)
     result = {"op": op_name + (f".{variant}" if variant else ""), "dtype": dtype_name}
+    if grad and not op.supports_autograd:
+        return {**result, "status": "not_tried", "reason": "no autograd"}
     try:
-        sample_list = list(op.sample_inputs(device, dtype, requires_grad=False))[:samples]
+        sample_list = list(op.sample_inputs(device, dtype, requires_grad=grad))[:samples]
     except Exception as e:  # noqa: BLE001
         return {**result, "status": "not_tried", "reason": f"sample_inputs: {type(e).__name__}"}
     if not sample_list:
@@ -84,9 +101,13 @@ def _run_pair(args) -> dict:
         def fn(x, *a, _op=op, _kw=sample.kwargs):
             return _op(x, *a, **_kw)
 
+        # With --grad, also the gradients of the differentiable outputs' sum w.r.t. every input that requires one
+        # (the backward graph goes through hipinductor too).
+        leaves = [t for t in (sample.input, *sample.args, *sample.kwargs.values())
+                  if isinstance(t, torch.Tensor) and t.requires_grad]
         try:
             torch.manual_seed(0)
-            expected = fn(sample.input, *sample.args)
+            expected = _grads(fn, sample, leaves) if leaves else fn(sample.input, *sample.args)
         except Exception as e:  # noqa: BLE001
             continue
         tried += 1
@@ -94,7 +115,8 @@ def _run_pair(args) -> dict:
         hipinductor.clear_reports()
         try:
             torch.manual_seed(0)
-            actual = torch.compile(fn, backend="hipinductor")(sample.input, *sample.args)
+            compiled = torch.compile(fn, backend="hipinductor")
+            actual = _grads(compiled, sample, leaves) if leaves else compiled(sample.input, *sample.args)
         except Exception as e:  # noqa: BLE001
             msg = str(e).strip().splitlines()
             return {**result, "status": "error", "reason": f"{type(e).__name__}: {msg[0][:300] if msg else ''}"}
@@ -188,6 +210,8 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", help="write every pair's result here")
     parser.add_argument("--device", default="cpu", help="cpu, or cuda on a GPU machine")
+    parser.add_argument("--grad", action="store_true",
+                        help="also compare gradients (inputs that require grad; ops without autograd not tried)")
     parser.add_argument("--min-match", type=float, default=0.0, help="exit 1 below this match fraction")
     parser.add_argument("--min-entirely", type=float, default=0.0, help="exit 1 below this fraction in kernels")
     args = parser.parse_args(argv)
@@ -209,7 +233,7 @@ def main(argv=None) -> int:
             continue
         for d in dtypes:
             if op.supports_dtype(getattr(torch, d), args.device):
-                pairs.append((op.name, op.variant_test_name, d, args.samples, args.device))
+                pairs.append((op.name, op.variant_test_name, d, args.samples, args.device, args.grad))
     start = time.time()
     results = run_all(pairs, args.jobs, start)
     results.sort(key=lambda r: (r["op"], r["dtype"]))

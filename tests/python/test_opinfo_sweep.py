@@ -59,3 +59,28 @@ def test_sweep_takes_other_dtypes_and_names_a_bad_one(tmp_path):
     bad = subprocess.run([sys.executable, tool, "--dtypes", "float32,floaty"], env=env, capture_output=True,
                          text=True, timeout=600)
     assert bad.returncode == 2 and "'floaty' is not a torch dtype" in bad.stderr, bad.stderr[-2000:]
+
+
+def test_sweep_compares_gradients_with_grad():
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.join(repo, "tools"))
+    try:
+        import opinfo_sweep
+    finally:
+        sys.path.pop(0)
+    import torch
+    from torch.testing._internal.opinfo.core import SampleInput
+
+    x = torch.randn(7, requires_grad=True)
+    w = torch.randn(7, requires_grad=True)
+    out, grads = opinfo_sweep._grads(lambda a, b: (a.sin() * b, a.argmax()), SampleInput(x, args=(w,)), [x, w])
+    torch.testing.assert_close(out[0], x.sin() * w)
+    torch.testing.assert_close(grads[0], x.cos() * w)
+    torch.testing.assert_close(grads[1], x.sin())
+    env = dict(os.environ, HIPINDUCTOR_STRICT="0")
+    p = subprocess.run([sys.executable, os.path.join(repo, "tools", "opinfo_sweep.py"), "--ops",
+                        "nn.functional.gelu,softmax", "--dtypes", "float32", "--grad", "--jobs", "1",
+                        "--min-match", "1.0"], env=env, capture_output=True, text=True, timeout=600)
+    # gelu, softmax and softmax.with_dtype, each with its backward graph
+    summary = p.stdout + p.stderr[-2000:]
+    assert p.returncode == 0 and "3 pairs tried" in p.stdout and "3 match" in p.stdout, summary
