@@ -9,10 +9,21 @@ import subprocess
 import sys
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _sweep_module():
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    try:
+        import opinfo_sweep
+    finally:
+        sys.path.pop(0)
+    return opinfo_sweep
+
+
 def test_opinfo_sweep_matches_eager(tmp_path):
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, HIPINDUCTOR_STRICT="0")  # the sweep measures what users get: faults run eagerly
-    p = subprocess.run([sys.executable, os.path.join(repo, "tools", "opinfo_sweep.py"), "--jobs",
+    p = subprocess.run([sys.executable, os.path.join(REPO, "tools", "opinfo_sweep.py"), "--jobs",
                         str(min(os.cpu_count() or 1, 4)), "--min-match", "0.9", "--min-entirely", "0.7",
                         "--json", str(tmp_path / "sweep.json")],
                        env=env, capture_output=True, text=True, timeout=1800)
@@ -24,12 +35,7 @@ def test_opinfo_sweep_matches_eager(tmp_path):
 
 def test_sweep_skips_families_by_word_not_by_fragment():
     # "lu" (the factorization) once skipped gelu, silu, relu and every other name containing the letters.
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    sys.path.insert(0, os.path.join(repo, "tools"))
-    try:
-        import opinfo_sweep
-    finally:
-        sys.path.pop(0)
+    opinfo_sweep = _sweep_module()
 
     class Op:
         def __init__(self, name):
@@ -44,8 +50,7 @@ def test_sweep_skips_families_by_word_not_by_fragment():
 
 
 def test_sweep_takes_other_dtypes_and_names_a_bad_one(tmp_path):
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    tool = os.path.join(repo, "tools", "opinfo_sweep.py")
+    tool = os.path.join(REPO, "tools", "opinfo_sweep.py")
     env = dict(os.environ, HIPINDUCTOR_STRICT="0")
     p = subprocess.run([sys.executable, tool, "--ops", "abs,add", "--dtypes", "int64,float64", "--jobs", "1",
                         "--min-match", "1.0", "--json", str(tmp_path / "sweep.json")],
@@ -62,12 +67,7 @@ def test_sweep_takes_other_dtypes_and_names_a_bad_one(tmp_path):
 
 
 def test_sweep_compares_gradients_with_grad():
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    sys.path.insert(0, os.path.join(repo, "tools"))
-    try:
-        import opinfo_sweep
-    finally:
-        sys.path.pop(0)
+    opinfo_sweep = _sweep_module()
     import torch
     from torch.testing._internal.opinfo.core import SampleInput
 
@@ -78,7 +78,7 @@ def test_sweep_compares_gradients_with_grad():
     torch.testing.assert_close(grads[0], x.cos() * w)
     torch.testing.assert_close(grads[1], x.sin())
     env = dict(os.environ, HIPINDUCTOR_STRICT="0")
-    p = subprocess.run([sys.executable, os.path.join(repo, "tools", "opinfo_sweep.py"), "--ops",
+    p = subprocess.run([sys.executable, os.path.join(REPO, "tools", "opinfo_sweep.py"), "--ops",
                         "nn.functional.gelu,softmax", "--dtypes", "float32", "--grad", "--jobs", "1",
                         "--min-match", "1.0"], env=env, capture_output=True, text=True, timeout=600)
     # gelu, softmax and softmax.with_dtype, each with its backward graph
