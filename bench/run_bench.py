@@ -142,15 +142,29 @@ def bench(fn, args):
 
         return do_bench(lambda: fn(*args), warmup=25, rep=100)
     except ImportError:
-        for _ in range(10):
-            fn(*args)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(50):
-            fn(*args)
-        end.record()
-        torch.cuda.synchronize()
-        return start.elapsed_time(end) / 50
+        return events_ms(fn, args)
+
+
+def events_ms(fn, args, calls=50):
+    """Mean ms per call over `calls` back-to-back calls between two CUDA events (no cache flush), after 10 warm-up
+    calls."""
+    for _ in range(10):
+        fn(*args)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(calls):
+        fn(*args)
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / calls
+
+
+def same_size_copy(nbytes):
+    """A device-to-device copy moving `nbytes` (half read, half written), as a case-shaped callable."""
+    src = torch.empty(nbytes // 2, dtype=torch.uint8, device=DEV)
+    dst = torch.empty_like(src)
+    return lambda *_: dst.copy_(src)
 
 
 def copy_bandwidth():
@@ -222,12 +236,10 @@ def run_case(name, copy_gbps, hip_cache, warm):
         # measured 6 % apart depending on which variant ran first), so no variant always runs on a hot GPU.
         variants = {"eager": fn, "inductor": c, "hipinductor": h}
         if nbytes:
-            # A reference, not a target: a device-to-device copy moving the case's bytes (half read, half written,
-            # so for the read-only sums not the same mix), timed the same way. Per-call costs (launch, the dirty L2 do_bench's memset leaves, the tail) weigh
-            # more on a case of 64-256 MB than on the 2 GB copy that copy_GBps comes from.
-            src = torch.empty(nbytes // 2, dtype=torch.uint8, device=DEV)
-            dst = torch.empty_like(src)
-            variants["same_size_copy"] = lambda *_: dst.copy_(src)
+            # A reference, not a target: a copy moving the case's bytes (for the read-only sums not the same mix of
+            # reads and writes), timed the same way. Per-call costs (launch, the dirty L2 do_bench's memset leaves,
+            # the tail) weigh more on a case of 64-256 MB than on the 2 GB copy that copy_GBps comes from.
+            variants["same_size_copy"] = same_size_copy(nbytes)
         times = {k: [] for k in variants}
         for _ in range(ROUNDS):
             for k, f in variants.items():

@@ -35,19 +35,6 @@ def median(values):
     return sorted(values)[len(values) // 2]
 
 
-def without_flush_ms(f, args, n=200):
-    for _ in range(10):
-        f(*args)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(n):
-        f(*args)
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / n
-
-
 def launch_configs(prof):
     """Kernel name -> (grid, block, registers per thread, shared memory) from the profiler's Chrome trace."""
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
@@ -124,9 +111,7 @@ def variants_of(fn, args, nbytes, wanted):
             compiled[v](*args)
         out[key] = compiled[v]
     if nbytes:
-        src = torch.empty(nbytes // 2, dtype=torch.uint8, device="cuda")
-        dst = torch.empty_like(src)
-        out["same_size_copy"] = lambda *_: dst.copy_(src)
+        out["same_size_copy"] = run_bench.same_size_copy(nbytes)
     return out
 
 
@@ -143,7 +128,7 @@ def main():
         with torch.no_grad():
             for v, f in variants_of(fn, args, nbytes, a.variants.split(",")).items():
                 r = {"do_bench_ms": [do_bench(lambda: f(*args), warmup=25, rep=100) for _ in range(3)],
-                     "without_flush_ms": without_flush_ms(f, args)}
+                     "without_flush_ms": run_bench.events_ms(f, args, calls=200)}
                 r.update(timeline(f, args, a.trace))
                 results[f"{name}/{v}"] = r
                 print(f"{name} {v}: do_bench {[round(t, 4) for t in r['do_bench_ms']]} ms, without flush "

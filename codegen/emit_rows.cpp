@@ -50,7 +50,6 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
   ranges_["j"] = Range::loop(v);
   const std::map<std::string, Index> lanes{{"col", Index::var("cg") * v + Index::var("j")}};
   persistent_rows_ = true;
-  streamed_rows_ = plan.reads_only;
   line("// persistent rows: " + ts + " threads per row, " + per_thread + " values per thread in registers, " + vs +
        " per vector access");
   if (rpb == 1) {

@@ -316,7 +316,7 @@ std::string KernelPrinter::load_hint(int buffer, const Index& base) const {
   // too (on the H200 evict-first made softmax and the norms 2-4 % slower, bf16 softmax 40 % under do_bench's dirty
   // L2), evict-first where it writes one value per row (see persistent_rows). Row loops read a buffer again in each
   // phase that uses it.
-  if (persistent_rows_) return streamed_rows_ ? "HI_EVICT_FIRST" : "";
+  if (persistent_rows_) return writes_rows() ? "" : "HI_EVICT_FIRST";
   int readers = 0;
   for (int ci : k_.computations) readers += reads_buffer(p_.computations[ci].body, buffer);
   return readers > 1 ? "HI_EVICT_LAST" : "HI_EVICT_FIRST";

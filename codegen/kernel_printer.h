@@ -45,12 +45,12 @@ inline std::string storage_type(DType t) {
   return value_type(t);
 }
 
-/// Accumulator type of a reduction (bool reduces as int so it can be shuffled and summed).
 /// Whether reductions accumulate values of `t` in int: bool and the integers narrower than 32 bits, for which the
 /// preludes have no shuffles or identities (hi_lowest / hi_highest) of their own.
 inline bool accumulates_in_int(DType t) {
   return t == DType::Bool || t == DType::UInt8 || t == DType::Int8 || t == DType::Int16;
 }
+/// Accumulator type of a reduction of values of `t`.
 inline std::string accumulator_type(DType t) { return accumulates_in_int(t) ? "int" : value_type(t); }
 
 inline bool is_arg_reduction(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }
@@ -377,7 +377,6 @@ class KernelPrinter {
   }
   /// Row kernels: whether the rows stay in registers (read once) rather than being streamed per phase.
   bool persistent_rows_ = false;
-  bool streamed_rows_ = false;  ///< persistent rows of a kernel that writes none (PersistentRows::reads_only)
   /// Column kernels: whether emit_column_slices (which needs __syncthreads) printed this one.
   bool column_slices_used_ = false;
 };

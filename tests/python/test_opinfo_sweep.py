@@ -4,6 +4,7 @@ sweep's default), and other dtypes on request.
 Runs tools/opinfo_sweep.py (which prints every pair that does not match, with its reason, and the counts) and holds
 it to the bar: >= 90 % of the pairs tried match eager, >= 70 % run entirely in hipinductor (no eager fallback op)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -56,8 +57,6 @@ def test_sweep_takes_other_dtypes_and_names_a_bad_one(tmp_path):
                         "--min-match", "1.0", "--json", str(tmp_path / "sweep.json")],
                        env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    import json
-
     with open(tmp_path / "sweep.json") as f:
         pairs = {(r["op"], r["dtype"]): r["status"] for r in json.load(f)}
     assert pairs == {(op, d): "match" for op in ("abs", "add") for d in ("int64", "float64")}, pairs
