@@ -361,7 +361,7 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
   switch (k_.kind) {
     case KernelKind::Pointwise:
       ek.whole_grid = true;
-      block_ = kMaxBlock;
+      block_ = kPointwiseBlock;
       emit_pointwise();
       break;
     case KernelKind::RowReduction: {

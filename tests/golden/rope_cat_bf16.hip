@@ -1,16 +1,16 @@
 
 // fused_mul_slice_neg_cat_add_0: pointwise, computes out0
 // from graph nodes: mul slice_1 neg slice cat mul_1 add
-extern "C" __global__ void __launch_bounds__(256) fused_mul_slice_neg_cat_add_0(const hi_bfloat16* __restrict__ in_ptr0, const hi_bfloat16* __restrict__ in_ptr1, const hi_bfloat16* __restrict__ in_ptr2, hi_bfloat16* __restrict__ out_ptr3) {
+extern "C" __global__ void __launch_bounds__(128) fused_mul_slice_neg_cat_add_0(const hi_bfloat16* __restrict__ in_ptr0, const hi_bfloat16* __restrict__ in_ptr1, const hi_bfloat16* __restrict__ in_ptr2, hi_bfloat16* __restrict__ out_ptr3) {
   // 8 elements per vector group, 1 groups per thread
-  for (int g0 = (int)blockIdx.x * 256 + threadIdx.x; g0 < 1024; g0 += (int)gridDim.x * 256) {
+  for (int g0 = (int)blockIdx.x * 128 + threadIdx.x; g0 < 1024; g0 += (int)gridDim.x * 128) {
     hi_bfloat16 ld0[8];
     hi_bfloat16 ld1[8];
     hi_bfloat16 ld2[8];
     hi_bfloat16 ld3[8];
     #pragma unroll
     for (int e = 0; e < 1; ++e) {
-      const int g = g0 + e * 256;
+      const int g = g0 + e * 128;
       hi_load_vec<8>(in_ptr0 + (g*8), &ld0[e * 8]);
       hi_load_vec<8>(in_ptr1 + (g*8), &ld1[e * 8]);
       hi_load_vec<8>(in_ptr2 + (g*8), &ld2[e * 8]);
@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_mul_slice_neg_cat_add_0(
     hi_bfloat16 st4[8];
     #pragma unroll
     for (int q = 0; q < 8; ++q) {
-      const int g = g0 + (q / 8) * 256;
+      const int g = g0 + (q / 8) * 128;
       const int j = q % 8;
       const float t0 = (float)(hi_to_float(ld0[q]));
       const float t1 = (float)(hi_to_float(ld1[q]));
@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(256) fused_mul_slice_neg_cat_add_0(
     }
     #pragma unroll
     for (int e = 0; e < 1; ++e) {
-      const int g = g0 + e * 256;
+      const int g = g0 + e * 128;
       hi_store_vec<8>(out_ptr3 + (g*8), &st4[e * 8]);
     }
   }
