@@ -56,7 +56,7 @@ void KernelPrinter::emit_column_reduction() {
     line(a.type + " " + acc + "[" + vs + "];");
     line("#pragma unroll");
     line("for (int j = 0; j < " + vs + "; ++j) " + acc + "[j] = " + functor + "::identity<" + a.type + ">();");
-    line("#pragma unroll 8");
+    line("#pragma unroll 4");
     open("for (" + I + " r = 0; r < " + len + "; ++r)");
     load_group(body, v);
     line("#pragma unroll");

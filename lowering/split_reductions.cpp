@@ -109,11 +109,8 @@ class ReductionSplitter {
     std::map<std::string, Index> repl;
     for (size_t i = 0; i < rank; ++i) repl[out_var(i)] = Index::var(out_var(plan.column ? i + 1 : i));
 
-    // The original reduction coordinates from the flat position, clamped into [0, R): s*chunk + r0 for rows (each
-    // stage-1 row reads one contiguous piece), r0*S + s for columns (stage-1 threads step S rows at a time, so the
-    // whole grid sweeps memory together, as a row kernel's blocks do: H200, x[16384,4096].sum(0), 0.0736 ms against
-    // consecutive chunks' 0.0751, dbg/cols.cu).
-    Index flat = plan.column ? Index::var(reduce_var(0)) * plan.splits + s : s * plan.chunk + Index::var(reduce_var(0));
+    // The original reduction coordinates from the flat position s*chunk + r0, clamped into [0, R).
+    Index flat = s * plan.chunk + Index::var(reduce_var(0));
     const bool exact = plan.chunk * plan.splits == plan.reduced;
     Index position = exact ? flat : min(flat, Index(plan.reduced - 1));
     Index stride = Index(1);

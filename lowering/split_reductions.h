@@ -4,10 +4,9 @@
 // rewritten into two computations:
 //
 //  - stage 1, `partial` (a new contiguous Intermediate buffer, named "buf<N>" after the highest existing one): the
-//    original output domain plus a split dimension of S pieces, each reducing `chunk = ceil(R / S)` elements of the
-//    row-major flat reduction index: consecutive ones for row-style splits (flat = s*chunk + r0), every S-th for
-//    column-style ones (flat = r0*S + s); the original r0..rk are recovered from it by floordiv/mod of the original
-//    reduce sizes. When chunk*S > R the flat index is clamped to R-1 so every load
+//    original output domain plus a split dimension of S pieces, each reducing `chunk = ceil(R / S)` consecutive
+//    elements of the row-major flat reduction index (flat = s*chunk + r0; the original r0..rk are recovered from it
+//    by floordiv/mod of the original reduce sizes). When chunk*S > R the flat index is clamped to R-1 so every load
 //    stays in bounds; Sum/Prod then mask the excess with their identity (`where(flat < R, value, identity)`), while
 //    Max/Min/Any/All need no mask (an element counted twice does not change them).
 //  - stage 2: the original computation (same buffer, name, origins), now reducing the S partials of its output.
@@ -43,10 +42,11 @@ struct SplitOptions {
   bool enabled = true;
   /// Reductions over fewer elements are never split: they are cheap whatever the kernel.
   int64_t min_reduce_numel = 4096;
-  /// Column-style: stage 1 aims for at least S*N of this (N outputs, each thread taking up to 4 of them with one
-  /// vector load per unrolled step). H200, x[16384,4096].sum(0) with rows interleaved: S = 64 0.0736 ms, S = 128
-  /// 0.0743 (dbg/cols.cu); before interleaving, 512k (S = 128) measured 0.0771 ms in all against 0.0797 at 1M.
-  int64_t column_target_threads = 256 * 1024;
+  /// Column-style: stage 1 aims for at least this many threads (S*N), several waves of the GPU: each thread has
+  /// one vector load in flight per unrolled step, so bandwidth needs many of them. H200, x[16384,4096].sum(0):
+  /// with one thread per stage-2 output, stage 1 at 256k threads took 77 us, at 1M 68 us; with stage 2's rows
+  /// split across a block (emit_column_slices), 512k (S = 128) measured 0.0771 ms in all against 0.0797 at 1M.
+  int64_t column_target_threads = 512 * 1024;
   /// Column-style: elements each stage-1 thread reduces serially, at least.
   int64_t min_column_chunk = 64;
   /// Row-style: stage 1 aims for at least this many rows (one block each), several blocks per compute unit.

@@ -62,17 +62,16 @@ TEST(SplitReductions, ColumnSumBecomesTwoColumnKernels) {
   g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {4096}));
   LoopProgram p = scheduled(g.graph());
   ASSERT_EQ(p.kernels.size(), 2u) << p.str();
-  // 64 partial sums of 256 rows each per column (partial s takes rows s, s + 64, ...: the threads sweep the rows
-  // together), columns consecutive across threads; then 4096 outputs.
-  expect_kernel(p, 0, KernelKind::ColumnReduction, 64 * 4096, 256);
-  expect_kernel(p, 1, KernelKind::ColumnReduction, 4096, 64);
+  // 128 partial sums of 128 rows each per column: 512k threads reading consecutive columns, then 4096 outputs.
+  expect_kernel(p, 0, KernelKind::ColumnReduction, 128 * 4096, 128);
+  expect_kernel(p, 1, KernelKind::ColumnReduction, 4096, 128);
   const Computation& partial = p.computations[0];
   EXPECT_EQ(p.buffers[partial.buffer].name, "buf0") << p.str();  // lower_graph's sum became out0
-  EXPECT_EQ(p.buffers[partial.buffer].sizes, (std::vector<Index>{64, 4096}));
-  EXPECT_EQ(only_load_index(partial), Index::var("r0") * (64 * 4096) + Index::var("x0") * 4096 + Index::var("x1"));
+  EXPECT_EQ(p.buffers[partial.buffer].sizes, (std::vector<Index>{128, 4096}));
+  EXPECT_EQ(only_load_index(partial), Index::var("x0") * (128 * 4096) + Index::var("r0") * 4096 + Index::var("x1"));
   EXPECT_EQ(only_load_index(p.computations[1]), Index::var("r0") * 4096 + Index::var("x0"));
   EXPECT_EQ(p.computations[1].buffer, p.outputs[0]);
-  EXPECT_EQ(p.workspace_bytes, 64 * 4096 * 4);
+  EXPECT_EQ(p.workspace_bytes, 128 * 4096 * 4);
 }
 
 TEST(SplitReductions, FullSumOf64MElementsBecomesManyRows) {
