@@ -5,6 +5,12 @@ namespace hi::codegen_detail {
 
 /// Fewest threads a column kernel keeps when it widens its vector groups.
 constexpr int64_t kMinColumnThreads = 32768;
+/// Vector groups below which a single-reduction column kernel slices its rows across a block, and the threads it then
+/// aims for (about a full H200: 132 SMs x 2048).
+constexpr int64_t kVectorSliceGroups = 65536;
+constexpr int64_t kVectorSliceThreads = 262144;
+/// Shared memory the slices of one block may use to meet.
+constexpr int64_t kVectorSliceSharedBytes = 32768;
 
 void KernelPrinter::emit_column_reduction() {
   const std::string I = index_type_, blk = std::to_string(block_);
@@ -14,6 +20,12 @@ void KernelPrinter::emit_column_reduction() {
   // that take row slices within a block (emit_column_slices); long columns with few outputs are also split into two
   // reductions before this (split_reductions).
   int v = n ? vector_width("i", *n, true) : 1;
+  if (v > 1) {
+    if (auto [tx, ty] = column_vector_slices(*n / v, v); ty > 1) {
+      emit_column_vector_slices(*n / v, v, tx, ty);
+      return;
+    }
+  }
   while (v > 1 && *n / v < kMinColumnThreads) v /= 2;
   grid_ = floordiv(k_.numel + (v * block_ - 1), Index(v * block_));
   if (int ty = n && v == 1 ? column_slices(*n) : 1; ty > 1) {
@@ -93,6 +105,82 @@ int KernelPrinter::column_slices(int64_t outputs) const {
   for (int ci : k_.computations)
     if (is_arg_reduction(p_.computations[ci].body->reduce_op())) return 1;
   return std::max(1, ty);
+}
+
+std::pair<int, int> KernelPrinter::column_vector_slices(int64_t groups, int v) const {
+  if (k_.computations.size() != 1 || groups >= kVectorSliceGroups) return {1, 1};
+  const Computation& c = p_.computations[k_.computations[0]];
+  if (is_arg_reduction(c.body->reduce_op())) return {1, 1};
+  auto len = simplify(k_.row_length, p_.size_ranges).as_const();
+  if (!len) return {1, 1};
+  // 64 groups side by side (a warp reads 32 x 16 contiguous bytes of a row), fewer for fewer groups; slices up to
+  // a 1024-thread block, each keeping at least 4 rows.
+  const int tx = static_cast<int>(std::min<int64_t>(64, pow2_at_least(groups)));
+  const int64_t acc_bytes = std::max<int64_t>(4, dtype_bytes(c.body->args[0]->dtype));  // floats for 16-bit values
+  int ty = static_cast<int>(std::min<int64_t>(1024 / tx, pow2_at_least(ceil_div(kVectorSliceThreads, groups))));
+  while (ty > 1 && (*len < 4 * ty || ty * tx * v * acc_bytes > kVectorSliceSharedBytes)) ty /= 2;
+  return {tx, ty};
+}
+
+void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_count, int ty_count) {
+  // Thread (tx, ty) accumulates V neighbouring outputs over rows ty, ty + TY, ... with one vector load per row; the
+  // slices meet in shared memory, where slice 0 combines them in slice order and stores.
+  column_slices_used_ = true;
+  block_ = tx_count * ty_count;
+  grid_ = Index(ceil_div(groups, tx_count));
+  const Computation& c = p_.computations[k_.computations[0]];
+  const Buffer& b = p_.buffers[c.buffer];
+  const std::string I = index_type_, tx = std::to_string(tx_count), ty = std::to_string(ty_count),
+                    vs = std::to_string(v), gs = std::to_string(groups), len = index(k_.row_length);
+  ranges_["g"] = Range::loop(groups);
+  ranges_["j"] = Range::loop(v);
+  const std::map<std::string, Index> lanes{{"i", Index::var("g") * v + Index::var("j")}};
+  Expr body = substitute_vars(kernel_body(c), lanes, ranges_);
+  Index where = simplify(substitute(kernel_store_index(c), lanes), ranges_);
+  const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + b.name, smem = "smem_" + b.name;
+  Accumulation a = accumulation(body);
+  const bool ragged = groups % tx_count != 0;
+  line("// " + vs + " outputs per thread, " + tx + " threads x " + ty + " row slices per block");
+  line("const int tx = threadIdx.x % " + tx + ", ty = threadIdx.x / " + tx + ";");
+  open("for (" + I + " g0 = (" + I + ")blockIdx.x * " + tx + "; g0 < " + gs + "; g0 += (" + I + ")gridDim.x * " + tx +
+       ")");
+  // Spare lanes of a ragged last block reduce the last group again (their loads stay in bounds) and store nothing.
+  line("const " + I + " g = " +
+       (ragged ? "(" + I + ")hi_imin(g0 + tx, " + std::to_string(groups - 1) + ")" : std::string("g0 + tx")) + ";");
+  line(a.type + " " + acc + "[" + vs + "];");
+  line("#pragma unroll");
+  line("for (int j = 0; j < " + vs + "; ++j) " + acc + "[j] = " + functor + "::identity<" + a.type + ">();");
+  line("#pragma unroll 4");
+  open("for (" + I + " r = ty; r < " + len + "; r += " + ty + ")");
+  load_group(body, v);
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + vs + "; ++j)");
+  line(acc + "[j] = " + functor + "::combine(" + acc + "[j], " + accumulated_element(body) + ");");
+  close();
+  close();
+  line("__shared__ " + a.type + " " + smem + "[" + ty + "][" + std::to_string(tx_count * v) + "];");
+  line("#pragma unroll");
+  line("for (int j = 0; j < " + vs + "; ++j) " + smem + "[ty][tx * " + vs + " + j] = " + acc + "[j];");
+  line("__syncthreads();");
+  open("if (ty == 0" + (ragged ? " && g0 + tx < " + gs : std::string()) + ")");
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + vs + "; ++j)");
+  line("for (int y = 1; y < " + ty + "; ++y) " + acc + "[j] = " + functor + "::combine(" + acc + "[j], " + smem +
+       "[y][tx * " + vs + " + j]);");
+  close();
+  const bool contiguous = contiguous_lanes(where);
+  const std::string st = "st" + std::to_string(next_array_++);
+  if (contiguous) line(storage_type(b.dtype) + " " + st + "[" + vs + "];");
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + vs + "; ++j)");
+  if (contiguous) line(st + "[j] = " + stored(acc + "[j]" + a.result_suffix, a.result_dtype, b.dtype) + ";");
+  else store(c, acc + "[j]" + a.result_suffix, a.result_dtype, where);
+  close();
+  if (contiguous) line(vector_call("store", c.buffer, lane0(where), v, st));
+  close();
+  // The next groups' slices reuse shared memory only after slice 0 has read these.
+  line("__syncthreads();");
+  close();
 }
 
 void KernelPrinter::emit_column_slices(int64_t outputs, int ty_count) {

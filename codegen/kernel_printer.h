@@ -318,6 +318,13 @@ class KernelPrinter {
   void emit_column_slices(int64_t outputs, int ty);
   /// TY for emit_column_slices over `outputs` outputs; 1 when the one-thread-per-output loop fills the GPU.
   int column_slices(int64_t outputs) const;
+  /// TX x TY for emit_column_vector_slices over `groups` groups of V outputs; TY = 1 where it does not apply (more
+  /// than one computation, arg reductions, groups enough to fill the GPU, rows too short to slice).
+  std::pair<int, int> column_vector_slices(int64_t groups, int v) const;
+  /// Column kernel with TX groups of V consecutive outputs (one vector load per row) x TY row slices per block, the
+  /// slices combined through shared memory by slice 0, which stores: a single reduction (split reductions' stage 1,
+  /// bias gradients) whose output groups are too few to fill the GPU.
+  void emit_column_vector_slices(int64_t groups, int v, int tx_count, int ty_count);
   /// Row kernels: a per-row value (reduction result, row epilogue) in a register for later phases, and stored by
   /// thread 0 when other kernels read it.
   void keep_row_value(const Computation& c, const std::string& value);

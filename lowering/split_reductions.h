@@ -42,11 +42,11 @@ struct SplitOptions {
   bool enabled = true;
   /// Reductions over fewer elements are never split: they are cheap whatever the kernel.
   int64_t min_reduce_numel = 4096;
-  /// Column-style: stage 1 aims for at least this many threads (S*N), several waves of the GPU: each thread has
-  /// one vector load in flight per unrolled step, so bandwidth needs many of them. H200, x[16384,4096].sum(0):
-  /// with one thread per stage-2 output, stage 1 at 256k threads took 77 us, at 1M 68 us; with stage 2's rows
-  /// split across a block (emit_column_slices), 512k (S = 128) measured 0.0771 ms in all against 0.0797 at 1M.
-  int64_t column_target_threads = 512 * 1024;
+  /// Column-style: stage 1 aims for at least this many outputs (S*N). Its kernel then slices each partial's rows
+  /// across a block (emit_column_vector_slices) for enough threads, so S stays small and stage 2 short. H200,
+  /// x[16384,4096].sum(0) under do_bench (dbg/cols.cu): S = 16 with 16 row slices 0.0735 ms, against 0.0754 for
+  /// S = 128 and one thread per 4 outputs (earlier: 0.0771 at S = 128 against 0.0797 at 1M).
+  int64_t column_target_threads = 64 * 1024;
   /// Column-style: elements each stage-1 thread reduces serially, at least.
   int64_t min_column_chunk = 64;
   /// Row-style: stage 1 aims for at least this many rows (one block each), several blocks per compute unit.

@@ -1,24 +1,39 @@
 
 // fused_sum_0: column_reduction, computes out0
 // from graph nodes: sum
-extern "C" __global__ void __launch_bounds__(256) fused_sum_0(const float* __restrict__ in_ptr0, float* __restrict__ out_ptr1) {
-  // 32 outputs x 8 row slices per block
-  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-  for (int i0 = (int)blockIdx.x * 32; i0 < 512; i0 += (int)gridDim.x * 32) {
-    const int i = i0 + tx;
-    float acc_out0 = hi_sum_op::identity<float>();
+extern "C" __global__ void __launch_bounds__(1024) fused_sum_0(const float* __restrict__ in_ptr0, float* __restrict__ out_ptr1) {
+  // 4 outputs per thread, 64 threads x 16 row slices per block
+  const int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
+  for (int g0 = (int)blockIdx.x * 64; g0 < 128; g0 += (int)gridDim.x * 64) {
+    const int g = g0 + tx;
+    float acc_out0[4];
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) acc_out0[j] = hi_sum_op::identity<float>();
     #pragma unroll 4
-    for (int r = ty; r < 1024; r += 8) {
-      const float t0 = in_ptr0[i + r*512];
-      acc_out0 = hi_sum_op::combine(acc_out0, (float)(t0));
+    for (int r = ty; r < 1024; r += 16) {
+      float ld0[4];
+      hi_load_vec<4, HI_EVICT_FIRST>(in_ptr0 + (g*4 + r*512), ld0);
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        acc_out0[j] = hi_sum_op::combine(acc_out0[j], (float)(ld0[j]));
+      }
     }
-    __shared__ float smem_out0[8][32];
-    smem_out0[ty][tx] = acc_out0;
+    __shared__ float smem_out0[16][256];
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) smem_out0[ty][tx * 4 + j] = acc_out0[j];
     __syncthreads();
-    acc_out0 = smem_out0[0][tx];
-    for (int y = 1; y < 8; ++y) acc_out0 = hi_sum_op::combine(acc_out0, smem_out0[y][tx]);
-    const float v_out0 = acc_out0;
-    if (ty == 0) out_ptr1[i] = acc_out0;
+    if (ty == 0) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        for (int y = 1; y < 16; ++y) acc_out0[j] = hi_sum_op::combine(acc_out0[j], smem_out0[y][tx * 4 + j]);
+      }
+      float st1[4];
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        st1[j] = acc_out0[j];
+      }
+      hi_store_vec<4>(out_ptr1 + (g*4), st1);
+    }
     __syncthreads();
   }
 }

@@ -170,9 +170,10 @@ TEST(Codegen, PointwiseKernelsWalkTransposedOutputsInMemoryOrder) {
 }
 
 TEST(Codegen, FewColumnOutputsShareABlockAcrossRowSlices) {
+  // 99 columns: rows 396 bytes apart, so no vector groups.
   test::GraphBuilder g;
-  ValueRef x = g.input("x", DType::Float32, {4096, 100});
-  g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {100}));
+  ValueRef x = g.input("x", DType::Float32, {4096, 99});
+  g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {99}));
   CompileOptions o;
   o.target = parse_target("sm_90");
   o.split.enabled = false;
@@ -182,6 +183,26 @@ TEST(Codegen, FewColumnOutputsShareABlockAcrossRowSlices) {
   EXPECT_NE(text.find("32 outputs x 8 row slices per block"), std::string::npos) << text;
   EXPECT_TRUE(c.module.kernels[0].needs_sync) << "shared-memory slices need __syncthreads";
   EXPECT_EQ(c.module.kernels[0].block, 256);
+}
+
+TEST(Codegen, SplitColumnSumSlicesRowsAcrossBlocksWithVectorLoads) {
+  // x[16384,4096].sum(0): stage 1 (16 partials of 1024 rows) keeps 4 outputs per thread, one 16-byte load per row,
+  // and 16 row slices per 1024-thread block (64k threads otherwise); stage 2 (16 partials) slices 4 rows each.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {16384, 4096});
+  g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {4096}));
+  CompileOptions o;
+  o.target = parse_target("sm_90");
+  CompiledGraph c = generate(g.graph(), o);
+  ASSERT_EQ(c.module.kernels.size(), 2u);
+  std::string text = kernels_text(c.module);
+  EXPECT_NE(text.find("4 outputs per thread, 64 threads x 16 row slices per block"), std::string::npos) << text;
+  EXPECT_NE(text.find("hi_load_vec_aligned<4, HI_EVICT_FIRST>"), std::string::npos) << text;
+  EXPECT_NE(text.find("4 outputs per thread, 64 threads x 4 row slices per block"), std::string::npos) << text;
+  EXPECT_EQ(c.module.kernels[0].block, 1024);
+  EXPECT_EQ(c.module.kernels[1].block, 256);
+  EXPECT_TRUE(c.module.kernels[0].needs_sync);
+  EXPECT_EQ(c.program.workspace_bytes, 16 * 4096 * 4);
 }
 
 }  // namespace

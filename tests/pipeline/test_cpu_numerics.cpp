@@ -245,6 +245,29 @@ TEST_P(CpuNumerics, ColumnReductionsWithRowSlicesPerBlock) {
   test::expect_matches(r, 1e-4, 1e-4);
 }
 
+TEST_P(CpuNumerics, ColumnReductionsWithVectorRowSlices) {
+  // One reduction per kernel over vector groups too few to fill the GPU: TX groups of V outputs x TY row slices
+  // per block. 200 f32 columns (50 groups of 4 in 64 lanes: a ragged block), 64 bf16 columns (8 groups of 8, a max),
+  // 6 int64 columns (3 groups of 2). Unsplit, so the slices see the whole column.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {1000, 200});
+  ValueRef h = g.input("h", DType::BFloat16, {513, 64});
+  ValueRef n = g.input("n", DType::Int64, {300, 6});
+  g.output(g.call_inferred("s", "aten.sum.dim_IntList", {A(x), L({0})}));
+  g.output(g.call_inferred("mx", "aten.amax.default", {A(h), L({0})}));
+  g.output(g.call_inferred("ns", "aten.sum.dim_IntList", {A(n), L({0})}));
+  CompileOptions o;
+  o.target = parse_target(GetParam());
+  o.graph_name = "test";
+  o.split.enabled = false;
+  NumericsCheck r = run_against_reference(g.graph(), o, 3);
+  const std::string text = kernels_text(r.compiled->module);
+  for (const char* shape : {"4 outputs per thread, 64 threads x 16 row slices", "8 outputs per thread, 8 threads x 128",
+                            "2 outputs per thread, 4 threads x 64 row slices"})
+    EXPECT_NE(text.find(shape), std::string::npos) << shape << "\n" << text;
+  test::expect_matches(r, 1e-4, 1e-4);
+}
+
 TEST_P(CpuNumerics, AlignedGraphsRunAndRefuseMisalignedPointers) {
   // A graph compiled with align 16 runs from 16-byte aligned pointers; an input whose first element is not aligned
   // is refused by name before any kernel runs (its vector accesses were compiled without checks).

@@ -62,16 +62,17 @@ TEST(SplitReductions, ColumnSumBecomesTwoColumnKernels) {
   g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {4096}));
   LoopProgram p = scheduled(g.graph());
   ASSERT_EQ(p.kernels.size(), 2u) << p.str();
-  // 128 partial sums of 128 rows each per column: 512k threads reading consecutive columns, then 4096 outputs.
-  expect_kernel(p, 0, KernelKind::ColumnReduction, 128 * 4096, 128);
-  expect_kernel(p, 1, KernelKind::ColumnReduction, 4096, 128);
+  // 16 partial sums of 1024 rows each per column (the kernel slices those rows across its blocks), then 4096
+  // outputs.
+  expect_kernel(p, 0, KernelKind::ColumnReduction, 16 * 4096, 1024);
+  expect_kernel(p, 1, KernelKind::ColumnReduction, 4096, 16);
   const Computation& partial = p.computations[0];
   EXPECT_EQ(p.buffers[partial.buffer].name, "buf0") << p.str();  // lower_graph's sum became out0
-  EXPECT_EQ(p.buffers[partial.buffer].sizes, (std::vector<Index>{128, 4096}));
-  EXPECT_EQ(only_load_index(partial), Index::var("x0") * (128 * 4096) + Index::var("r0") * 4096 + Index::var("x1"));
+  EXPECT_EQ(p.buffers[partial.buffer].sizes, (std::vector<Index>{16, 4096}));
+  EXPECT_EQ(only_load_index(partial), Index::var("x0") * (1024 * 4096) + Index::var("r0") * 4096 + Index::var("x1"));
   EXPECT_EQ(only_load_index(p.computations[1]), Index::var("r0") * 4096 + Index::var("x0"));
   EXPECT_EQ(p.computations[1].buffer, p.outputs[0]);
-  EXPECT_EQ(p.workspace_bytes, 128 * 4096 * 4);
+  EXPECT_EQ(p.workspace_bytes, 16 * 4096 * 4);
 }
 
 TEST(SplitReductions, FullSumOf64MElementsBecomesManyRows) {
@@ -105,8 +106,8 @@ TEST(SplitReductions, RowSumWithManyRowsIsNotSplit) {
   ASSERT_EQ(p.kernels.size(), 3u) << p.str();
   expect_kernel(p, 0, KernelKind::RowReduction, 4096, 4096);  // 4096 rows: already enough blocks
   // The column sum is split: 4096 threads of 4096 serial loads each would be a sixteenth of the GPU.
-  expect_kernel(p, 1, KernelKind::ColumnReduction, 64 * 4096, 64);
-  expect_kernel(p, 2, KernelKind::ColumnReduction, 4096, 64);
+  expect_kernel(p, 1, KernelKind::ColumnReduction, 16 * 4096, 256);
+  expect_kernel(p, 2, KernelKind::ColumnReduction, 4096, 16);
 }
 
 TEST(SplitReductions, ShortReductionsAndDisabledOptionsAreUntouched) {
