@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """hipinductor benchmark (not a test): eager vs torch.compile default (Inductor) vs hipinductor, in one run, on one GPU.
 
-Per case: ms (triton.testing.do_bench, else CUDA events; best of 3 interleaved rounds), achieved GB/s and % of the
-device-to-device copy bandwidth measured in the same run, cold compile time (empty caches) and warm start (a new
-process, caches hit: time from torch.compile to the first result, per compiled graph, after one eager run of the case
-in that process). Memory-bound cases also time a copy of their own byte count (same_size_copy), for reference.
+Per case: ms (triton.testing.do_bench, else CUDA events; best of 3 interleaved rounds, each starting one variant
+later), achieved GB/s and % of the device-to-device copy bandwidth measured in the same run, cold compile time (empty
+caches) and warm start (a new process, caches hit: time from torch.compile to the first result, per compiled graph,
+after one eager run of the case in that process). Memory-bound cases also time a copy of their own byte count (same_size_copy), for reference.
 Cases as in ../shared/anchors: eight memory-bound kernels, and model blocks written with torch.nn (MLP with
 LayerNorm+GELU, a GPT-style block, a LLaMA-style block with RMSNorm+SwiGLU+RoPE), bf16 inference.
 
     python3 bench/run_bench.py [--cases softmax_f32_8kx8k,...] [--out bench/results/h200-DATE.json] [--no-warm]
+                              [--rounds N]
 """
 
 from __future__ import annotations
@@ -232,8 +233,9 @@ def run_case(name, copy_gbps, hip_cache, warm):
         own = sum(r["build_ms"] + (r["first_call_ms"] or 0) for r in hipinductor.reports()) / 1000
         row["hipinductor_cold_own_s"] = own
         row["hipinductor_cold_trace_s"] = row["hipinductor_cold_compile_s"] - own
-        # Interleaved rounds, best of each: the GPU's clocks drift under sustained load (the same GEMM kernels
-        # measured 6 % apart depending on which variant ran first), so no variant always runs on a hot GPU.
+        # Interleaved rounds, best of each, each round starting one variant later: the GPU's clocks drift under
+        # sustained load (the same GEMM kernels measured 6 % apart depending on which variant ran first; the SW power
+        # cap throttles a round's later runs), so no variant always runs on a hot GPU.
         variants = {"eager": fn, "inductor": c, "hipinductor": h}
         if nbytes:
             # A reference, not a target: a copy moving the case's bytes (for the read-only sums not the same mix of
@@ -241,9 +243,10 @@ def run_case(name, copy_gbps, hip_cache, warm):
             # the tail) weigh more on a case of 64-256 MB than on the 2 GB copy that copy_GBps comes from.
             variants["same_size_copy"] = same_size_copy(nbytes)
         times = {k: [] for k in variants}
-        for _ in range(ROUNDS):
-            for k, f in variants.items():
-                times[k].append(bench(f, args))
+        names = list(variants)
+        for i in range(ROUNDS):
+            for k in names[i % len(names):] + names[:i % len(names)]:
+                times[k].append(bench(variants[k], args))
         for k, ts in times.items():
             row[f"{k}_ms"] = min(ts)
             row[f"{k}_ms_rounds"] = ts
@@ -271,14 +274,19 @@ def run_case(name, copy_gbps, hip_cache, warm):
 
 
 def main():
+    global ROUNDS
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", help="comma-separated case names (default: all)")
     parser.add_argument("--out", help="JSON file for the results")
     parser.add_argument("--no-warm", action="store_true", help="skip warm-start subprocesses")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"interleaved timing rounds (default {ROUNDS})")
     parser.add_argument("--child-warm", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_warm:
         return child_warm(args.child_warm)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    ROUNDS = args.rounds
 
     hip_cache = tempfile.mkdtemp(prefix="hipinductor-bench-cache-")
     os.environ["HIPINDUCTOR_CACHE_DIR"] = hip_cache          # cold: empty caches for both compilers
@@ -290,7 +298,7 @@ def main():
     names = args.cases.split(",") if args.cases else list(MICRO) + list(MODELS)
     copy_gbps = copy_bandwidth()
     results = {"gpu": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
-               "torch": torch.__version__, "copy_GBps": copy_gbps, "cases": {}}
+               "torch": torch.__version__, "copy_GBps": copy_gbps, "rounds": ROUNDS, "cases": {}}
     print(f"copy bandwidth: {copy_gbps:.0f} GB/s", flush=True)
     for name in names:
         try:
