@@ -4,7 +4,8 @@
 Per case: ms (triton.testing.do_bench, else CUDA events; best of 3 interleaved rounds, each starting one variant
 later), achieved GB/s and % of the device-to-device copy bandwidth measured in the same run, cold compile time (empty
 caches) and warm start (a new process, caches hit: time from torch.compile to the first result, per compiled graph,
-after one eager run of the case in that process). Memory-bound cases also time a copy of their own byte count (same_size_copy), for reference.
+after one eager run of the case in that process). Memory-bound cases also time a copy of their own byte count
+(same_size_copy), for reference.
 Cases as in ../shared/anchors: eight memory-bound kernels, and model blocks written with torch.nn (MLP with
 LayerNorm+GELU, a GPT-style block, a LLaMA-style block with RMSNorm+SwiGLU+RoPE), bf16 inference.
 
