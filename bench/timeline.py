@@ -8,8 +8,7 @@ before it (medians), the call's span and its busy time. Memory-bound cases add a
 
 CASES are bench/run_bench.py's case names, comma-separated; VARIANTS (default eager,inductor,hip) run in the order
 given and may repeat (hip,inductor,hip,inductor shows how much the GPU's clocks move a block's GEMMs between runs);
-the same-size copy comes last. The cleaned-up form of the script behind session 8's measurements; this form itself
-has not run on a GPU yet.
+the same-size copy comes last.
 --trace also prints each kernel's grid, block, registers and shared memory from the profiler's trace.
 """
 

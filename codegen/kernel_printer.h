@@ -24,7 +24,7 @@ namespace hi::codegen_detail {
 constexpr int kMaxBlock = 256;
 /// Threads per block of pointwise kernels. H200, do_bench, relu(a + b) over 64M f32 with 32 bytes per operand per
 /// thread: 128 threads 0.1897 ms against 256 threads' 0.1911 (Inductor launches 128 too); tanh-gelu over 64M bf16
-/// with 64 bytes per thread: 0.0733 against 0.0746 (dbg/pw.cu, a hand-written form of the emitted kernels).
+/// with 64 bytes per thread: 0.0733 against 0.0746 (bench/shapes/pw.cu: hand-written forms of the emitted kernels).
 constexpr int kPointwiseBlock = 128;
 
 /// C type of a value of `t` in registers: 16-bit floats compute in float.

@@ -44,8 +44,8 @@ struct SplitOptions {
   int64_t min_reduce_numel = 4096;
   /// Column-style: stage 1 aims for at least this many outputs (S*N). Its kernel then slices each partial's rows
   /// across a block (emit_column_vector_slices) for enough threads, so S stays small and stage 2 short. H200,
-  /// x[16384,4096].sum(0) under do_bench (dbg/cols.cu): S = 16 with 16 row slices 0.0735 ms, against 0.0754 for
-  /// S = 128 and one thread per 4 outputs (earlier: 0.0771 at S = 128 against 0.0797 at 1M).
+  /// x[16384,4096].sum(0) under do_bench (bench/shapes/cols.cu): S = 16 with 16 row slices 0.0735 ms, against
+  /// 0.0754 for S = 128 and one thread per 4 outputs (earlier: 0.0771 at S = 128 against 0.0797 at 1M).
   int64_t column_target_threads = 64 * 1024;
   /// Column-style: elements each stage-1 thread reduces serially, at least.
   int64_t min_column_chunk = 64;

@@ -1,0 +1,392 @@
+// Column-sum variants for x[16384,4096].sum(0), timed as do_bench does (256 MB memset before each call).
+// A harness for choosing kernel shapes (not a test): hand-written forms of candidate kernels, each timed with CUDA
+// events after a 256 MB memset, as triton.testing.do_bench times a case; rounds interleave the variants; medians,
+// 10th percentiles and minima in ms. On a CUDA machine:
+//     nvcc -O3 -arch=sm_90 -std=c++17 bench/shapes/cols.cu -o /tmp/cols && /tmp/cols
+#include <cstdio>
+#include <vector>
+#include <algorithm>
+#include <string>
+#include <cmath>
+#include <cuda_runtime.h>
+
+constexpr int R = 16384, C = 4096;
+
+__device__ __forceinline__ unsigned long long pol_first() {
+  unsigned long long pol;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+template <int H> __device__ __forceinline__ float4 ld4(const float* p) {
+  if (H == 0) return *(const float4*)p;
+  uint4 r;
+  if (H == 1)
+    asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(pol_first()));
+  else
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  return *(float4*)&r;
+}
+
+// Stage 1: S splits, 256 threads, float4 per thread per row, thread g: column group g % 1024, split g / 1024.
+template <int S, int U, int H, int B>
+__global__ void __launch_bounds__(B) stage1(const float* __restrict__ x, float* __restrict__ part) {
+  constexpr int chunk = R / S;
+  int g = blockIdx.x * B + threadIdx.x;
+  int c = g % 1024, s = g / 1024;
+  float4 a = {0, 0, 0, 0};
+  const float* p = x + (size_t)s * chunk * C + c * 4;
+#pragma unroll U
+  for (int r = 0; r < chunk; ++r) {
+    float4 v = ld4<H>(p + (size_t)r * C);
+    a.x += v.x; a.y += v.y; a.z += v.z; a.w += v.w;
+  }
+  *(float4*)(part + (size_t)s * C + c * 4) = a;
+}
+
+// Stage 1 with TY row slices in a block of 64 x TY threads (256 columns per block), combined in shared memory.
+template <int S, int TY, int U, int H>
+__global__ void __launch_bounds__(64 * TY) stage1_slices(const float* __restrict__ x, float* __restrict__ part) {
+  constexpr int chunk = R / S;
+  int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
+  int strip = blockIdx.x % 16, s = blockIdx.x / 16;
+  int c = strip * 64 + tx;
+  float4 a = {0, 0, 0, 0};
+  const float* p = x + (size_t)s * chunk * C + c * 4;
+#pragma unroll U
+  for (int r = ty; r < chunk; r += TY) {
+    float4 v = ld4<H>(p + (size_t)r * C);
+    a.x += v.x; a.y += v.y; a.z += v.z; a.w += v.w;
+  }
+  __shared__ float4 sm[TY][64];
+  sm[ty][tx] = a;
+  __syncthreads();
+  if (ty == 0) {
+    for (int y = 1; y < TY; ++y) { float4 b = sm[y][tx]; a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w; }
+    *(float4*)(part + (size_t)s * C + c * 4) = a;
+  }
+}
+
+// Stage 2 as emitted: 32 outputs x 8 slices per block over S partials.
+template <int S>
+__global__ void __launch_bounds__(256) stage2(const float* __restrict__ part, float* __restrict__ out) {
+  int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+  int i = blockIdx.x * 32 + tx;
+  float a = 0;
+#pragma unroll 4
+  for (int r = ty; r < S; r += 8) a += part[i + r * C];
+  __shared__ float sm[8][32];
+  sm[ty][tx] = a;
+  __syncthreads();
+  if (ty == 0) {
+    for (int y = 1; y < 8; ++y) a += sm[y][tx];
+    out[i] = a;
+  }
+}
+
+// Single kernel: stage 1 then the last block of each 256-column strip (counter) sums that strip's S partials with
+// all its threads (deterministic order), resetting the counter.
+template <int S, int TY, int U>
+__global__ void __launch_bounds__(64 * TY) onepass(const float* __restrict__ x, float* __restrict__ part,
+                                                   unsigned* counters, float* __restrict__ out) {
+  constexpr int chunk = R / S;
+  int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
+  int strip = blockIdx.x % 16, s = blockIdx.x / 16;
+  int c = strip * 64 + tx;
+  float4 a = {0, 0, 0, 0};
+  const float* p = x + (size_t)s * chunk * C + c * 4;
+#pragma unroll U
+  for (int r = ty; r < chunk; r += TY) {
+    float4 v = ld4<1>(p + (size_t)r * C);
+    a.x += v.x; a.y += v.y; a.z += v.z; a.w += v.w;
+  }
+  __shared__ float4 sm[TY][64];
+  __shared__ bool last;
+  sm[ty][tx] = a;
+  __syncthreads();
+  if (ty == 0) {
+    for (int y = 1; y < TY; ++y) { float4 b = sm[y][tx]; a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w; }
+    *(float4*)(part + (size_t)s * C + c * 4) = a;
+    __threadfence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&counters[strip], 1u) == S - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  // 256 columns of this strip, TY*64 threads: each thread one column, slices over S.
+  constexpr int T = 64 * TY, SL = T / 256;
+  int col = threadIdx.x % 256, sl = threadIdx.x / 256;
+  float b = 0;
+  for (int r = sl; r < S; r += SL) b += __ldcg(part + (size_t)r * C + strip * 256 + col);
+  __shared__ float sm2[SL][256];
+  sm2[sl][col] = b;
+  __syncthreads();
+  if (sl == 0) {
+    for (int y = 1; y < SL; ++y) b += sm2[y][col];
+    out[strip * 256 + col] = b;
+  }
+  if (threadIdx.x == 0) counters[strip] = 0;
+}
+
+
+// Reference: our sum-rows kernel shape (512 threads per row, 2 float4 per thread, evict-first), whole grid.
+__global__ void __launch_bounds__(512) rowsum(const float* __restrict__ x, float* __restrict__ out) {
+  const float* p = x + (size_t)blockIdx.x * C;
+  float4 u = ld4<1>(p + threadIdx.x * 4), v = ld4<1>(p + (threadIdx.x + 512) * 4);
+  float a = u.x + u.y + u.z + u.w + v.x + v.y + v.z + v.w;
+  for (int m = 16; m; m /= 2) a += __shfl_xor_sync(~0u, a, m);
+  __shared__ float sm[16];
+  if (threadIdx.x % 32 == 0) sm[threadIdx.x / 32] = a;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    a = threadIdx.x < 16 ? sm[threadIdx.x] : 0.f;
+    for (int m = 16; m; m /= 2) a += __shfl_xor_sync(~0u, a, m);
+    if (threadIdx.x == 0) out[blockIdx.x] = a;
+  }
+}
+// Full rows per block: B threads x W float4 (columns t*4 + w*B*4), K consecutive rows; partial per block.
+template <int B, int W, int K, int U>
+__global__ void __launch_bounds__(B) fullrow(const float* __restrict__ x, float* __restrict__ part) {
+  float4 a[W];
+#pragma unroll
+  for (int w = 0; w < W; ++w) a[w] = {0, 0, 0, 0};
+  const float* p = x + (size_t)blockIdx.x * K * C + threadIdx.x * 4;
+#pragma unroll U
+  for (int r = 0; r < K; ++r) {
+    float4 v[W];
+#pragma unroll
+    for (int w = 0; w < W; ++w) v[w] = ld4<1>(p + (size_t)r * C + w * B * 4);
+#pragma unroll
+    for (int w = 0; w < W; ++w) { a[w].x += v[w].x; a[w].y += v[w].y; a[w].z += v[w].z; a[w].w += v[w].w; }
+  }
+#pragma unroll
+  for (int w = 0; w < W; ++w) *(float4*)(part + (size_t)blockIdx.x * C + threadIdx.x * 4 + w * B * 4) = a[w];
+}
+
+// Software-pipelined row loop: the next U rows' loads are issued before the current U are added.
+template <int U, class F>
+__device__ __forceinline__ float4 piped(const float* p, int n, F ld) {
+  float4 a = {0, 0, 0, 0}, cur[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) cur[u] = ld(p, u);
+  for (int r = U; r < n; r += U) {
+    float4 nxt[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) nxt[u] = ld(p, r + u);
+#pragma unroll
+    for (int u = 0; u < U; ++u) { a.x += cur[u].x; a.y += cur[u].y; a.z += cur[u].z; a.w += cur[u].w; cur[u] = nxt[u]; }
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) { a.x += cur[u].x; a.y += cur[u].y; a.z += cur[u].z; a.w += cur[u].w; }
+  return a;
+}
+template <int S, int U>
+__global__ void __launch_bounds__(256) stage1p(const float* __restrict__ x, float* __restrict__ part) {
+  constexpr int chunk = R / S;
+  int g = blockIdx.x * 256 + threadIdx.x;
+  int c = g % 1024, s = g / 1024;
+  const float* p = x + (size_t)s * chunk * C + c * 4;
+  float4 a = piped<U>(p, chunk, [](const float* q, int r) { return ld4<1>(q + (size_t)r * C); });
+  *(float4*)(part + (size_t)s * C + c * 4) = a;
+}
+template <int K, int U>
+__global__ void __launch_bounds__(1024) fullrowp(const float* __restrict__ x, float* __restrict__ part) {
+  const float* p = x + (size_t)blockIdx.x * K * C + threadIdx.x * 4;
+  float4 a = piped<U>(p, K, [](const float* q, int r) { return ld4<1>(q + (size_t)r * C); });
+  *(float4*)(part + (size_t)blockIdx.x * C + threadIdx.x * 4) = a;
+}
+template <int S, int TY, int U>
+__global__ void __launch_bounds__(64 * TY) onepassp(const float* __restrict__ x, float* __restrict__ part,
+                                                    unsigned* counters, float* __restrict__ out) {
+  constexpr int chunk = R / S;
+  int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
+  int strip = blockIdx.x % 16, s = blockIdx.x / 16;
+  int c = strip * 64 + tx;
+  const float* p = x + ((size_t)s * chunk + ty) * C + c * 4;
+  float4 a = piped<U>(p, chunk / TY, [](const float* q, int r) { return ld4<1>(q + (size_t)r * TY * C); });
+  __shared__ float4 sm[TY][64];
+  __shared__ bool last;
+  sm[ty][tx] = a;
+  __syncthreads();
+  if (ty == 0) {
+    for (int y = 1; y < TY; ++y) { float4 b = sm[y][tx]; a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w; }
+    *(float4*)(part + (size_t)s * C + c * 4) = a;
+    __threadfence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&counters[strip], 1u) == S - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  constexpr int T = 64 * TY, SL = T / 256;
+  int col = threadIdx.x % 256, sl = threadIdx.x / 256;
+  float b = 0;
+  for (int r = sl; r < S; r += SL) b += __ldcg(part + (size_t)r * C + strip * 256 + col);
+  __shared__ float sm2[SL][256];
+  sm2[sl][col] = b;
+  __syncthreads();
+  if (sl == 0) {
+    for (int y = 1; y < SL; ++y) b += sm2[y][col];
+    out[strip * 256 + col] = b;
+  }
+  if (threadIdx.x == 0) counters[strip] = 0;
+}
+
+// Row-interleaved: block b of G handles rows b, b+G, ... so all blocks sweep memory together, as row kernels do.
+template <int G, int U>
+__global__ void __launch_bounds__(256) stage1i(const float* __restrict__ x, float* __restrict__ part) {
+  int strip = blockIdx.x % 4, b = blockIdx.x / 4;
+  int c = strip * 256 + threadIdx.x;
+  const float* p = x + (size_t)b * C + c * 4;
+  float4 a = piped<U>(p, R / G, [](const float* q, int r) { return ld4<1>(q + (size_t)r * G * C); });
+  *(float4*)(part + (size_t)b * C + c * 4) = a;
+}
+template <int G, int U>
+__global__ void __launch_bounds__(1024) fullrowi(const float* __restrict__ x, float* __restrict__ part) {
+  const float* p = x + (size_t)blockIdx.x * C + threadIdx.x * 4;
+  float4 a = piped<U>(p, R / G, [](const float* q, int r) { return ld4<1>(q + (size_t)r * G * C); });
+  *(float4*)(part + (size_t)blockIdx.x * C + threadIdx.x * 4) = a;
+}
+template <int S, int TY, int U>
+__global__ void __launch_bounds__(64 * TY) onepassi(const float* __restrict__ x, float* __restrict__ part,
+                                                    unsigned* counters, float* __restrict__ out) {
+  int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
+  int strip = blockIdx.x % 16, s = blockIdx.x / 16;
+  int c = strip * 64 + tx;
+  const float* p = x + ((size_t)s * TY + ty) * C + c * 4;
+  float4 a = piped<U>(p, R / (S * TY), [](const float* q, int r) { return ld4<1>(q + (size_t)r * S * TY * C); });
+  __shared__ float4 sm[TY][64];
+  __shared__ bool last;
+  sm[ty][tx] = a;
+  __syncthreads();
+  if (ty == 0) {
+    for (int y = 1; y < TY; ++y) { float4 b = sm[y][tx]; a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w; }
+    *(float4*)(part + (size_t)s * C + c * 4) = a;
+    __threadfence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&counters[strip], 1u) == S - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  constexpr int T = 64 * TY, SL = T / 256;
+  int col = threadIdx.x % 256, sl = threadIdx.x / 256;
+  float b = 0;
+  for (int r = sl; r < S; r += SL) b += __ldcg(part + (size_t)r * C + strip * 256 + col);
+  __shared__ float sm2[SL][256];
+  sm2[sl][col] = b;
+  __syncthreads();
+  if (sl == 0) {
+    for (int y = 1; y < SL; ++y) b += sm2[y][col];
+    out[strip * 256 + col] = b;
+  }
+  if (threadIdx.x == 0) counters[strip] = 0;
+}
+
+__global__ void copyk(const float4* __restrict__ a, float4* __restrict__ b, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) b[i] = a[i];
+}
+
+struct Variant { const char* name; void (*run)(); std::vector<float> ms; };
+float *x, *part, *out, *ref, *cpy;
+unsigned* counters;
+char* flush;
+
+template <int S, int U, int H> void run_split() {
+  stage1<S, U, H, 256><<<S * 4, 256>>>(x, part);
+  stage2<S><<<C / 32, 256>>>(part, out);
+}
+template <int S, int U, int H> void run_stage1_only() { stage1<S, U, H, 256><<<S * 4, 256>>>(x, part); }
+template <int S, int TY, int U, int H> void run_slices() {
+  stage1_slices<S, TY, U, H><<<S * 16, 64 * TY>>>(x, part);
+  stage2<S><<<C / 32, 256>>>(part, out);
+}
+template <int S, int TY, int U> void run_onepass() { onepass<S, TY, U><<<S * 16, 64 * TY>>>(x, part, counters, out); }
+float* rowout;
+void run_rowsum() { rowsum<<<R, 512>>>(x, rowout); }
+template <int B, int W, int K, int U> void run_fullrow_only() { fullrow<B, W, K, U><<<R / K, B>>>(x, part); }
+template <int B, int W, int K, int U> void run_fullrow() {
+  fullrow<B, W, K, U><<<R / K, B>>>(x, part);
+  stage2<R / K><<<C / 32, 256>>>(part, out);
+}
+template <int S, int U> void run_stage1p_only() { stage1p<S, U><<<S * 4, 256>>>(x, part); }
+template <int S, int U> void run_splitp() { stage1p<S, U><<<S * 4, 256>>>(x, part); stage2<S><<<C / 32, 256>>>(part, out); }
+template <int K, int U> void run_fullrowp_only() { fullrowp<K, U><<<R / K, 1024>>>(x, part); }
+template <int S, int TY, int U> void run_onepassp() { onepassp<S, TY, U><<<S * 16, 64 * TY>>>(x, part, counters, out); }
+template <int G, int U> void run_stage1i_only() { stage1i<G, U><<<G * 4, 256>>>(x, part); }
+template <int G, int U> void run_spliti() { stage1i<G, U><<<G * 4, 256>>>(x, part); stage2<G><<<C / 32, 256>>>(part, out); }
+template <int G, int U> void run_fullrowi_only() { fullrowi<G, U><<<G, 1024>>>(x, part); }
+template <int S, int TY, int U> void run_onepassi() { onepassi<S, TY, U><<<S * 16, 64 * TY>>>(x, part, counters, out); }
+void run_copy() { copyk<<<132 * 16, 256>>>((const float4*)x, (float4*)cpy, (size_t)R * C / 8); }
+
+int main() {
+  cudaMalloc(&x, (size_t)R * C * 4);
+  cudaMalloc(&part, 1024 * C * 4);
+  cudaMalloc(&out, C * 4);
+  cudaMalloc(&rowout, R * 4);
+  cudaMalloc(&cpy, (size_t)R * C * 2);
+  cudaMalloc(&counters, 64 * 4);
+  cudaMemset(counters, 0, 64 * 4);
+  cudaMalloc(&flush, 256 << 20);
+  {
+    std::vector<float> h((size_t)R * C);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+    cudaMemcpy(x, h.data(), h.size() * 4, cudaMemcpyHostToDevice);
+  }
+  std::vector<Variant> vs = {
+      {"rowsum reference", run_rowsum},
+      {"cur S128 U4 ef", run_split<128, 4, 1>},
+      {"stage1 only S128", run_stage1_only<128, 4, 1>},
+      {"stage1i only G128 U4", run_stage1i_only<128, 4>},
+      {"stage1i only G128 U8", run_stage1i_only<128, 8>},
+      {"stage1i only G256 U4", run_stage1i_only<256, 4>},
+      {"stage1i only G64 U8", run_stage1i_only<64, 8>},
+      {"fullrowi only G128 U8", run_fullrowi_only<128, 8>},
+      {"fullrowi only G256 U4", run_fullrowi_only<256, 4>},
+      {"spliti G128 U4", run_spliti<128, 4>},
+      {"spliti G128 U8", run_spliti<128, 8>},
+      {"spliti G64 U8", run_spliti<64, 8>},
+      {"onepass S16 TY16", run_onepass<16, 16, 4>},
+      {"onepassi S16 TY16 U4", run_onepassi<16, 16, 4>},
+      {"onepassi S32 TY8 U4", run_onepassi<32, 8, 4>},
+      {"onepassi S16 TY8 U8", run_onepassi<16, 8, 8>},
+      {"onepassi S32 TY4 U8", run_onepassi<32, 4, 8>},
+      {"onepassi S64 TY4 U4", run_onepassi<64, 4, 4>},
+  };
+  // Check each variant's result against the first split variant.
+  std::vector<float> want(C), got(C);
+  run_split<128, 4, 1>();
+  cudaMemcpy(want.data(), out, C * 4, cudaMemcpyDeviceToHost);
+  for (size_t k = 1; k < vs.size(); ++k) {
+    if (std::string(vs[k].name).find("only") != std::string::npos || std::string(vs[k].name).find("rowsum") != std::string::npos) continue;
+    cudaMemset(out, 0, C * 4);
+    vs[k].run();
+    vs[k].run();
+    cudaMemcpy(got.data(), out, C * 4, cudaMemcpyDeviceToHost);
+    double err = 0;
+    for (int i = 0; i < C; ++i) err = std::max(err, (double)std::abs(got[i] - want[i]));
+    printf("check %-22s max err %.3g\n", vs[k].name, err);
+  }
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  for (int round = 0; round < 5; ++round)
+    for (auto& v : vs)
+      for (int it = 0; it < 40; ++it) {
+        cudaMemsetAsync(flush, 0, 256 << 20);
+        cudaEventRecord(e0);
+        v.run();
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (it >= 5) v.ms.push_back(ms);
+      }
+  for (auto& v : vs) {
+    std::sort(v.ms.begin(), v.ms.end());
+    printf("%-22s median %.4f  p10 %.4f  min %.4f ms\n", v.name, v.ms[v.ms.size() / 2], v.ms[v.ms.size() / 10], v.ms[0]);
+  }
+  printf("err: %s\n", cudaGetErrorString(cudaGetLastError()));
+}
