@@ -63,34 +63,43 @@ void KernelPrinter::emit_column_reduction() {
     const Buffer& b = p_.buffers[c.buffer];
     Expr body = substitute_vars(kernel_body(c), lanes, ranges_);
     Index where = simplify(substitute(kernel_store_index(c), lanes), ranges_);
-    const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + b.name;
-    Accumulation a = accumulation(body);
-    line(a.type + " " + acc + "[" + vs + "];");
-    line("#pragma unroll");
-    line("for (int j = 0; j < " + vs + "; ++j) " + acc + "[j] = " + functor + "::identity<" + a.type + ">();");
-    line("#pragma unroll 4");
-    open("for (" + I + " r = 0; r < " + len + "; ++r)");
-    load_group(body, v);
-    line("#pragma unroll");
-    open("for (int j = 0; j < " + vs + "; ++j)");
-    line(acc + "[j] = " + functor + "::combine(" + acc + "[j], " + accumulated_element(body) + ");");
-    close();
-    close();
-    const bool contiguous = !is_local(c.buffer) && contiguous_lanes(where);
-    std::string st = "st" + std::to_string(next_array_++);
-    if (contiguous) line(storage_type(b.dtype) + " " + st + "[" + vs + "];");
-    line("#pragma unroll");
-    open("for (int j = 0; j < " + vs + "; ++j)");
-    if (contiguous) line(st + "[j] = " + stored(acc + "[j]" + a.result_suffix, a.result_dtype, b.dtype) + ";");
-    else store(c, acc + "[j]" + a.result_suffix, a.result_dtype, where);
-    close();
-    if (contiguous) {
-      Index base = lane0(where);
-      line(vector_call("store", c.buffer, base, v, st));
-    }
+    const std::string acc = "acc_" + b.name;
+    accumulate_group(body, acc, v, "for (" + I + " r = 0; r < " + len + "; ++r)");
+    store_group(c, acc, accumulation(body), where, v);
   }
   close();
   local_value_.clear();
+}
+
+void KernelPrinter::accumulate_group(const Expr& body, const std::string& acc, int v, const std::string& loop) {
+  const std::string vs = std::to_string(v), functor = reduce_functor(body->reduce_op());
+  const Accumulation a = accumulation(body);
+  line(a.type + " " + acc + "[" + vs + "];");
+  line("#pragma unroll");
+  line("for (int j = 0; j < " + vs + "; ++j) " + acc + "[j] = " + functor + "::identity<" + a.type + ">();");
+  line("#pragma unroll 4");
+  open(loop);
+  load_group(body, v);
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + vs + "; ++j)");
+  line(acc + "[j] = " + functor + "::combine(" + acc + "[j], " + accumulated_element(body) + ");");
+  close();
+  close();
+}
+
+void KernelPrinter::store_group(const Computation& c, const std::string& acc, const Accumulation& a,
+                                const Index& where, int v) {
+  const Buffer& b = p_.buffers[c.buffer];
+  const std::string vs = std::to_string(v);
+  const bool contiguous = !is_local(c.buffer) && contiguous_lanes(where);
+  const std::string st = "st" + std::to_string(next_array_++);
+  if (contiguous) line(storage_type(b.dtype) + " " + st + "[" + vs + "];");
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + vs + "; ++j)");
+  if (contiguous) line(st + "[j] = " + stored(acc + "[j]" + a.result_suffix, a.result_dtype, b.dtype) + ";");
+  else store(c, acc + "[j]" + a.result_suffix, a.result_dtype, where);
+  close();
+  if (contiguous) line(vector_call("store", c.buffer, lane0(where), v, st));
 }
 
 int KernelPrinter::column_slices(int64_t outputs) const {
@@ -147,17 +156,7 @@ void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_coun
   // Spare lanes of a ragged last block reduce the last group again (their loads stay in bounds) and store nothing.
   line("const " + I + " g = " +
        (ragged ? "(" + I + ")hi_imin(g0 + tx, " + std::to_string(groups - 1) + ")" : std::string("g0 + tx")) + ";");
-  line(a.type + " " + acc + "[" + vs + "];");
-  line("#pragma unroll");
-  line("for (int j = 0; j < " + vs + "; ++j) " + acc + "[j] = " + functor + "::identity<" + a.type + ">();");
-  line("#pragma unroll 4");
-  open("for (" + I + " r = ty; r < " + len + "; r += " + ty + ")");
-  load_group(body, v);
-  line("#pragma unroll");
-  open("for (int j = 0; j < " + vs + "; ++j)");
-  line(acc + "[j] = " + functor + "::combine(" + acc + "[j], " + accumulated_element(body) + ");");
-  close();
-  close();
+  accumulate_group(body, acc, v, "for (" + I + " r = ty; r < " + len + "; r += " + ty + ")");
   line("__shared__ " + a.type + " " + smem + "[" + ty + "][" + std::to_string(tx_count * v) + "];");
   line("#pragma unroll");
   line("for (int j = 0; j < " + vs + "; ++j) " + smem + "[ty][tx * " + vs + " + j] = " + acc + "[j];");
@@ -168,15 +167,7 @@ void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_coun
   line("for (int y = 1; y < " + ty + "; ++y) " + acc + "[j] = " + functor + "::combine(" + acc + "[j], " + smem +
        "[y][tx * " + vs + " + j]);");
   close();
-  const bool contiguous = contiguous_lanes(where);
-  const std::string st = "st" + std::to_string(next_array_++);
-  if (contiguous) line(storage_type(b.dtype) + " " + st + "[" + vs + "];");
-  line("#pragma unroll");
-  open("for (int j = 0; j < " + vs + "; ++j)");
-  if (contiguous) line(st + "[j] = " + stored(acc + "[j]" + a.result_suffix, a.result_dtype, b.dtype) + ";");
-  else store(c, acc + "[j]" + a.result_suffix, a.result_dtype, where);
-  close();
-  if (contiguous) line(vector_call("store", c.buffer, lane0(where), v, st));
+  store_group(c, acc, a, where, v);
   close();
   // The next groups' slices reuse shared memory only after slice 0 has read these.
   line("__syncthreads();");

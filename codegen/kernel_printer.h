@@ -325,6 +325,11 @@ class KernelPrinter {
   /// slices combined through shared memory by slice 0, which stores: a single reduction (split reductions' stage 1,
   /// bias gradients) whose output groups are too few to fill the GPU.
   void emit_column_vector_slices(int64_t groups, int v, int tx_count, int ty_count);
+  /// Column kernels: `acc`[V], the reduction `body` of V lanes (j) accumulated over the rows `loop` (a for header
+  /// over r) opens, one vector load per contiguous operand and row.
+  void accumulate_group(const Expr& body, const std::string& acc, int v, const std::string& loop);
+  /// Column kernels: `acc`[V] stored at `where` (over lanes j), with one vector store when the lanes are contiguous.
+  void store_group(const Computation& c, const std::string& acc, const Accumulation& a, const Index& where, int v);
   /// Row kernels: a per-row value (reduction result, row epilogue) in a register for later phases, and stored by
   /// thread 0 when other kernels read it.
   void keep_row_value(const Computation& c, const std::string& value);

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cuda_runtime.h>
 
+#include "timing.h"
+
 constexpr int R = 16384, C = 4096;
 
 __device__ __forceinline__ unsigned long long pol_first() {
@@ -45,13 +47,10 @@ __global__ void __launch_bounds__(B) stage1(const float* __restrict__ x, float* 
   *(float4*)(part + (size_t)s * C + c * 4) = a;
 }
 
-// Stage 1 with TY row slices in a block of 64 x TY threads (256 columns per block), combined in shared memory.
+// Row slice ty of partial s over the 4 columns at c: rows s*chunk + ty, + TY, ...
 template <int S, int TY, int U, int H>
-__global__ void __launch_bounds__(64 * TY) stage1_slices(const float* __restrict__ x, float* __restrict__ part) {
+__device__ __forceinline__ float4 slice_sum(const float* __restrict__ x, int s, int ty, int c) {
   constexpr int chunk = R / S;
-  int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
-  int strip = blockIdx.x % 16, s = blockIdx.x / 16;
-  int c = strip * 64 + tx;
   float4 a = {0, 0, 0, 0};
   const float* p = x + (size_t)s * chunk * C + c * 4;
 #pragma unroll U
@@ -59,6 +58,16 @@ __global__ void __launch_bounds__(64 * TY) stage1_slices(const float* __restrict
     float4 v = ld4<H>(p + (size_t)r * C);
     a.x += v.x; a.y += v.y; a.z += v.z; a.w += v.w;
   }
+  return a;
+}
+
+// Stage 1 with TY row slices in a block of 64 x TY threads (256 columns per block), combined in shared memory.
+template <int S, int TY, int U, int H>
+__global__ void __launch_bounds__(64 * TY) stage1_slices(const float* __restrict__ x, float* __restrict__ part) {
+  int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
+  int strip = blockIdx.x % 16, s = blockIdx.x / 16;
+  int c = strip * 64 + tx;
+  float4 a = slice_sum<S, TY, U, H>(x, s, ty, c);
   __shared__ float4 sm[TY][64];
   sm[ty][tx] = a;
   __syncthreads();
@@ -85,22 +94,12 @@ __global__ void __launch_bounds__(256) stage2(const float* __restrict__ part, fl
   }
 }
 
-// Single kernel: stage 1 then the last block of each 256-column strip (counter) sums that strip's S partials with
-// all its threads (deterministic order), resetting the counter.
-template <int S, int TY, int U>
-__global__ void __launch_bounds__(64 * TY) onepass(const float* __restrict__ x, float* __restrict__ part,
-                                                   unsigned* counters, float* __restrict__ out) {
-  constexpr int chunk = R / S;
-  int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
-  int strip = blockIdx.x % 16, s = blockIdx.x / 16;
-  int c = strip * 64 + tx;
-  float4 a = {0, 0, 0, 0};
-  const float* p = x + (size_t)s * chunk * C + c * 4;
-#pragma unroll U
-  for (int r = ty; r < chunk; r += TY) {
-    float4 v = ld4<1>(p + (size_t)r * C);
-    a.x += v.x; a.y += v.y; a.z += v.z; a.w += v.w;
-  }
+// The single-kernel form's end: the block's row slices meet in shared memory, slice 0 writes the block's partial, and
+// the last block of a 256-column strip to finish (a counter per strip, reset by it) sums the strip's S partials in
+// partial order and stores the outputs.
+template <int S, int TY>
+__device__ __forceinline__ void finish_strip(float4 a, float* __restrict__ part, unsigned* counters,
+                                             float* __restrict__ out, int strip, int s, int tx, int ty, int c) {
   __shared__ float4 sm[TY][64];
   __shared__ bool last;
   sm[ty][tx] = a;
@@ -128,6 +127,17 @@ __global__ void __launch_bounds__(64 * TY) onepass(const float* __restrict__ x, 
     out[strip * 256 + col] = b;
   }
   if (threadIdx.x == 0) counters[strip] = 0;
+}
+
+// Single kernel: stage 1 with row slices, then the last block of each 256-column strip sums its partials.
+template <int S, int TY, int U>
+__global__ void __launch_bounds__(64 * TY) onepass(const float* __restrict__ x, float* __restrict__ part,
+                                                   unsigned* counters, float* __restrict__ out) {
+  int tx = threadIdx.x % 64, ty = threadIdx.x / 64;
+  int strip = blockIdx.x % 16, s = blockIdx.x / 16;
+  int c = strip * 64 + tx;
+  float4 a = slice_sum<S, TY, U, 1>(x, s, ty, c);
+  finish_strip<S, TY>(a, part, counters, out, strip, s, tx, ty, c);
 }
 
 
@@ -206,32 +216,7 @@ __global__ void __launch_bounds__(64 * TY) onepassp(const float* __restrict__ x,
   int c = strip * 64 + tx;
   const float* p = x + ((size_t)s * chunk + ty) * C + c * 4;
   float4 a = piped<U>(p, chunk / TY, [](const float* q, int r) { return ld4<1>(q + (size_t)r * TY * C); });
-  __shared__ float4 sm[TY][64];
-  __shared__ bool last;
-  sm[ty][tx] = a;
-  __syncthreads();
-  if (ty == 0) {
-    for (int y = 1; y < TY; ++y) { float4 b = sm[y][tx]; a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w; }
-    *(float4*)(part + (size_t)s * C + c * 4) = a;
-    __threadfence();
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(&counters[strip], 1u) == S - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  constexpr int T = 64 * TY, SL = T / 256;
-  int col = threadIdx.x % 256, sl = threadIdx.x / 256;
-  float b = 0;
-  for (int r = sl; r < S; r += SL) b += __ldcg(part + (size_t)r * C + strip * 256 + col);
-  __shared__ float sm2[SL][256];
-  sm2[sl][col] = b;
-  __syncthreads();
-  if (sl == 0) {
-    for (int y = 1; y < SL; ++y) b += sm2[y][col];
-    out[strip * 256 + col] = b;
-  }
-  if (threadIdx.x == 0) counters[strip] = 0;
+  finish_strip<S, TY>(a, part, counters, out, strip, s, tx, ty, c);
 }
 
 // Row-interleaved: block b of G handles rows b, b+G, ... so all blocks sweep memory together, as row kernels do.
@@ -257,42 +242,15 @@ __global__ void __launch_bounds__(64 * TY) onepassi(const float* __restrict__ x,
   int c = strip * 64 + tx;
   const float* p = x + ((size_t)s * TY + ty) * C + c * 4;
   float4 a = piped<U>(p, R / (S * TY), [](const float* q, int r) { return ld4<1>(q + (size_t)r * S * TY * C); });
-  __shared__ float4 sm[TY][64];
-  __shared__ bool last;
-  sm[ty][tx] = a;
-  __syncthreads();
-  if (ty == 0) {
-    for (int y = 1; y < TY; ++y) { float4 b = sm[y][tx]; a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w; }
-    *(float4*)(part + (size_t)s * C + c * 4) = a;
-    __threadfence();
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(&counters[strip], 1u) == S - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  constexpr int T = 64 * TY, SL = T / 256;
-  int col = threadIdx.x % 256, sl = threadIdx.x / 256;
-  float b = 0;
-  for (int r = sl; r < S; r += SL) b += __ldcg(part + (size_t)r * C + strip * 256 + col);
-  __shared__ float sm2[SL][256];
-  sm2[sl][col] = b;
-  __syncthreads();
-  if (sl == 0) {
-    for (int y = 1; y < SL; ++y) b += sm2[y][col];
-    out[strip * 256 + col] = b;
-  }
-  if (threadIdx.x == 0) counters[strip] = 0;
+  finish_strip<S, TY>(a, part, counters, out, strip, s, tx, ty, c);
 }
 
 __global__ void copyk(const float4* __restrict__ a, float4* __restrict__ b, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) b[i] = a[i];
 }
 
-struct Variant { const char* name; void (*run)(); std::vector<float> ms; };
 float *x, *part, *out, *ref, *cpy;
 unsigned* counters;
-char* flush;
 
 template <int S, int U, int H> void run_split() {
   stage1<S, U, H, 256><<<S * 4, 256>>>(x, part);
@@ -329,7 +287,6 @@ int main() {
   cudaMalloc(&cpy, (size_t)R * C * 2);
   cudaMalloc(&counters, 64 * 4);
   cudaMemset(counters, 0, 64 * 4);
-  cudaMalloc(&flush, 256 << 20);
   {
     std::vector<float> h((size_t)R * C);
     for (size_t i = 0; i < h.size(); ++i) h[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
@@ -369,24 +326,5 @@ int main() {
     for (int i = 0; i < C; ++i) err = std::max(err, (double)std::abs(got[i] - want[i]));
     printf("check %-22s max err %.3g\n", vs[k].name, err);
   }
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  for (int round = 0; round < 5; ++round)
-    for (auto& v : vs)
-      for (int it = 0; it < 40; ++it) {
-        cudaMemsetAsync(flush, 0, 256 << 20);
-        cudaEventRecord(e0);
-        v.run();
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (it >= 5) v.ms.push_back(ms);
-      }
-  for (auto& v : vs) {
-    std::sort(v.ms.begin(), v.ms.end());
-    printf("%-22s median %.4f  p10 %.4f  min %.4f ms\n", v.name, v.ms[v.ms.size() / 2], v.ms[v.ms.size() / 10], v.ms[0]);
-  }
-  printf("err: %s\n", cudaGetErrorString(cudaGetLastError()));
+  time_variants(vs);
 }

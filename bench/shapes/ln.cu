@@ -7,11 +7,12 @@
 #include <vector>
 #include <algorithm>
 #include <cuda_runtime.h>
+
+#include "timing.h"
 #include <cuda_bf16.h>
 
 constexpr int R = 16384, C = 4096;
 __nv_bfloat16 *x, *w, *b, *y;
-char* flush;
 
 template <int T, class F> __device__ __forceinline__ float block_sum(float v, float* sm, F) {
   for (int m = 16; m; m /= 2) v += __shfl_xor_sync(~0u, v, m);
@@ -120,14 +121,12 @@ __global__ void __launch_bounds__(T) ln(const __nv_bfloat16* __restrict__ x, con
   }
 }
 
-struct Variant { const char* name; void (*run)(); std::vector<float> ms; };
 template <int T, int MODE, int GRID> void run_ln() { ln<T, MODE><<<GRID, T>>>(x, w, b, y); }
 void copy_ln() { cudaMemcpyAsync(y, x, (size_t)R * C * 2, cudaMemcpyDeviceToDevice); }
 
 int main() {
   cudaMalloc(&x, (size_t)R * C * 2); cudaMalloc(&y, (size_t)R * C * 2);
   cudaMalloc(&w, C * 2); cudaMalloc(&b, C * 2);
-  cudaMalloc(&flush, 256 << 20);
   {
     std::vector<__nv_bfloat16> h((size_t)R * C);
     for (size_t i = 0; i < h.size(); ++i) h[i] = __float2bfloat16((float)((i * 2654435761u) % 1000) / 250.0f + 3.0f);
@@ -160,23 +159,5 @@ int main() {
     for (size_t i = 0; i < got.size(); i += 97) err = std::max(err, (double)fabsf(__bfloat162float(got[i]) - __bfloat162float(want[i])));
     printf("check %-22s max diff %.3g\n", vs[k].name, err);
   }
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0); cudaEventCreate(&e1);
-  for (int round = 0; round < 5; ++round)
-    for (auto& v : vs)
-      for (int it = 0; it < 40; ++it) {
-        cudaMemsetAsync(flush, 0, 256 << 20);
-        cudaEventRecord(e0);
-        v.run();
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (it >= 5) v.ms.push_back(ms);
-      }
-  for (auto& v : vs) {
-    std::sort(v.ms.begin(), v.ms.end());
-    printf("%-22s median %.4f  p10 %.4f  min %.4f ms\n", v.name, v.ms[v.ms.size() / 2], v.ms[v.ms.size() / 10], v.ms[0]);
-  }
-  printf("err: %s\n", cudaGetErrorString(cudaGetLastError()));
+  time_variants(vs);
 }

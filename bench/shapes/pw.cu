@@ -7,12 +7,13 @@
 #include <vector>
 #include <algorithm>
 #include <cuda_runtime.h>
+
+#include "timing.h"
 #include <cuda_bf16.h>
 
 constexpr int N = 1 << 26;
 float *a, *b, *o;
 __nv_bfloat16 *ga, *go;
-char* flush;
 
 template <int ST> __device__ __forceinline__ void st4(float* p, float4 v) {
   if (ST == 0) *(float4*)p = v;
@@ -61,7 +62,6 @@ __global__ void copyk(const float4* __restrict__ p, float4* __restrict__ q, size
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) q[i] = p[i];
 }
 
-struct Variant { const char* name; void (*run)(); std::vector<float> ms; };
 template <int B, int E, int ST, int LOOP> void run_ar() { addrelu<B, E, ST, LOOP><<<N / 4 / (B * E), B>>>(a, b, o); }
 template <int B, int E> void run_gelu() { gelu_k<B, E><<<N / 8 / (B * E), B>>>((const uint4*)ga, (uint4*)go); }
 void copy_ar() { cudaMemcpyAsync(o, a, (size_t)N * 4 * 3 / 2, cudaMemcpyDeviceToDevice); }
@@ -70,7 +70,6 @@ void copy_gelu() { cudaMemcpyAsync(go, ga, (size_t)N * 2, cudaMemcpyDeviceToDevi
 int main() {
   cudaMalloc(&a, (size_t)N * 4 * 2); cudaMalloc(&b, (size_t)N * 4); cudaMalloc(&o, (size_t)N * 4 * 2);
   cudaMalloc(&ga, (size_t)N * 2); cudaMalloc(&go, (size_t)N * 2);
-  cudaMalloc(&flush, 256 << 20);
   cudaMemset(a, 0, (size_t)N * 8); cudaMemset(b, 0, (size_t)N * 4); cudaMemset(ga, 0, (size_t)N * 2);
   std::vector<Variant> vs = {
       {"ar copy same bytes", copy_ar},
@@ -90,23 +89,5 @@ int main() {
       {"gelu B256 E1", run_gelu<256, 1>},
       {"gelu B512 E2", run_gelu<512, 2>},
   };
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0); cudaEventCreate(&e1);
-  for (int round = 0; round < 5; ++round)
-    for (auto& v : vs)
-      for (int it = 0; it < 40; ++it) {
-        cudaMemsetAsync(flush, 0, 256 << 20);
-        cudaEventRecord(e0);
-        v.run();
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (it >= 5) v.ms.push_back(ms);
-      }
-  for (auto& v : vs) {
-    std::sort(v.ms.begin(), v.ms.end());
-    printf("%-22s median %.4f  p10 %.4f  min %.4f ms\n", v.name, v.ms[v.ms.size() / 2], v.ms[v.ms.size() / 10], v.ms[0]);
-  }
-  printf("err: %s\n", cudaGetErrorString(cudaGetLastError()));
+  time_variants(vs);
 }
