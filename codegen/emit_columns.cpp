@@ -5,10 +5,11 @@ namespace hi::codegen_detail {
 
 /// Fewest threads a column kernel keeps when it widens its vector groups.
 constexpr int64_t kMinColumnThreads = 32768;
-/// Vector groups below which a single-reduction column kernel slices its rows across a block, and the threads it then
-/// aims for (about a full H200: 132 SMs x 2048).
+/// Vector groups below which a single-reduction column kernel slices its rows across a block, the threads it then
+/// aims for (about a full H200: 132 SMs x 2048), and the blocks it keeps while it can (2 per H200 SM).
 constexpr int64_t kVectorSliceGroups = 65536;
 constexpr int64_t kVectorSliceThreads = 262144;
+constexpr int64_t kVectorSliceBlocks = 256;
 /// Shared memory the slices of one block may use to meet.
 constexpr int64_t kVectorSliceSharedBytes = 32768;
 
@@ -122,13 +123,20 @@ std::pair<int, int> KernelPrinter::column_vector_slices(int64_t groups, int v) c
   if (is_arg_reduction(c.body->reduce_op())) return {1, 1};
   auto len = simplify(k_.row_length, p_.size_ranges).as_const();
   if (!len) return {1, 1};
-  // 64 groups side by side (a warp reads 32 x 16 contiguous bytes of a row), fewer for fewer groups; slices up to
-  // a 1024-thread block, each keeping at least 4 rows.
-  const int tx = static_cast<int>(std::min<int64_t>(64, pow2_at_least(groups)));
+  // TY for TX groups side by side: slices up to a 1024-thread block, each keeping at least 4 rows.
   const int64_t acc_bytes = std::max<int64_t>(4, dtype_bytes(c.body->args[0]->dtype));  // floats for 16-bit values
-  int ty = static_cast<int>(std::min<int64_t>(1024 / tx, pow2_at_least(ceil_div(kVectorSliceThreads, groups))));
-  while (ty > 1 && (*len < 4 * ty || ty * tx * v * acc_bytes > kVectorSliceSharedBytes)) ty /= 2;
-  return {tx, ty};
+  auto slices = [&](int tx) {
+    int ty = static_cast<int>(std::min<int64_t>(1024 / tx, pow2_at_least(ceil_div(kVectorSliceThreads, groups))));
+    while (ty > 1 && (*len < 4 * ty || ty * tx * v * acc_bytes > kVectorSliceSharedBytes)) ty /= 2;
+    return ty;
+  };
+  // 64 groups side by side (a warp reads 32 x 16 contiguous bytes of a row), down to 8 (a 128-byte line per row)
+  // while that leaves fewer than kVectorSliceBlocks blocks and blocks of at least two warps (x[2048,4096].sum(0),
+  // unsplit: 1024 groups, 128 blocks of 8 x 128).
+  const int min_block = std::max(64, 2 * target_.warp_size);
+  int tx = static_cast<int>(std::min<int64_t>(64, pow2_at_least(groups)));
+  while (tx > 8 && ceil_div(groups, tx) < kVectorSliceBlocks && tx / 2 * slices(tx / 2) >= min_block) tx /= 2;
+  return {tx, slices(tx)};
 }
 
 void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_count, int ty_count) {
@@ -157,15 +165,16 @@ void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_coun
   line("const " + I + " g = " +
        (ragged ? "(" + I + ")hi_imin(g0 + tx, " + std::to_string(groups - 1) + ")" : std::string("g0 + tx")) + ";");
   accumulate_group(body, acc, v, "for (" + I + " r = ty; r < " + len + "; r += " + ty + ")");
-  line("__shared__ " + a.type + " " + smem + "[" + ty + "][" + std::to_string(tx_count * v) + "];");
+  // Lane-major in shared memory ([TY][V][TX]): neighbouring threads touch neighbouring words.
+  line("__shared__ " + a.type + " " + smem + "[" + ty + "][" + vs + "][" + tx + "];");
   line("#pragma unroll");
-  line("for (int j = 0; j < " + vs + "; ++j) " + smem + "[ty][tx * " + vs + " + j] = " + acc + "[j];");
+  line("for (int j = 0; j < " + vs + "; ++j) " + smem + "[ty][j][tx] = " + acc + "[j];");
   line("__syncthreads();");
   open("if (ty == 0" + (ragged ? " && g0 + tx < " + gs : std::string()) + ")");
   line("#pragma unroll");
   open("for (int j = 0; j < " + vs + "; ++j)");
   line("for (int y = 1; y < " + ty + "; ++y) " + acc + "[j] = " + functor + "::combine(" + acc + "[j], " + smem +
-       "[y][tx * " + vs + " + j]);");
+       "[y][j][tx]);");
   close();
   store_group(c, acc, a, where, v);
   close();

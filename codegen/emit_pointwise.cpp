@@ -135,13 +135,19 @@ void KernelPrinter::emit_pointwise() {
   std::vector<SelectedLoad> selects = selected_loads(bodies, loads, v);
   const int64_t arrays = static_cast<int64_t>(selects.size()) +
                          std::count_if(loads.begin(), loads.end(), [&](const Expr& l) { return contiguous_lanes(l->index); });
-  // Up to 64 bytes per operand in flight per thread, but at most 4 groups' arrays per thread in all: registers
-  // bound occupancy (LLaMA's rotate-half, six operands: 2 groups each took 66 registers; 1 group, far fewer). So a
-  // one-operand kernel loads 4 vectors per thread, a two-operand one 2 each (H200: tanh-gelu over bf16 with 4 took
-  // 0.0733 ms against 2's 0.0757; relu(a + b) with 4 each 0.1905 against 2's 0.1897).
-  const int e_count = static_cast<int>(std::max<int64_t>(
-      1, std::min({int64_t{64} / (v * narrowest_bytes(accesses())), ceil_div(groups, block_),
-                   int64_t{4} / std::max<int64_t>(1, arrays)})));
+  int64_t store_arrays_count = 0;
+  for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c)
+    if (!is_local(p_.computations[k_.computations[n_c]].buffer) && contiguous_lanes(stores[n_c])) ++store_arrays_count;
+  // E, a power of two: up to 64 bytes per operand in flight per thread, at most 4 groups' load arrays and 10 groups'
+  // load and store arrays per thread: registers bound occupancy (LLaMA's rotate-half, six operands: 2 groups each
+  // took 66 registers; 1 group, far fewer; one input and four outputs with 4 groups, 144 VGPRs on gfx942 against 76
+  // with 2). So a one-operand kernel loads 4 vectors per thread, a two-operand one 2 each (H200: tanh-gelu over bf16
+  // with 4 took 0.0733 ms against 2's 0.0757; relu(a + b) with 4 each 0.1905 against 2's 0.1897).
+  int64_t e_limit = std::min({int64_t{64} / (v * narrowest_bytes(accesses())), ceil_div(groups, block_),
+                              int64_t{4} / std::max<int64_t>(1, arrays),
+                              int64_t{10} / std::max<int64_t>(1, arrays + store_arrays_count)});
+  int e_count = 1;
+  while (e_count * 2 <= e_limit) e_count *= 2;
   const int64_t span = int64_t{block_} * e_count;
   grid_ = Index(ceil_div(groups, span));
   const std::string vs = std::to_string(v), es = std::to_string(e_count), per_thread = std::to_string(e_count * v);

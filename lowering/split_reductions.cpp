@@ -85,7 +85,7 @@ class ReductionSplitter {
     plan.outputs = *n;
     plan.reduced = *r;
     plan.column = !is_row_major_inner_reduction(p_, c);
-    int64_t target = plan.column ? o_.column_target_threads : o_.row_target_rows;
+    int64_t target = plan.column ? o_.column_target_outputs : o_.row_target_rows;
     int64_t min_chunk = std::max<int64_t>(1, plan.column ? o_.min_column_chunk : o_.min_row_chunk);
     int64_t s = std::min({pow2_at_least(ceil_div(target, plan.outputs)), pow2_at_most(o_.max_splits),
                           pow2_at_most(plan.reduced / min_chunk)});

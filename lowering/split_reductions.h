@@ -37,7 +37,7 @@
 namespace hi {
 
 /// When and how far to split. Defaults are tuned for GPUs with ~100+ compute units of 2048 resident threads
-/// (H200: 132 SMs, ~270k threads; MI300X: 304 CUs) and the 256-thread blocks that emit_hip launches.
+/// (H200: 132 SMs, ~270k threads; MI300X: 304 CUs) and the kernels emit_hip prints for the two stages.
 struct SplitOptions {
   bool enabled = true;
   /// Reductions over fewer elements are never split: they are cheap whatever the kernel.
@@ -46,7 +46,7 @@ struct SplitOptions {
   /// across a block (emit_column_vector_slices) for enough threads, so S stays small and stage 2 short. H200,
   /// x[16384,4096].sum(0) under do_bench (bench/shapes/cols.cu): S = 16 with 16 row slices 0.0735 ms, against
   /// 0.0754 for S = 128 and one thread per 4 outputs (earlier: 0.0771 at S = 128 against 0.0797 at 1M).
-  int64_t column_target_threads = 64 * 1024;
+  int64_t column_target_outputs = 64 * 1024;
   /// Column-style: elements each stage-1 thread reduces serially, at least.
   int64_t min_column_chunk = 64;
   /// Row-style: stage 1 aims for at least this many rows (one block each), several blocks per compute unit.
@@ -54,7 +54,7 @@ struct SplitOptions {
   /// Row-style: elements per stage-1 row, at least (8 per thread of a 256-thread block, to amortise the block reduce).
   int64_t min_row_chunk = 2048;
   /// A split into fewer pieces does not pay for the second kernel (so rows are split only when N <= 256 and columns
-  /// when N <= 256k with the defaults).
+  /// when N < 32k with the defaults; wider column reductions fill the GPU with row slices unsplit).
   int64_t min_splits = 4;
   /// Stage 2 reduces S partials per output (serially in a column kernel): keep that short.
   int64_t max_splits = 1024;

@@ -187,7 +187,8 @@ TEST(Codegen, FewColumnOutputsShareABlockAcrossRowSlices) {
 
 TEST(Codegen, SplitColumnSumSlicesRowsAcrossBlocksWithVectorLoads) {
   // x[16384,4096].sum(0): stage 1 (16 partials of 1024 rows) keeps 4 outputs per thread, one 16-byte load per row,
-  // and 16 row slices per 1024-thread block (64k threads otherwise); stage 2 (16 partials) slices 4 rows each.
+  // and 16 row slices per 1024-thread block (64k threads otherwise); stage 2 (16 partials) slices 4 rows each, in
+  // blocks of 16 groups so that 64 blocks run.
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {16384, 4096});
   g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {4096}));
@@ -198,11 +199,56 @@ TEST(Codegen, SplitColumnSumSlicesRowsAcrossBlocksWithVectorLoads) {
   std::string text = kernels_text(c.module);
   EXPECT_NE(text.find("4 outputs per thread, 64 threads x 16 row slices per block"), std::string::npos) << text;
   EXPECT_NE(text.find("hi_load_vec_aligned<4, HI_EVICT_FIRST>"), std::string::npos) << text;
-  EXPECT_NE(text.find("4 outputs per thread, 64 threads x 4 row slices per block"), std::string::npos) << text;
+  EXPECT_NE(text.find("4 outputs per thread, 16 threads x 4 row slices per block"), std::string::npos) << text;
   EXPECT_EQ(c.module.kernels[0].block, 1024);
-  EXPECT_EQ(c.module.kernels[1].block, 256);
+  EXPECT_EQ(c.module.kernels[1].block, 64);
+  EXPECT_EQ(c.module.kernels[1].grid, Index(64));
   EXPECT_TRUE(c.module.kernels[0].needs_sync);
   EXPECT_EQ(c.program.workspace_bytes, 16 * 4096 * 4);
+}
+
+TEST(Codegen, ColumnVectorSlicesKeepEnoughBlocks) {
+  // x[2048,4096].sum(0) is not split (2048 rows): its 1024 groups of 4 outputs take 8 groups x 128 row slices per
+  // block, so 128 blocks run (64 groups per block would leave 16). On a wave-64 target too.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {2048, 4096});
+  g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {4096}));
+  for (const char* arch : {"sm_90", "gfx942"}) {
+    CompileOptions o;
+    o.target = parse_target(arch);
+    CompiledGraph c = generate(g.graph(), o);
+    ASSERT_EQ(c.module.kernels.size(), 1u) << arch;
+    EXPECT_NE(kernels_text(c.module).find("4 outputs per thread, 8 threads x 128 row slices"), std::string::npos)
+        << arch << "\n" << kernels_text(c.module);
+    EXPECT_EQ(c.module.kernels[0].grid, Index(128)) << arch;
+    EXPECT_EQ(c.module.kernels[0].block, 1024) << arch;
+  }
+}
+
+TEST(Codegen, PointwiseGroupsPerThreadCountLoadAndStoreArrays) {
+  // One bf16 operand: 4 vector groups per thread (64 bytes); the same operand feeding four outputs: 2 (ten arrays
+  // of groups at most); two f32 operands: 2 each.
+  auto groups_per_thread = [](const Graph& graph) {
+    CompileOptions o;
+    o.target = parse_target("sm_90");
+    const std::string text = kernels_text(generate(graph, o).module);
+    std::smatch m;
+    return std::regex_search(text, m, std::regex("(\\d+) groups per thread")) ? m[1].str() : text;
+  };
+  test::GraphBuilder one;
+  ValueRef a = one.input("a", DType::BFloat16, {4096, 1024});
+  one.output(one.call_inferred("r", "aten.relu.default", {A(a)}));
+  EXPECT_EQ(groups_per_thread(one.graph()), "4");
+  test::GraphBuilder four;
+  ValueRef b = four.input("b", DType::BFloat16, {4096, 1024});
+  for (const char* op : {"relu", "sigmoid", "tanh", "exp"})
+    four.output(four.call_inferred(op, std::string("aten.") + op + ".default", {A(b)}));
+  EXPECT_EQ(groups_per_thread(four.graph()), "2");
+  test::GraphBuilder two;
+  ValueRef x = two.input("x", DType::Float32, {1 << 20});
+  ValueRef y = two.input("y", DType::Float32, {1 << 20});
+  two.output(two.call_inferred("s", "aten.add.Tensor", {A(x), A(y)}));
+  EXPECT_EQ(groups_per_thread(two.graph()), "2");
 }
 
 }  // namespace

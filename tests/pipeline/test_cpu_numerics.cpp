@@ -248,22 +248,30 @@ TEST_P(CpuNumerics, ColumnReductionsWithRowSlicesPerBlock) {
 TEST_P(CpuNumerics, ColumnReductionsWithVectorRowSlices) {
   // One reduction per kernel over vector groups too few to fill the GPU: TX groups of V outputs x TY row slices
   // per block. 200 f32 columns (50 groups of 4 in 64 lanes: a ragged block), 64 bf16 columns (8 groups of 8, a max),
-  // 6 int64 columns (3 groups of 2). Unsplit, so the slices see the whole column.
+  // 6 int64 columns (3 groups of 2), 48 f16 columns (6 groups of 8, a sum in float), 32 int8 columns (4 groups of 8,
+  // a min accumulated in int), 12 f32 columns (a product). Unsplit, so the slices see the whole column.
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {1000, 200});
   ValueRef h = g.input("h", DType::BFloat16, {513, 64});
   ValueRef n = g.input("n", DType::Int64, {300, 6});
+  ValueRef f = g.input("f", DType::Float16, {300, 48});
+  ValueRef c = g.input("c", DType::Int8, {301, 32});
+  ValueRef p = g.input("p", DType::Float32, {40, 12});
   g.output(g.call_inferred("s", "aten.sum.dim_IntList", {A(x), L({0})}));
   g.output(g.call_inferred("mx", "aten.amax.default", {A(h), L({0})}));
   g.output(g.call_inferred("ns", "aten.sum.dim_IntList", {A(n), L({0})}));
+  g.output(g.call_inferred("fs", "aten.sum.dim_IntList", {A(f), L({0})}));
+  g.output(g.call_inferred("cm", "aten.amin.default", {A(c), L({0})}));
+  g.output(g.call_inferred("pp", "aten.prod.dim_int", {A(p), I(0)}));
   CompileOptions o;
   o.target = parse_target(GetParam());
   o.graph_name = "test";
   o.split.enabled = false;
   NumericsCheck r = run_against_reference(g.graph(), o, 3);
   const std::string text = kernels_text(r.compiled->module);
-  for (const char* shape : {"4 outputs per thread, 64 threads x 16 row slices", "8 outputs per thread, 8 threads x 128",
-                            "2 outputs per thread, 4 threads x 64 row slices"})
+  for (const char* shape : {"4 outputs per thread, 8 threads x 128 row slices", "8 outputs per thread, 8 threads x 128",
+                            "2 outputs per thread, 4 threads x 64 row slices", "8 outputs per thread, 8 threads x 64",
+                            "8 outputs per thread, 4 threads x 64", "4 outputs per thread, 4 threads x 8"})
     EXPECT_NE(text.find(shape), std::string::npos) << shape << "\n" << text;
   test::expect_matches(r, 1e-4, 1e-4);
 }

@@ -162,7 +162,7 @@ TEST(SplitReductions, SourceIsDeterministic) {
 SplitOptions small_split() {
   SplitOptions o;
   o.min_reduce_numel = 256;
-  o.column_target_threads = 512;
+  o.column_target_outputs = 512;
   o.min_column_chunk = 16;
   o.row_target_rows = 64;
   o.min_row_chunk = 32;
