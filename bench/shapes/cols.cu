@@ -94,6 +94,27 @@ __global__ void __launch_bounds__(256) stage2(const float* __restrict__ part, fl
   }
 }
 
+// Stage 2 as emitted since session 9 (emit_column_vector_slices): 16 groups of 4 outputs x 4 slices of the S partials
+// per 64-thread block, met in shared memory.
+template <int S>
+__global__ void __launch_bounds__(64) stage2v(const float* __restrict__ part, float* __restrict__ out) {
+  int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  int c = blockIdx.x * 16 + tx;
+  float4 a = {0, 0, 0, 0};
+#pragma unroll 4
+  for (int r = ty; r < S; r += 4) {
+    float4 v = *(const float4*)(part + (size_t)r * C + c * 4);
+    a.x += v.x; a.y += v.y; a.z += v.z; a.w += v.w;
+  }
+  __shared__ float4 sm[4][16];
+  sm[ty][tx] = a;
+  __syncthreads();
+  if (ty == 0) {
+    for (int y = 1; y < 4; ++y) { float4 b = sm[y][tx]; a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w; }
+    *(float4*)(out + c * 4) = a;
+  }
+}
+
 // The single-kernel form's end: the block's row slices meet in shared memory, slice 0 writes the block's partial, and
 // the last block of a 256-column strip to finish (a counter per strip, reset by it) sums the strip's S partials in
 // partial order and stores the outputs.
@@ -257,6 +278,10 @@ template <int S, int U, int H> void run_split() {
   stage2<S><<<C / 32, 256>>>(part, out);
 }
 template <int S, int U, int H> void run_stage1_only() { stage1<S, U, H, 256><<<S * 4, 256>>>(x, part); }
+template <int S, int TY, int U, int H> void run_slices_v() {
+  stage1_slices<S, TY, U, H><<<S * 16, 64 * TY>>>(x, part);
+  stage2v<S><<<C / 64, 64>>>(part, out);
+}
 template <int S, int TY, int U, int H> void run_slices() {
   stage1_slices<S, TY, U, H><<<S * 16, 64 * TY>>>(x, part);
   stage2<S><<<C / 32, 256>>>(part, out);
@@ -294,7 +319,9 @@ int main() {
   }
   std::vector<Variant> vs = {
       {"rowsum reference", run_rowsum},
-      {"cur S128 U4 ef", run_split<128, 4, 1>},
+      {"S128 U4 ef (before s9)", run_split<128, 4, 1>},
+      {"slices S16 TY16 U4", run_slices<16, 16, 4, 1>},
+      {"slices S16 TY16 + stage2v (s9)", run_slices_v<16, 16, 4, 1>},
       {"stage1 only S128", run_stage1_only<128, 4, 1>},
       {"stage1i only G128 U4", run_stage1i_only<128, 4>},
       {"stage1i only G128 U8", run_stage1i_only<128, 8>},
@@ -317,7 +344,8 @@ int main() {
   run_split<128, 4, 1>();
   cudaMemcpy(want.data(), out, C * 4, cudaMemcpyDeviceToHost);
   for (size_t k = 1; k < vs.size(); ++k) {
-    if (std::string(vs[k].name).find("only") != std::string::npos || std::string(vs[k].name).find("rowsum") != std::string::npos) continue;
+    const std::string name = vs[k].name;
+    if (name.find("only") != std::string::npos || name.find("rowsum") != std::string::npos) continue;
     cudaMemset(out, 0, C * 4);
     vs[k].run();
     vs[k].run();

@@ -1,4 +1,4 @@
-// LayerNorm bf16 16384x4096 variants: two block reductions (ours) vs one, timed as do_bench does.
+// LayerNorm bf16 16384x4096 variants: two block reductions (as emitted) vs one, timed as do_bench does.
 // A harness for choosing kernel shapes (not a test): hand-written forms of candidate kernels, each timed with CUDA
 // events after a 256 MB memset, as triton.testing.do_bench times a case; rounds interleave the variants; medians,
 // 10th percentiles and minima in ms. On a CUDA machine:
@@ -138,7 +138,7 @@ int main() {
   }
   std::vector<Variant> vs = {
       {"copy same bytes", copy_ln},
-      {"ours T256 2red g6336", run_ln<256, 0, 6336>},
+      {"emitted T256 2red g6336", run_ln<256, 0, 6336>},
       {"T256 2red whole grid", run_ln<256, 0, R>},
       {"T256 sumsq g6336", run_ln<256, 1, 6336>},
       {"T256 chan g6336", run_ln<256, 2, 6336>},
