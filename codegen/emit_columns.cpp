@@ -1,4 +1,5 @@
-// Column-reduction kernels: one thread per output (group of V neighbouring outputs), looping down the column.
+// Column-reduction kernels: one thread per output (group of V neighbouring outputs), looping down the column, or,
+// for few outputs, a block's threads sharing outputs across row slices.
 #include "codegen/kernel_printer.h"
 
 namespace hi::codegen_detail {
@@ -17,9 +18,10 @@ void KernelPrinter::emit_column_reduction() {
   const std::string I = index_type_, blk = std::to_string(block_);
   std::string numel = index(k_.numel), len = index(k_.row_length);
   auto n = simplify(k_.numel, p_.size_ranges).as_const();
-  // Vector width only while enough threads remain to fill a GPU (one thread per output group). Fewer outputs than
-  // that take row slices within a block (emit_column_slices); long columns with few outputs are also split into two
-  // reductions before this (split_reductions).
+  // A single reduction over too few vector groups slices rows across a block with its vector loads
+  // (emit_column_vector_slices). Otherwise the vector width holds only while enough threads remain to fill a GPU
+  // (one thread per output group), and fewer outputs than that take scalar row slices (emit_column_slices). Long
+  // columns with few outputs are also split into two reductions before this (split_reductions).
   int v = n ? vector_width("i", *n, true) : 1;
   if (v > 1) {
     if (auto [tx, ty] = column_vector_slices(*n / v, v); ty > 1) {
