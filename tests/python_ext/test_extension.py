@@ -169,6 +169,38 @@ def test_autotune_times_grids_and_records_the_choice_next_to_the_code_object(pri
     assert third.launch_grids() == [(kernel, 32)]
 
 
+def test_column_slices_loop_over_their_groups_on_a_smaller_grid(private_cache):
+    # x[2048,64].sum(0): 16 groups of 4 outputs, 8 groups x 128 row slices per block, so 2 blocks by default. A tuning
+    # record of grid 1 (the cpu device's other candidate) makes the one block take both groups in turn: its grid-stride
+    # loop runs twice, shared memory reused after the trailing barrier.
+    import json
+
+    source = graph_json(
+        [placeholder("x", [2048, 64]),
+         {"name": "s", "op": "aten.sum.dim_IntList", "args": [{"ref": "x"}, [0]]}],
+        [{"ref": "s"}],
+    )
+    x = torch.randn(2048, 64)
+
+    def run(cg, autotune):
+        out = torch.empty(64)
+        cg.run([x.data_ptr()], [out.data_ptr()], autotune=autotune)
+        torch.testing.assert_close(out, x.sum(0), rtol=1e-5, atol=1e-4)
+
+    first = _C.compile(source, "cpu", name="cols")
+    (kernel,) = first.kernel_names
+    run(first, True)
+    (meta_path,) = [m for m in private_cache.rglob("meta.json") if "graphs" not in m.parts]
+    meta = json.loads(meta_path.read_text())
+    ((_, record),) = meta["tuning"].items()
+    assert set(record["kernels"][kernel]["ms"]) == {"2", "1"}, record
+    record["kernels"][kernel]["grid"] = 1
+    meta_path.write_text(json.dumps(meta))
+    second = _C.compile(source, "cpu", name="cols")
+    run(second, True)
+    assert second.launch_grids() == [(kernel, 1)]
+
+
 def test_debug_dir_gets_every_stage(tmp_path):
     _C.compile(example("softmax"), name="sm", debug_dir=str(tmp_path / "dump"))
     written = {p.name for p in (tmp_path / "dump" / "sm").iterdir()}
