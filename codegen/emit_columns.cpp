@@ -54,21 +54,17 @@ void KernelPrinter::emit_column_reduction() {
   }
   // V neighbouring outputs per thread: each reduced step reads V consecutive elements with one vector load.
   const int64_t groups = *n / v;
-  ranges_["g"] = Range::loop(groups);
-  ranges_["j"] = Range::loop(v);
-  const std::map<std::string, Index> lanes{{"i", Index::var("g") * v + Index::var("j")}};
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  column_lane_views(groups, v, bodies, stores);
   const std::string vs = std::to_string(v);
   line("// " + vs + " outputs per thread");
   open("for (" + I + " g = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; g < " + std::to_string(groups) +
        "; g += (" + I + ")gridDim.x * " + blk + ")");
-  for (int ci : k_.computations) {
-    const Computation& c = p_.computations[ci];
-    const Buffer& b = p_.buffers[c.buffer];
-    Expr body = substitute_vars(kernel_body(c), lanes, ranges_);
-    Index where = simplify(substitute(kernel_store_index(c), lanes), ranges_);
-    const std::string acc = "acc_" + b.name;
-    accumulate_group(body, acc, v, "for (" + I + " r = 0; r < " + len + "; ++r)");
-    store_group(c, acc, accumulation(body), where, v);
+  for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
+    const std::string acc = "acc_" + p_.buffers[p_.computations[k_.computations[n_c]].buffer].name;
+    accumulate_group(bodies[n_c], acc, v, "for (" + I + " r = 0; r < " + len + "; ++r)");
+    store_group(n_c, acc, accumulation(bodies[n_c]), stores[n_c], v);
   }
   close();
   local_value_.clear();
@@ -90,11 +86,11 @@ void KernelPrinter::accumulate_group(const Expr& body, const std::string& acc, i
   close();
 }
 
-void KernelPrinter::store_group(const Computation& c, const std::string& acc, const Accumulation& a,
-                                const Index& where, int v) {
+void KernelPrinter::store_group(size_t n, const std::string& acc, const Accumulation& a, const Index& where, int v) {
+  const Computation& c = p_.computations[k_.computations[n]];
   const Buffer& b = p_.buffers[c.buffer];
   const std::string vs = std::to_string(v);
-  const bool contiguous = !is_local(c.buffer) && contiguous_lanes(where);
+  const bool contiguous = vector_store(n, where);
   const std::string st = "st" + std::to_string(next_array_++);
   if (contiguous) line(storage_type(b.dtype) + " " + st + "[" + vs + "];");
   line("#pragma unroll");
@@ -147,15 +143,13 @@ void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_coun
   column_slices_used_ = true;
   block_ = tx_count * ty_count;
   grid_ = Index(ceil_div(groups, tx_count));
-  const Computation& c = p_.computations[k_.computations[0]];
-  const Buffer& b = p_.buffers[c.buffer];
+  const Buffer& b = p_.buffers[p_.computations[k_.computations[0]].buffer];
   const std::string I = index_type_, tx = std::to_string(tx_count), ty = std::to_string(ty_count),
                     vs = std::to_string(v), gs = std::to_string(groups), len = index(k_.row_length);
-  ranges_["g"] = Range::loop(groups);
-  ranges_["j"] = Range::loop(v);
-  const std::map<std::string, Index> lanes{{"i", Index::var("g") * v + Index::var("j")}};
-  Expr body = substitute_vars(kernel_body(c), lanes, ranges_);
-  Index where = simplify(substitute(kernel_store_index(c), lanes), ranges_);
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  column_lane_views(groups, v, bodies, stores);
+  const Expr& body = bodies[0];
   const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + b.name, smem = "smem_" + b.name;
   Accumulation a = accumulation(body);
   const bool ragged = groups % tx_count != 0;
@@ -178,7 +172,7 @@ void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_coun
   line("for (int y = 1; y < " + ty + "; ++y) " + acc + "[j] = " + functor + "::combine(" + acc + "[j], " + smem +
        "[y][j][tx]);");
   close();
-  store_group(c, acc, a, where, v);
+  store_group(0, acc, a, stores[0], v);
   close();
   // The next groups' slices reuse shared memory only after slice 0 has read these.
   line("__syncthreads();");

@@ -136,8 +136,7 @@ void KernelPrinter::emit_pointwise() {
   const int64_t arrays = static_cast<int64_t>(selects.size()) +
                          std::count_if(loads.begin(), loads.end(), [&](const Expr& l) { return contiguous_lanes(l->index); });
   int64_t store_arrays_count = 0;
-  for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c)
-    if (!is_local(p_.computations[k_.computations[n_c]].buffer) && contiguous_lanes(stores[n_c])) ++store_arrays_count;
+  for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) store_arrays_count += vector_store(n_c, stores[n_c]);
   // E, a power of two: up to 64 bytes per operand in flight per thread, at most 4 groups' load arrays and 10 groups'
   // load and store arrays per thread: registers bound occupancy (LLaMA's rotate-half, six operands: 2 groups each
   // took 66 registers; 1 group, far fewer; one input and four outputs with 4 groups, 144 VGPRs on gfx942 against 76
@@ -191,10 +190,10 @@ void KernelPrinter::emit_pointwise() {
   }
   std::vector<std::string> store_arrays(k_.computations.size());
   for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
-    const Computation& c = p_.computations[k_.computations[n_c]];
-    if (is_local(c.buffer) || !contiguous_lanes(stores[n_c])) continue;
+    if (!vector_store(n_c, stores[n_c])) continue;
     store_arrays[n_c] = "st" + std::to_string(next_array_++);
-    line(storage_type(p_.buffers[c.buffer].dtype) + " " + store_arrays[n_c] + "[" + per_thread + "];");
+    line(storage_type(p_.buffers[p_.computations[k_.computations[n_c]].buffer].dtype) + " " + store_arrays[n_c] + "[" +
+         per_thread + "];");
   }
   line("#pragma unroll");
   open("for (int q = 0; q < " + per_thread + "; ++q)");

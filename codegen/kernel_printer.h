@@ -20,7 +20,7 @@
 
 namespace hi::codegen_detail {
 
-/// Threads per block of column kernels (and the most a row kernel of unknown length takes).
+/// Threads per block of column kernels without vector row slices (and of row kernels of unknown length).
 constexpr int kMaxBlock = 256;
 /// Threads per block of pointwise kernels. H200, do_bench, relu(a + b) over 64M f32 with 32 bytes per operand per
 /// thread: 128 threads 0.1897 ms against 256 threads' 0.1911 (Inductor launches 128 too); tanh-gelu over 64M bf16
@@ -302,6 +302,17 @@ class KernelPrinter {
       stores.push_back(simplify(substitute(kernel_store_index(c), lanes), ranges_));
     }
   }
+  /// Column kernels over `groups` groups of V outputs: lane_views with output i = g*V + j (g < groups, j < V).
+  void column_lane_views(int64_t groups, int v, std::vector<Expr>& bodies, std::vector<Index>& stores) {
+    ranges_["g"] = Range::loop(groups);
+    ranges_["j"] = Range::loop(v);
+    lane_views({{"i", Index::var("g") * v + Index::var("j")}}, bodies, stores);
+  }
+  /// Pointwise and column kernels: whether computation `n` of the kernel (at `where` over lanes j) is stored with
+  /// vector stores from an array.
+  bool vector_store(size_t n, const Index& where) const {
+    return !is_local(p_.computations[k_.computations[n]].buffer) && contiguous_lanes(where);
+  }
   static int narrowest_bytes(const std::vector<std::pair<Index, DType>>& accesses) {
     int bytes = 8;
     for (const auto& a : accesses) bytes = std::min(bytes, static_cast<int>(dtype_bytes(a.second)));
@@ -328,8 +339,9 @@ class KernelPrinter {
   /// Column kernels: `acc`[V], the reduction `body` of V lanes (j) accumulated over the rows `loop` (a for header
   /// over r) opens, one vector load per contiguous operand and row.
   void accumulate_group(const Expr& body, const std::string& acc, int v, const std::string& loop);
-  /// Column kernels: `acc`[V] stored at `where` (over lanes j), with one vector store when the lanes are contiguous.
-  void store_group(const Computation& c, const std::string& acc, const Accumulation& a, const Index& where, int v);
+  /// Column kernels: `acc`[V] of computation `n` stored at `where` (over lanes j), with one vector store when the
+  /// lanes are contiguous.
+  void store_group(size_t n, const std::string& acc, const Accumulation& a, const Index& where, int v);
   /// Row kernels: a per-row value (reduction result, row epilogue) in a register for later phases, and stored by
   /// thread 0 when other kernels read it.
   void keep_row_value(const Computation& c, const std::string& value);
@@ -393,7 +405,7 @@ class KernelPrinter {
   }
   /// Row kernels: whether the rows stay in registers (read once) rather than being streamed per phase.
   bool persistent_rows_ = false;
-  /// Column kernels: whether emit_column_slices (which needs __syncthreads) printed this one.
+  /// Column kernels: whether emit_column_slices or emit_column_vector_slices (which need __syncthreads) printed it.
   bool column_slices_used_ = false;
 };
 

@@ -13,6 +13,12 @@ using test::A;
 using test::B;
 using test::L;
 
+CompileOptions targeting(const std::string& arch) {
+  CompileOptions o;
+  o.target = parse_target(arch);
+  return o;
+}
+
 TEST(Codegen, RowKernelReadsItsOwnRowResultsFromRegistersEvenWhenStored) {
   // s is a graph output (stored by thread 0) and feeds the epilogue of the same kernel: the epilogue must take it
   // from the register every thread holds, never read back what thread 0 may not have written yet.
@@ -22,8 +28,7 @@ TEST(Codegen, RowKernelReadsItsOwnRowResultsFromRegistersEvenWhenStored) {
   ValueRef y = g.call("aten.div.Tensor", {A(x), A(s)}, DType::Float32, {16, 64});
   g.output(y);
   g.output(s);
-  CompileOptions o;
-  o.target = parse_target("sm_90");
+  CompileOptions o = targeting("sm_90");
   CompiledGraph c = generate(g.graph(), o);
   ASSERT_EQ(c.module.kernels.size(), 1u);
   std::string text = kernels_text(c.module);
@@ -40,8 +45,7 @@ TEST(Codegen, ConcatenationOperandsAreVectorLoadedFromTheSelectedSide) {
   // rotate-half's cat reads x at clamped indices (min(c, 63) + 64 and max(c - 64, 0)): gathers per lane as written.
   // The cat's condition (c < 64) holds for all 8 lanes of a group or for none, so each group loads the taken side
   // with one 16-byte load from the address the condition selects, into one array both branches read.
-  CompileOptions o;
-  o.target = parse_target("sm_90");
+  CompileOptions o = targeting("sm_90");
   CompiledGraph c = generate(test::rope_graph(64, 128, 64, DType::BFloat16), o);
   ASSERT_EQ(c.module.kernels.size(), 1u);
   std::string text = kernels_text(c.module);
@@ -67,8 +71,7 @@ TEST(Codegen, VectorAccessesProvenAlignedSkipTheRunTimeCheck) {
     g.output(g.call("aten.add.Tensor", {A(x), A(y)}, DType::Float32, {64, 32}));
     Graph graph = g.graph();
     graph.align = align;
-    CompileOptions o;
-    o.target = parse_target("sm_90");
+    CompileOptions o = targeting("sm_90");
     return kernels_text(generate(graph, o).module);
   };
   std::string aligned = kernels(16, 32);
@@ -84,8 +87,7 @@ TEST(Codegen, VectorAccessesProvenAlignedSkipTheRunTimeCheck) {
 TEST(Codegen, LoadsCarryInductorsEvictionHints) {
   // Weights that every row reads stay in L2 (evict last); rows held in registers and pointwise operands carry no
   // hint; what a column reduction reads once goes first.
-  CompileOptions o;
-  o.target = parse_target("sm_90");
+  CompileOptions o = targeting("sm_90");
   Graph ln = test::layer_norm_graph(64, 256, false);
   ln.align = 16;
   std::string rows = kernels_text(generate(ln, o).module);
@@ -106,8 +108,7 @@ TEST(Codegen, PlainRowReductionsStreamRowsOverTheWholeGrid) {
   // A row reduction that writes one value per row (sum over 4096 f32) is shaped as Triton's: 8 values per thread
   // (512 threads per row), evict-first loads, every block launched. A kernel that writes rows too (softmax) keeps
   // 16 values per thread, plain loads and the capped grid; pointwise kernels launch their whole grid.
-  CompileOptions o;
-  o.target = parse_target("sm_90");
+  CompileOptions o = targeting("sm_90");
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {64, 4096});
   g.output(g.call("aten.sum.dim_IntList", {A(x), L({Index(-1)})}, DType::Float32, {64}));
@@ -141,8 +142,7 @@ TEST(Codegen, PlainRowReductionsStreamRowsOverTheWholeGrid) {
 TEST(Codegen, IndicesAre64BitWhereTheGridStrideStepCouldPass2To31) {
   // Over the whole grid a loop index below n steps by about n once more before the loop test ends it: 32-bit
   // indices only while 2n stays below 2^31 (2^30 + 5 elements once took int and wrapped negative past 2^31).
-  CompileOptions o;
-  o.target = parse_target("sm_90");
+  CompileOptions o = targeting("sm_90");
   for (int64_t n : {int64_t{1} << 29, (int64_t{1} << 30) + 5}) {
     test::GraphBuilder g;
     ValueRef x = g.input("x", DType::Float32, {n});
@@ -159,8 +159,7 @@ TEST(Codegen, IndicesAre64BitWhereTheGridStrideStepCouldPass2To31) {
 TEST(Codegen, PointwiseKernelsWalkTransposedOutputsInMemoryOrder) {
   // q viewed (b, h, t, d) over (b, t, h, d) memory: the flat index follows memory, so x and the output are read and
   // written at 4 * g (one vector access, no div/mod), and only cos / sin need the coordinates.
-  CompileOptions o;
-  o.target = parse_target("sm_90");
+  CompileOptions o = targeting("sm_90");
   CompiledGraph c = generate(test::transposed_rope_graph(2, 64, 4, 128), o);
   ASSERT_EQ(c.program.kernels.size(), 1u);
   EXPECT_EQ(c.program.kernels[0].loop_order, (std::vector<int>{0, 2, 1, 3}));
@@ -174,8 +173,7 @@ TEST(Codegen, FewColumnOutputsShareABlockAcrossRowSlices) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {4096, 99});
   g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {99}));
-  CompileOptions o;
-  o.target = parse_target("sm_90");
+  CompileOptions o = targeting("sm_90");
   o.split.enabled = false;
   CompiledGraph c = generate(g.graph(), o);
   ASSERT_EQ(c.module.kernels.size(), 1u);
@@ -192,8 +190,7 @@ TEST(Codegen, SplitColumnSumSlicesRowsAcrossBlocksWithVectorLoads) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {16384, 4096});
   g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {4096}));
-  CompileOptions o;
-  o.target = parse_target("sm_90");
+  CompileOptions o = targeting("sm_90");
   CompiledGraph c = generate(g.graph(), o);
   ASSERT_EQ(c.module.kernels.size(), 2u);
   std::string text = kernels_text(c.module);
@@ -214,8 +211,7 @@ TEST(Codegen, ColumnVectorSlicesKeepEnoughBlocks) {
   ValueRef x = g.input("x", DType::Float32, {2048, 4096});
   g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {4096}));
   for (const char* arch : {"sm_90", "gfx942"}) {
-    CompileOptions o;
-    o.target = parse_target(arch);
+    CompileOptions o = targeting(arch);
     CompiledGraph c = generate(g.graph(), o);
     ASSERT_EQ(c.module.kernels.size(), 1u) << arch;
     EXPECT_NE(kernels_text(c.module).find("4 outputs per thread, 8 threads x 128 row slices"), std::string::npos)
@@ -229,8 +225,7 @@ TEST(Codegen, PointwiseGroupsPerThreadCountLoadAndStoreArrays) {
   // One bf16 operand: 4 vector groups per thread (64 bytes); the same operand feeding four outputs: 2 (ten arrays
   // of groups at most); two f32 operands: 2 each.
   auto groups_per_thread = [](const Graph& graph) {
-    CompileOptions o;
-    o.target = parse_target("sm_90");
+    CompileOptions o = targeting("sm_90");
     const std::string text = kernels_text(generate(graph, o).module);
     std::smatch m;
     return std::regex_search(text, m, std::regex("(\\d+) groups per thread")) ? m[1].str() : text;

@@ -21,6 +21,15 @@ using test::S;
 
 class CpuNumerics : public ::testing::TestWithParam<std::string> {};
 
+/// Options for `target` with split_reductions off, so a kernel sees whole rows or columns.
+CompileOptions unsplit(const std::string& target, const std::string& graph_name = "test") {
+  CompileOptions o;
+  o.target = parse_target(target);
+  o.graph_name = graph_name;
+  o.split.enabled = false;
+  return o;
+}
+
 TEST_P(CpuNumerics, Softmax) {
   test::expect_matches(test::run_on_cpu(test::softmax_graph(8, 300), GetParam()), 1e-5, 1e-6);
 }
@@ -36,10 +45,7 @@ TEST_P(CpuNumerics, LayerNormWithStatistics) {
 TEST_P(CpuNumerics, RowsTooLongForRegistersStreamInVectorGroups) {
   // 40000 f32 / 36000 bf16 columns exceed what a thread keeps in registers: the row-loop kernel, with vector groups
   // (split_reductions, which would cut these few rows into pieces, is off here).
-  CompileOptions o;
-  o.target = parse_target(GetParam());
-  o.graph_name = "test";
-  o.split.enabled = false;
+  CompileOptions o = unsplit(GetParam());
   CompiledGraph c = generate(test::softmax_graph(2, 40000), o);
   EXPECT_NE(kernels_text(c.module).find("cg < 10000; cg += 1024"), std::string::npos) << kernels_text(c.module);
   test::expect_matches(run_against_reference(test::softmax_graph(2, 40000), o), 1e-5, 1e-6);
@@ -51,10 +57,7 @@ TEST_P(CpuNumerics, RowsOfLengthsNoVectorDividesArePeeled) {
   // 8 for bf16), so each row runs its scalar head up to the first aligned column, vector groups, then its scalar
   // tail. (The cpu device moves unaligned vectors as they are; the alignment itself is checked by the golden source.)
   // LayerNorm's weights, indexed by the column alone, are out of phase with the rows: it keeps one column per thread.
-  CompileOptions o;
-  o.target = parse_target(GetParam());
-  o.graph_name = "test";
-  o.split.enabled = false;
+  CompileOptions o = unsplit(GetParam());
   const Graph ln = test::layer_norm_graph(9, 36001, true, DType::BFloat16);
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {7, 33001});
@@ -98,10 +101,7 @@ TEST_P(CpuNumerics, NonContiguousInputs) {
 /// become partial reductions first), checks that its source says `expected`, and runs it against the reference.
 void expect_one_pass_row_loop(const Graph& g, const std::string& target, const std::string& expected, double rtol,
                               double atol) {
-  CompileOptions o;
-  o.target = parse_target(target);
-  o.graph_name = "test";
-  o.split.enabled = false;
+  CompileOptions o = unsplit(target);
   CompiledGraph c = generate(g, o);
   ASSERT_EQ(c.module.kernels.size(), 1u);
   EXPECT_NE(kernels_text(c.module).find(expected), std::string::npos) << kernels_text(c.module);
@@ -120,10 +120,7 @@ TEST_P(CpuNumerics, OnlineSoftmaxKeepsEagersInfinitiesAndNaNs) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {5, kCols});
   g.output(g.call("aten._softmax.default", {A(x), I(-1), B(false)}, DType::Float32, {5, kCols}));
-  CompileOptions o;
-  o.target = parse_target(GetParam());
-  o.graph_name = "online_softmax";
-  o.split.enabled = false;
+  CompileOptions o = unsplit(GetParam(), "online_softmax");
   auto compiled = std::make_shared<const CompiledGraph>(compile_graph(g.graph(), o));
   ASSERT_NE(kernels_text(compiled->module).find("hi_online_softmax_op<1>::add"), std::string::npos);
   const float inf = std::numeric_limits<float>::infinity();
@@ -235,10 +232,7 @@ TEST_P(CpuNumerics, ColumnReductionsWithRowSlicesPerBlock) {
   g.output(g.call_inferred("mx", "aten.amax.default", {A(x), L({0})}));
   g.output(g.call_inferred("v", "aten.var.correction", {A(y), L({0})}, {{"correction", F(1.0)}}));
   g.output(g.call_inferred("any", "aten.any.dim", {A(b), I(0)}));
-  CompileOptions o;
-  o.target = parse_target(GetParam());
-  o.graph_name = "test";
-  o.split.enabled = false;
+  CompileOptions o = unsplit(GetParam());
   NumericsCheck r = run_against_reference(g.graph(), o, 3);
   EXPECT_NE(kernels_text(r.compiled->module).find("row slices per block"), std::string::npos)
       << kernels_text(r.compiled->module);
@@ -263,10 +257,7 @@ TEST_P(CpuNumerics, ColumnReductionsWithVectorRowSlices) {
   g.output(g.call_inferred("fs", "aten.sum.dim_IntList", {A(f), L({0})}));
   g.output(g.call_inferred("cm", "aten.amin.default", {A(c), L({0})}));
   g.output(g.call_inferred("pp", "aten.prod.dim_int", {A(p), I(0)}));
-  CompileOptions o;
-  o.target = parse_target(GetParam());
-  o.graph_name = "test";
-  o.split.enabled = false;
+  CompileOptions o = unsplit(GetParam());
   NumericsCheck r = run_against_reference(g.graph(), o, 3);
   const std::string text = kernels_text(r.compiled->module);
   for (const char* shape : {"4 outputs per thread, 8 threads x 128 row slices", "8 outputs per thread, 8 threads x 128",

@@ -134,12 +134,18 @@ def test_second_compile_hits_the_cache(private_cache):
     assert torch.equal(out, -x)
 
 
+def _tuning_record(cache):
+    """The cache's one code-object meta.json: its path, its content and the tuning record of its one device."""
+    (meta_path,) = [m for m in cache.rglob("meta.json") if "graphs" not in m.parts]
+    meta = json.loads(meta_path.read_text())
+    ((_, record),) = meta["tuning"].items()
+    return meta_path, meta, record
+
+
 def test_autotune_times_grids_and_records_the_choice_next_to_the_code_object(private_cache):
     # On the cpu device the candidates are the whole grid (32 blocks here, the default) and a quarter of it; the
     # choice is recorded in the code-object entry's meta.json per device, and a later autotuned runner of that entry
     # (a warm start) takes the recorded grid instead of timing again. A runner without autotune keeps the default.
-    import json
-
     def run(cg, autotune):
         x = torch.randn(32, 1000)
         out = torch.empty(32, 1000)
@@ -150,9 +156,7 @@ def test_autotune_times_grids_and_records_the_choice_next_to_the_code_object(pri
     (kernel,) = first.kernel_names
     assert first.launch_grids() == []
     run(first, True)
-    (meta_path,) = [m for m in private_cache.rglob("meta.json") if "graphs" not in m.parts]
-    meta = json.loads(meta_path.read_text())
-    ((device, record),) = meta["tuning"].items()
+    meta_path, meta, record = _tuning_record(private_cache)
     tuned = record["kernels"][kernel]
     assert set(tuned["ms"]) == {"32", "8"} and all(t > 0 for t in tuned["ms"].values()), tuned
     assert first.launch_grids() == [(kernel, tuned["grid"])]
@@ -173,8 +177,6 @@ def test_column_slices_loop_over_their_groups_on_a_smaller_grid(private_cache):
     # x[2048,64].sum(0): 16 groups of 4 outputs, 8 groups x 128 row slices per block, so 2 blocks by default. A tuning
     # record of grid 1 (the cpu device's other candidate) makes the one block take both groups in turn: its grid-stride
     # loop runs twice, shared memory reused after the trailing barrier.
-    import json
-
     source = graph_json(
         [placeholder("x", [2048, 64]),
          {"name": "s", "op": "aten.sum.dim_IntList", "args": [{"ref": "x"}, [0]]}],
@@ -190,9 +192,7 @@ def test_column_slices_loop_over_their_groups_on_a_smaller_grid(private_cache):
     first = _C.compile(source, "cpu", name="cols")
     (kernel,) = first.kernel_names
     run(first, True)
-    (meta_path,) = [m for m in private_cache.rglob("meta.json") if "graphs" not in m.parts]
-    meta = json.loads(meta_path.read_text())
-    ((_, record),) = meta["tuning"].items()
+    meta_path, meta, record = _tuning_record(private_cache)
     assert set(record["kernels"][kernel]["ms"]) == {"2", "1"}, record
     record["kernels"][kernel]["grid"] = 1
     meta_path.write_text(json.dumps(meta))
