@@ -104,6 +104,27 @@ TEST(Codegen, LoadsCarryInductorsEvictionHints) {
   EXPECT_NE(mixed.find("hi_load_vec<4>(in_ptr0"), std::string::npos) << "the relu kernel's load\n" << mixed;
 }
 
+TEST(Codegen, RowsOfAWarpShareSmallBlocksWhereWarpsAre32Wide) {
+  // Rows of 1024 bf16 (128 groups of 8) take a warp each: two rows per 64-thread block on sm_90, four rows per
+  // 256-thread block (a wave each) on gfx942 and gfx90a.
+  struct Case {
+    const char* arch;
+    int block, lanes;
+    int64_t grid;
+  };
+  for (const Case& want : {Case{"sm_90", 64, 32, 48}, Case{"gfx942", 256, 64, 24}, Case{"gfx90a", 256, 64, 24}}) {
+    CompiledGraph c = generate(test::softmax_graph(96, 1024, DType::BFloat16), targeting(want.arch));
+    ASSERT_EQ(c.module.kernels.size(), 1u) << want.arch;
+    const EmittedKernel& k = c.module.kernels[0];
+    std::string text = kernels_text(c.module);
+    EXPECT_EQ(k.block, want.block) << want.arch << "\n" << text;
+    EXPECT_EQ(k.grid.as_const(), std::optional<int64_t>(want.grid)) << want.arch << "\n" << text;
+    EXPECT_NE(text.find("persistent rows: " + std::to_string(want.lanes) + " threads per row"), std::string::npos)
+        << want.arch << "\n" << text;
+    EXPECT_NE(text.find("row_ok"), std::string::npos) << want.arch << "\n" << text;
+  }
+}
+
 TEST(Codegen, PlainRowReductionsStreamRowsOverTheWholeGrid) {
   // A row reduction that writes one value per row (sum over 4096 f32) is shaped as Triton's: 8 values per thread
   // (512 threads per row), evict-first loads, every block launched. A kernel that writes rows too (softmax) keeps

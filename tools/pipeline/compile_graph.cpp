@@ -23,7 +23,7 @@ namespace {
 /// Threads a multiprocessor keeps resident at best (2048 on NVIDIA sm_80/sm_90; AMD CDNA CUs hold 2560 at most).
 constexpr int kResidentThreadsPerMultiprocessor = 2048;
 /// Waves of resident blocks a kernel's grid is capped at (see GraphRunner's constructor).
-constexpr int kGridWaves = 8;
+constexpr int kGridWaves = 16;
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -226,12 +226,14 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
     if (*grid == 0) continue;
     // Every kernel loops over its work (grid-stride), so its grid may be smaller than its work. Kernels whose blocks
     // hold much work per row or column (norms, softmax, column reductions) are capped at kGridWaves waves of the
-    // blocks that stay resident at once (the driver's occupancy figure): one wave measured slower on the H200 than
-    // several, and the whole grid no faster (bf16 softmax over 32k x 1k: 0.0383 against 0.0379 ms). Kernels marked
-    // whole_grid (pointwise, plain row reductions) launch every block, as Inductor's do: the block scheduler then
-    // evens out the multiprocessors, which do_bench's dirty L2 (its 256 MB memset before each call) slows unevenly.
-    // On the H200 add+relu over 64M f32 took 0.1903 ms against 0.1946 with 8 waves, gelu over 8k x 8k bf16 0.0708
-    // against 0.0720. HIPINDUCTOR_BLOCKS_PER_SM overrides the cap's blocks per SM (0: no cap), for tuning.
+    // blocks that stay resident at once (the driver's occupancy figure). On the H200, under do_bench, 16 waves beat 8:
+    // LayerNorm over 16k x 4k bf16 took 0.0712-0.0715 ms against 0.0722-0.0728 (the whole grid: 0.0717-0.0725),
+    // RMSNorm 0.0706-0.0714 against 0.0713-0.0720, softmax over 8k x 8k f32 0.1343-0.1345 against 0.1355-0.1364;
+    // one wave was slower than several. Kernels marked whole_grid (pointwise, plain row reductions) launch every
+    // block, as Inductor's do: the block scheduler then evens out the multiprocessors, which do_bench's dirty L2 (its
+    // 256 MB memset before each call) slows unevenly. On the H200 add+relu over 64M f32 took 0.1903 ms against 0.1946
+    // with 8 waves, gelu over 8k x 8k bf16 0.0708 against 0.0720. HIPINDUCTOR_BLOCKS_PER_SM overrides the cap's
+    // blocks per SM (0: no cap), for tuning.
     // HIP's launch limit: grid x block threads below 2^32 (CUDA's grid.x limit, 2^31 - 1, is looser).
     const int64_t whole = std::min<int64_t>(*grid, (int64_t{1} << 31) / k.block);
     *grid = whole;
