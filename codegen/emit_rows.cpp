@@ -32,8 +32,9 @@ std::optional<PersistentRows> KernelPrinter::persistent_rows() const {
   if (plan.groups * plan.width > 32) return std::nullopt;  // too long for registers
   // Rows a warp or less long share blocks: of 64 threads where warps are 32 wide, since small blocks even out the
   // multiprocessors' last rows (on the H200, bf16 softmax over 32k x 1k rows, a warp each, spanned 33.7 us in blocks
-  // of 2 rows against 34.4 in blocks of 8 and 34.1 in blocks of 4; Inductor's, one row per block: 34.1-34.3); of 256
-  // (4 waves) on wave64 AMD GPUs, unmeasured there, where a CU holds a bounded number of workgroups.
+  // of 2 rows against 34.4 in blocks of 8 and 34.1 in blocks of 4; Inductor's, one row per block: 34.1-34.3; RDNA's
+  // wave32 unmeasured); of 256 (4 waves) on wave64 AMD GPUs, unmeasured there, where a CU holds a bounded number of
+  // workgroups.
   const int block = warp == 32 ? 64 : 256;
   plan.rows_per_block = plan.threads <= warp ? std::max(1, block / plan.threads) : 1;
   return plan;
@@ -57,6 +58,17 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
   persistent_rows_ = true;
   line("// persistent rows: " + ts + " threads per row, " + per_thread + " values per thread in registers, " + vs +
        " per vector access");
+  // Block-wide reductions (rows longer than a warp) store their warps' partials without a barrier first: each
+  // reduction of a row has its own shared array, and every thread reads a row's partials before the barrier of the
+  // row's next reduction, which a thread passes before storing into that array again. A kernel with one reduction per
+  // row alternates two arrays, the halves of one, instead (smem_half). On the H200, LayerNorm over 16k x 4k bf16
+  // spanned 69.2 us against 71.5 with the barrier, RMSNorm 66.3 against 68.2.
+  const auto block_reductions = t > target_.warp_size ? std::count_if(k_.computations.begin(), k_.computations.end(),
+                                                                      [&](int ci) {
+                                                                        return p_.computations[ci].is_reduction();
+                                                                      })
+                                                      : 0;
+  if (block_reductions == 1) line("int smem_half = 0;");
   if (rpb == 1) {
     open("for (" + I + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
     line("const int lane = threadIdx.x;");
@@ -205,8 +217,6 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
       if (e->op == ExprOp::Load && produced_here(e->buffer)) read_later.insert(e->buffer);
     });
 
-  const auto block_reductions = std::count_if(k_.computations.begin(), k_.computations.end(),
-                                               [&](int ci) { return p_.computations[ci].is_reduction(); });
   for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
     const Computation& c = p_.computations[k_.computations[n_c]];
     const Expr& body = bodies[n_c];
@@ -259,24 +269,19 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
     reuse_cached(n_c);
     if (t <= target_.warp_size) {
       line(acc + " = hi_group_reduce<" + functor + ">(" + acc + ", " + ts + ");");
-    } else {
-      // No barrier before storing the warps' partials: each reduction of a row has its own shared array, and every
-      // thread reads a row's partials before the barrier of the row's next reduction, which a thread passes before
-      // storing into that array again. A kernel with one reduction per row alternates two arrays by row parity
-      // instead. On the H200, LayerNorm over 16k x 4k bf16 spanned 69.2 us against 71.5 with the barrier, RMSNorm
-      // 66.3 against 68.2.
-      const std::string warps = std::to_string(t / target_.warp_size);
+    } else {  // no barrier first: see block_reductions
+      const std::string warps = std::to_string(t / target_.warp_size), smem = "smem_" + b.name;
       if (block_reductions >= 2) {
-        line("__shared__ " + a.type + " smem_" + b.name + "[" + warps + "];");
-        line(acc + " = hi_block_reduce_free<" + functor + ">(" + acc + ", smem_" + b.name + ");");
+        line("__shared__ " + a.type + " " + smem + "[" + warps + "];");
+        line(acc + " = hi_block_reduce_free<" + functor + ">(" + acc + ", " + smem + ");");
       } else {
-        line("__shared__ " + a.type + " smem_" + b.name + "[2 * " + warps + "];");
-        line(acc + " = hi_block_reduce_free<" + functor + ">(" + acc + ", smem_" + b.name + " + ((row / gridDim.x) & 1) * " +
-             warps + ");");
+        line("__shared__ " + a.type + " " + smem + "[2 * " + warps + "];");
+        line(acc + " = hi_block_reduce_free<" + functor + ">(" + acc + ", " + smem + " + smem_half * " + warps + ");");
       }
     }
     keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));
   }
+  if (block_reductions == 1) line("smem_half ^= 1;");
   close();
   local_value_.clear();
 }

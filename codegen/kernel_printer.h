@@ -151,7 +151,7 @@ struct PersistentRows {
   int width = 1;            ///< V: consecutive columns per vector access
   int threads = 1;          ///< T: threads per row (a power of two)
   int groups = 1;           ///< E: vector groups per thread
-  int rows_per_block = 1;   ///< rows sharing a block (T < warp) or 1
+  int rows_per_block = 1;   ///< rows sharing a block (T <= warp) or 1
   int64_t rows = 0, length = 0;
   bool reads_only = false;  ///< no output has a row's elements (a plain reduction): rows are streamed through once
 };

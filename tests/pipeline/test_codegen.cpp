@@ -125,6 +125,29 @@ TEST(Codegen, RowsOfAWarpShareSmallBlocksWhereWarpsAre32Wide) {
   }
 }
 
+TEST(Codegen, BlockRowReductionsStoreTheirPartialsWithoutABarrierFirst) {
+  // LayerNorm's two reductions per row keep one shared array each; RMSNorm's one reduction alternates the halves of
+  // a doubled array from row to row. Neither puts a barrier before storing the warps' partials.
+  CompileOptions o = targeting("sm_90");
+  std::string ln = kernels_text(generate(test::layer_norm_graph(64, 4096, false), o).module);
+  EXPECT_EQ(ln.find("hi_block_reduce<"), std::string::npos) << ln;
+  EXPECT_NE(ln.find("hi_block_reduce_free<hi_sum_op>(acc_buf1, smem_buf1)"), std::string::npos) << ln;
+  EXPECT_EQ(ln.find("smem_half"), std::string::npos) << ln;
+
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {64, 4096});
+  ValueRef sq = g.call("aten.mul.Tensor", {A(x), A(x)}, DType::Float32, {64, 4096});
+  ValueRef ms = g.call("aten.mean.dim", {A(sq), L({-1}), B(true)}, DType::Float32, {64, 1});
+  ValueRef r = g.call("aten.rsqrt.default", {A(ms)}, DType::Float32, {64, 1});
+  g.output(g.call("aten.mul.Tensor", {A(x), A(r)}, DType::Float32, {64, 4096}));
+  std::string rms = kernels_text(generate(g.graph(), o).module);
+  EXPECT_NE(rms.find("[2 * 8];"), std::string::npos) << rms;
+  EXPECT_NE(rms.find("+ smem_half * 8)"), std::string::npos) << rms;
+  size_t toggle = rms.find("smem_half ^= 1;");
+  ASSERT_NE(toggle, std::string::npos) << rms;
+  EXPECT_GT(toggle, rms.find("hi_store_vec")) << "toggled at the end of the row\n" << rms;
+}
+
 TEST(Codegen, PlainRowReductionsStreamRowsOverTheWholeGrid) {
   // A row reduction that writes one value per row (sum over 4096 f32) is shaped as Triton's: 8 values per thread
   // (512 threads per row), evict-first loads, every block launched. A kernel that writes rows too (softmax) keeps

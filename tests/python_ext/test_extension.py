@@ -217,7 +217,8 @@ def test_block_rows_loop_over_their_rows_on_a_smaller_grid(private_cache, norm):
         want = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
     else:
         nodes = [placeholder("x", [6, 4096]),
-                 {"name": "y", "op": "aten.native_layer_norm.default", "args": [{"ref": "x"}, [4096], None, None, 1e-5]}]
+                 {"name": "y", "op": "aten.native_layer_norm.default",
+                  "args": [{"ref": "x"}, [4096], None, None, 1e-5]}]
         want = torch.nn.functional.layer_norm(x, (4096,))
     source = graph_json(nodes, [{"ref": "y", "output": 0} if norm == "layer" else {"ref": "y"}])
 

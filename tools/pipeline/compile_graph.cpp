@@ -232,8 +232,8 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
     // one wave was slower than several. Kernels marked whole_grid (pointwise, plain row reductions) launch every
     // block, as Inductor's do: the block scheduler then evens out the multiprocessors, which do_bench's dirty L2 (its
     // 256 MB memset before each call) slows unevenly. On the H200 add+relu over 64M f32 took 0.1903 ms against 0.1946
-    // with 8 waves, gelu over 8k x 8k bf16 0.0708 against 0.0720. HIPINDUCTOR_BLOCKS_PER_SM overrides the cap's
-    // blocks per SM (0: no cap), for tuning.
+    // when capped at 8 waves, gelu over 8k x 8k bf16 0.0708 against 0.0720. HIPINDUCTOR_BLOCKS_PER_SM overrides the
+    // cap's blocks per SM (0: no cap), for tuning.
     // HIP's launch limit: grid x block threads below 2^32 (CUDA's grid.x limit, 2^31 - 1, is looser).
     const int64_t whole = std::min<int64_t>(*grid, (int64_t{1} << 31) / k.block);
     *grid = whole;
