@@ -142,11 +142,9 @@ void KernelPrinter::emit_pointwise() {
   // took 66 registers; 1 group, far fewer; one input and four outputs with 4 groups, 144 VGPRs on gfx942 against 76
   // with 2). So a one-operand kernel loads 4 vectors per thread, a two-operand one 2 each (H200: tanh-gelu over bf16
   // with 4 took 0.0733 ms against 2's 0.0757; relu(a + b) with 4 each 0.1905 against 2's 0.1897).
-  int64_t e_limit = std::min({int64_t{64} / (v * narrowest_bytes(accesses())), ceil_div(groups, block_),
-                              int64_t{4} / std::max<int64_t>(1, arrays),
-                              int64_t{10} / std::max<int64_t>(1, arrays + store_arrays_count)});
-  int e_count = 1;
-  while (e_count * 2 <= e_limit) e_count *= 2;
+  const int e_count = pow2_at_most(std::min({int64_t{64} / (v * narrowest_bytes(accesses())),
+                                            ceil_div(groups, block_), int64_t{4} / std::max<int64_t>(1, arrays),
+                                            int64_t{10} / std::max<int64_t>(1, arrays + store_arrays_count)}));
   const int64_t span = int64_t{block_} * e_count;
   grid_ = Index(ceil_div(groups, span));
   const std::string vs = std::to_string(v), es = std::to_string(e_count), per_thread = std::to_string(e_count * v);

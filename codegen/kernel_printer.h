@@ -144,6 +144,12 @@ inline int pow2_at_least(int64_t v) {
   while (p < v) p *= 2;
   return p;
 }
+/// Largest power of two <= v, and 1 for v < 2.
+inline int pow2_at_most(int64_t v) {
+  int p = 1;
+  while (p <= v / 2) p *= 2;
+  return p;
+}
 
 /// A row kernel whose rows fit in registers: each row is read once into `per_thread` = groups*width values per
 /// thread, reduced and written from there ("persistent" reduction).

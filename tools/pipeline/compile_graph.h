@@ -95,10 +95,10 @@ class GraphRunner {
   /// candidate grid (device events around one launch, caches flushed before it, the median of 5 rounds): the
   /// kernel's whole grid, and 1, 2, 4, 8 and 16 waves of the blocks a GPU keeps resident (the default is 16); on the
   /// cpu device the whole grid and a quarter of it. A candidate replaces the default only when it is at least 3 %
-  /// faster; the choices are recorded. Kernels run several times: each writes only buffers it does not read, none of them a
-  /// graph input (the graphs are functional, and plan_memory never lets a kernel's output share bytes with a buffer
-  /// it reads). Later calls are run(). With HIPINDUCTOR_BLOCKS_PER_SM set, only run(). A null `workspace` means the
-  /// runner's own.
+  /// faster; the choices are recorded. Kernels run several times: each writes only buffers it does not read, none of
+  /// them a graph input (the graphs are functional, and plan_memory never lets a kernel's output share bytes with a
+  /// buffer it reads). Later calls are run(). With HIPINDUCTOR_BLOCKS_PER_SM set, only run(). A null `workspace` means
+  /// the runner's own.
   void autotune(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace, void* stream);
   /// Each launched kernel's name and grid (blocks), in launch order.
   std::vector<std::pair<std::string, unsigned>> grids() const;
