@@ -173,6 +173,23 @@ def test_autotune_times_grids_and_records_the_choice_next_to_the_code_object(pri
     assert third.launch_grids() == [(kernel, 32)]
 
 
+def _run_on_one_block(cache, source, name, run):
+    """Compiles `source` on the cpu device and runs it autotuned (`run(compiled)`), rewrites the recorded grid of its
+    one kernel to a single block, compiles again (a warm start that takes the record) and runs that. Returns the first
+    run's tuning record and the second compiled graph."""
+    first = _C.compile(source, "cpu", name=name)
+    (kernel,) = first.kernel_names
+    run(first)
+    meta_path, meta, record = _tuning_record(cache)
+    tried = dict(record["kernels"][kernel])
+    record["kernels"][kernel]["grid"] = 1
+    meta_path.write_text(json.dumps(meta))
+    second = _C.compile(source, "cpu", name=name)
+    run(second)
+    assert second.launch_grids() == [(kernel, 1)]
+    return tried, second
+
+
 def test_column_slices_loop_over_their_groups_on_a_smaller_grid(private_cache):
     # x[2048,64].sum(0): 16 groups of 4 outputs, 8 groups x 128 row slices per block, so 2 blocks by default. A tuning
     # record of grid 1 (the cpu device's other candidate) makes the one block take both groups in turn: its grid-stride
@@ -184,21 +201,13 @@ def test_column_slices_loop_over_their_groups_on_a_smaller_grid(private_cache):
     )
     x = torch.randn(2048, 64)
 
-    def run(cg, autotune):
+    def run(cg):
         out = torch.empty(64)
-        cg.run([x.data_ptr()], [out.data_ptr()], autotune=autotune)
+        cg.run([x.data_ptr()], [out.data_ptr()], autotune=True)
         torch.testing.assert_close(out, x.sum(0), rtol=1e-5, atol=1e-4)
 
-    first = _C.compile(source, "cpu", name="cols")
-    (kernel,) = first.kernel_names
-    run(first, True)
-    meta_path, meta, record = _tuning_record(private_cache)
-    assert set(record["kernels"][kernel]["ms"]) == {"2", "1"}, record
-    record["kernels"][kernel]["grid"] = 1
-    meta_path.write_text(json.dumps(meta))
-    second = _C.compile(source, "cpu", name="cols")
-    run(second, True)
-    assert second.launch_grids() == [(kernel, 1)]
+    tried, _ = _run_on_one_block(private_cache, source, "cols", run)
+    assert set(tried["ms"]) == {"2", "1"}, tried
 
 
 @pytest.mark.parametrize("norm", ["rms", "layer"])
@@ -227,15 +236,7 @@ def test_block_rows_loop_over_their_rows_on_a_smaller_grid(private_cache, norm):
         cg.run([x.data_ptr()], [out.data_ptr()], autotune=True)
         torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
 
-    first = _C.compile(source, "cpu", name=norm)
-    (kernel,) = first.kernel_names
-    run(first)
-    meta_path, meta, record = _tuning_record(private_cache)
-    record["kernels"][kernel]["grid"] = 1
-    meta_path.write_text(json.dumps(meta))
-    second = _C.compile(source, "cpu", name=norm)
-    run(second)
-    assert second.launch_grids() == [(kernel, 1)]
+    _, second = _run_on_one_block(private_cache, source, norm, run)
     assert "hi_block_reduce_free" in second.source
 
 
