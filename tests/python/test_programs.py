@@ -1,0 +1,196 @@
+"""Small real PyTorch programs through torch.compile(backend="hipinductor") against eager: losses, activations,
+normalizations, indexing, integer and float arithmetic corner cases, special values, odd layouts, dynamic shapes and
+in-place updates; gradients where the program is differentiable. Each case also says whether hipinductor kernels
+must have run (a case whose ops all fall back to eager PyTorch would otherwise pass without testing the backend)."""
+
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import hipinductor
+
+
+def rand(*sizes, dtype=torch.float32, grad=False):
+    return torch.randn(*sizes, dtype=dtype).requires_grad_(grad)
+
+
+def _clone(x):
+    return x.detach().clone().requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor) else x
+
+
+def _float_sum(out):
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    return sum(t.float().sum() for t in outs if t.is_floating_point() and t.requires_grad)
+
+
+def check(fn, calls, grad=False, dynamic=None, kernels=True, tol=None):
+    """`fn` compiled and eager on each argument tuple in `calls` (fresh copies each, so in-place updates compare too):
+    results (and, with grad, the gradients of every input that requires one) close as `tol` says."""
+    tol = tol or {}
+    compiled = torch.compile(fn, backend="hipinductor", dynamic=dynamic)
+    hipinductor.clear_reports()
+    for args in calls:
+        eager_args, compiled_args = [_clone(a) for a in args], [_clone(a) for a in args]
+        expected, actual = fn(*eager_args), compiled(*compiled_args)
+        torch.testing.assert_close(actual, expected, equal_nan=True, **tol)
+        for e, c in zip(eager_args, compiled_args):  # in-place updates of the inputs
+            if isinstance(e, torch.Tensor):
+                torch.testing.assert_close(c, e, equal_nan=True, **tol)
+        if grad:
+            _float_sum(expected).backward()
+            _float_sum(actual).backward()
+            for e, c in zip(eager_args, compiled_args):
+                if isinstance(e, torch.Tensor) and e.requires_grad:
+                    torch.testing.assert_close(c.grad, e.grad, equal_nan=True, **tol)
+    ran = sum(r["kernels"] for r in hipinductor.reports())
+    if kernels:
+        assert ran > 0, "no hipinductor kernel ran"
+
+
+LOOSE = dict(rtol=1e-4, atol=1e-4)
+
+CASES = {
+    "group_norm_silu": (lambda x, w, b: F.silu(F.group_norm(x, 4, w, b)),
+                        [(rand(2, 8, 5, 5, grad=True), rand(8, grad=True), rand(8, grad=True))], dict(grad=True, tol=LOOSE)),
+    "instance_norm": (lambda x: F.instance_norm(x), [(rand(2, 3, 7, 7, grad=True),)], dict(grad=True, tol=LOOSE)),
+    "cross_entropy_label_smoothing": (lambda x, t: F.cross_entropy(x, t, label_smoothing=0.1),
+                                      [(rand(6, 11, grad=True), torch.randint(0, 11, (6,)))], dict(grad=True)),
+    "nll_loss_ignore_index": (lambda x, t: F.nll_loss(F.log_softmax(x, -1), t, ignore_index=2),
+                              [(rand(7, 5, grad=True), torch.tensor([0, 2, 1, 2, 4, 3, 2]))], dict(grad=True)),
+    "bce_with_logits_pos_weight": (lambda x, t, pw: F.binary_cross_entropy_with_logits(x, t, pos_weight=pw),
+                                   [(rand(4, 6, grad=True), torch.rand(4, 6), torch.rand(6) + 0.5)], dict(grad=True)),
+    "smooth_l1_and_huber": (lambda a, b: F.smooth_l1_loss(a, b, beta=0.5) + F.huber_loss(a, b, delta=2.0),
+                            [(rand(5, 5, grad=True), rand(5, 5))], dict(grad=True)),
+    "activations": (lambda x: F.mish(x) + F.hardswish(x) + F.elu(x, 0.7) + F.leaky_relu(x, 0.02) +
+                    F.softplus(x, 2.0, 10.0) + F.celu(x) + F.selu(x) + F.hardsigmoid(x) + F.logsigmoid(x) +
+                    F.softsign(x) + F.tanhshrink(x) + F.gelu(x), [(rand(64, grad=True),)], dict(grad=True)),
+    "lerp_and_clamp": (lambda a, b: torch.lerp(a, b, 0.3).clamp(-0.5, 0.7) + torch.lerp(a, b, torch.sigmoid(b)),
+                       [(rand(40, grad=True), rand(40, grad=True))], dict(grad=True)),
+    "norms_and_moments": (lambda x: (x.norm(dim=1, keepdim=True), x.std(0), x.var(1, unbiased=False),
+                                     torch.logsumexp(x, 1), x.norm(p=1)), [(rand(9, 13, grad=True),)], dict(grad=True)),
+    "prod_amax_amin_mean": (lambda x: (x.prod(1), x.amax((0, 2)), x.amin(-1), x.mean((0, 1))), [(rand(3, 4, 5),)], {}),
+    "reductions_of_a_transpose": (lambda x: (x.t().sum(0), x.t().softmax(-1), x.t().contiguous().mean(1)),
+                                  [(rand(37, 19),)], {}),
+    "channels_last_input": (lambda x: (x * 2 + 1).relu().sum((2, 3)),
+                            [(rand(2, 6, 5, 5).to(memory_format=torch.channels_last),)], {}),
+    "expanded_input": (lambda x, y: x + y, [(rand(1, 5).expand(4, 5), rand(4, 5))], {}),
+    "stepped_slices_and_flip": (lambda x: x[::2, 1::3].flip(0) * 3 + x[1::2, ::3], [(rand(10, 12),)], {}),
+    "masked_fill_and_where": (lambda x, m: (x.masked_fill(m, -1.0), torch.where(m, x, x * x), x[m].sum()),
+                              [(rand(6, 6), torch.rand(6, 6) > 0.5)], {}),
+    "pad_modes": (lambda x: (F.pad(x, (1, 2, 2, 1), mode="reflect"), F.pad(x, (2, 2, 1, 1), mode="replicate"),
+                             F.pad(x, (1, 1, 1, 1), value=3.0)), [(rand(2, 3, 6, 6),)], {}),
+    "pixel_shuffle": (lambda x: (F.pixel_shuffle(x, 2), F.pixel_unshuffle(x, 2)), [(rand(1, 8, 4, 4),)], {}),
+    "interpolate": (lambda x: (F.interpolate(x, scale_factor=2, mode="nearest"),
+                               F.interpolate(x, size=(7, 5), mode="bilinear", align_corners=False),
+                               F.interpolate(x, size=(3, 3), mode="bicubic", align_corners=True)), [(rand(1, 2, 6, 6),)], {}),
+    "unfold": (lambda x: F.unfold(x, 3, padding=1, stride=2), [(rand(1, 2, 7, 7),)], {}),
+    "tril_triu_one_hot": (lambda x, i: (x.tril(-1) + x.triu(2), F.one_hot(i, 7).float().sum(0)),
+                          [(rand(5, 5), torch.randint(0, 7, (9,)))], {}),
+    "integer_division_and_bits": (lambda a, b: (a // b, a % b, torch.fmod(a, b), a & 6, a | b, a ^ b,
+                                                torch.remainder(-a, b)),
+                                  [(torch.randint(-50, 50, (30,)), torch.randint(1, 9, (30,)))], {}),
+    "float_remainder_atan2_hypot": (lambda a, b: (torch.remainder(a, b), torch.fmod(a, b), torch.atan2(a, b),
+                                                  torch.floor_divide(a, b), torch.copysign(a, b), torch.hypot(a, b)),
+                                    [(rand(30), rand(30))], {}),
+    "boolean_reductions": (lambda x: ((x > 0).any(1), (x > -2).all(0), (x > 0).sum(), torch.count_nonzero(x > 0.5, 1)),
+                           [(rand(7, 9),)], {}),
+    "nan_and_inf_producers": (lambda x: (torch.nan_to_num(x / (x - x)), torch.isfinite(x / 0), torch.isnan(torch.sqrt(x))),
+                              [(rand(20),)], {}),
+    "half_softmax": (lambda x, y: F.softmax(x * y + 1, -1).sum(0),
+                     [(rand(8, 16, dtype=torch.float16), rand(8, 16, dtype=torch.float16))], dict(tol=dict(rtol=2e-3, atol=2e-3))),
+    "bfloat16_layer_norm": (lambda x, w: F.layer_norm(x, (32,), w) * 2,
+                            [(rand(4, 32, dtype=torch.bfloat16), rand(32, dtype=torch.bfloat16))], {}),
+    "float64_chain": (lambda x: torch.exp(x).log1p().sin() * x.sigmoid(), [(rand(50, dtype=torch.float64, grad=True),)],
+                      dict(grad=True)),
+    "dynamic_batch_layer_norm": (lambda x, w: F.layer_norm(x, (16,), w).relu().sum(-1),
+                                 [(rand(3, 16), rand(16)), (rand(5, 16), rand(16)), (rand(9, 16), rand(16))],
+                                 dict(dynamic=True)),
+    "dynamic_softmax_times_size": (lambda x: x.softmax(-1) * x.shape[0],
+                                   [(rand(4, 10),), (rand(6, 12),), (rand(2, 7),)], dict(dynamic=True)),
+    "in_place_updates_of_inputs": (lambda x, y: (x.add_(y), y.mul_(2), x.clone())[2], [(rand(5), rand(5))], {}),
+    "running_average_buffer": (lambda x, b: x - b.mul_(0.9).add_(x.mean(0), alpha=0.1),
+                               [(rand(6, 4), torch.zeros(4))], {}),
+    "cat_stack_chunk": (lambda a, b: (torch.cat([a, b, a], 1), torch.stack([a, b], 2).sum(-1), torch.chunk(a, 3, 1)[1] * 2),
+                        [(rand(4, 6, grad=True), rand(4, 6, grad=True))], dict(grad=True)),
+    "split_and_unbind": (lambda x: sum(t.sum() for t in x.split([2, 3, 1], 0)) + sum(u.prod() for u in x.unbind(1)),
+                         [(rand(6, 3, grad=True),)], dict(grad=True)),
+    "where_with_python_scalars": (lambda x: torch.where(x > 0, 1, 0.5) + torch.where(x < 0, x, 2), [(rand(10),)], {}),
+    "integer_to_float_promotion": (lambda a, b: (a / 3, a * 0.5 + b, a.float().mean(), (a > 2).float() * b),
+                                   [(torch.randint(0, 9, (12,)), rand(12))], {}),
+    "sum_with_dtype": (lambda a: (a.sum(dtype=torch.float64), a.to(torch.int32).sum(), torch.mean(a.double())),
+                       [(rand(100),)], {}),
+    "arg_reductions_with_ties": (lambda x: (x.argmax(1), x.argmin(1), x.max(1)),
+                                 [(torch.tensor([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 1.0, 2.0]]),)], {}),
+    "reductions_over_nan": (lambda x: (x.amax(1), x.max(1)[0], x.sum(1), x.softmax(1), torch.nansum(x, 1),
+                                       torch.nanmean(x, 1)),
+                            [(torch.tensor([[1.0, float("nan"), 2.0], [0.5, 1.0, -1.0]]),)], {}),
+    "softmax_over_infinities": (lambda x: (x.softmax(-1), x.log_softmax(-1)),
+                                [(torch.tensor([[float("-inf"), 0.0, 1.0], [float("inf"), 0.0, 1.0]]),)], {}),
+    "zero_dim_tensor_input": (lambda x, s: x * s + s.exp(), [(rand(5), torch.tensor(1.5))], {}),
+    "long_rows": (lambda x: (x.softmax(-1), x.sum(-1), F.layer_norm(x, (x.shape[-1],))), [(rand(3, 70001),)],
+                  dict(tol=dict(rtol=1e-4, atol=1e-5))),
+    "long_columns": (lambda x: (x.sum(0), x.mean(0), x.amax(0)), [(rand(20001, 5),)], dict(tol=LOOSE)),
+    "broadcast_odd_sizes": (lambda x, y: (x * y).softmax(1).sum(0), [(rand(17, 33, 3), rand(17, 1, 3))], {}),
+    "dropout_in_eval": (lambda x: F.dropout(x, 0.5, training=False) + F.alpha_dropout(x, 0.2, training=False),
+                        [(rand(10),)], {}),
+    # Ops without lowerings (they run in eager PyTorch between kernels, or the graph is views only).
+    "cumulative_ops": (lambda x: (x.cumsum(1), x.cumprod(0), torch.cummax(x, 1)[0], torch.logcumsumexp(x, 0)),
+                       [(rand(6, 7),)], {}),
+    "sort_and_topk": (lambda x: (x.sort(1)[0], x.topk(3, 1)[0], x.argmax(1), x.argmin(0), x.kthvalue(2, 1)[0]),
+                      [(rand(5, 8),)], {}),
+    "gather_and_scatter": (lambda x, i, s: (x.gather(1, i), torch.zeros(4, 6).scatter_add(1, i, s), x.scatter(1, i, 0.5)),
+                           [(rand(4, 6), torch.randint(0, 6, (4, 3)), rand(4, 3))], {}),
+    "index_put_accumulate": (lambda x, i, v: x.index_put((i,), v, accumulate=True),
+                             [(rand(8, 3), torch.tensor([0, 2, 2, 7]), rand(4, 3))], dict(kernels=False)),
+    "pooling": (lambda x: (F.avg_pool2d(x, 3, 2, 1), F.max_pool2d(x, 2), F.adaptive_avg_pool2d(x, (3, 2)),
+                           F.max_pool2d(x, 3, 1, 1, return_indices=True)[1]),
+                [(rand(2, 3, 9, 9, grad=True),)], dict(grad=True, kernels=False)),
+    "view_outputs": (lambda x: (x.view(4, 3).t(), x.reshape(2, 6)[1], x.unsqueeze(0).expand(3, 12)),
+                     [(rand(12, grad=True),)], dict(grad=True, kernels=False)),
+    "empty_tensors": (lambda x: (x.sum(0), x * 2), [(rand(0, 4),)], dict(kernels=False)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_program_matches_eager(name):
+    torch.manual_seed(0)
+    fn, calls, kw = CASES[name]
+    check(fn, calls, **kw)
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, c=8):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+        self.conv2, self.bn2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        return F.relu(self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x))))) + x)
+
+
+def test_residual_conv_block_trains_with_momentum_like_eager():
+    """Convolutions in eager PyTorch, batch norm's statistics and running buffers, ReLU and the residual in kernels;
+    three SGD-with-momentum steps, then eval mode (running statistics)."""
+    torch.manual_seed(0)
+    eager = ResidualBlock()
+    compiled_model = copy.deepcopy(eager)
+    compiled = torch.compile(compiled_model, backend="hipinductor")
+    opt_e = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
+    opt_c = torch.optim.SGD(compiled_model.parameters(), lr=0.1, momentum=0.9)
+    hipinductor.clear_reports()
+    for _ in range(3):
+        x = torch.randn(2, 8, 8, 8)
+        for model, opt, f in ((eager, opt_e, eager), (compiled_model, opt_c, compiled)):
+            opt.zero_grad()
+            f(x).square().mean().backward()
+            opt.step()
+        for (name, be), (_, bc) in zip(eager.state_dict().items(), compiled_model.state_dict().items()):
+            torch.testing.assert_close(bc, be, rtol=1e-4, atol=1e-5, msg=lambda m: f"{name}: {m}")
+    assert sum(r["kernels"] for r in hipinductor.reports()) > 0
+    eager.eval()
+    compiled_model.eval()
+    x = torch.randn(2, 8, 8, 8)
+    torch.testing.assert_close(compiled(x), eager(x), rtol=1e-4, atol=1e-5)
