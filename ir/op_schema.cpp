@@ -1,6 +1,7 @@
 #include "ir/op_schema.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -1112,6 +1113,64 @@ Metas copy(const MetaInference& m) {
   return one(in.dtype, in.sizes);
 }
 
+/// A 2-d pooling parameter (kernel_size, stride, padding, dilation): one int for both spatial dims or one per dim;
+/// `fallback` (the kernel size, for an empty stride) where the list is empty.
+std::array<int64_t, 2> pool_pair(const MetaInference& m, std::string_view name,
+                                 std::optional<std::array<int64_t, 2>> fallback = std::nullopt) {
+  const std::vector<Index>& v = m.arg(name).ints();
+  if (v.empty() && fallback) return *fallback;
+  if (v.size() != 1 && v.size() != 2) m.fail(name, "expected 1 or 2 ints, got " + sizes_str(v));
+  return {m.constant(name, v[0]), m.constant(name, v.back())};
+}
+
+/// Output length of one pooled dim, as PyTorch's pooling_output_shape: windows start inside the input or its left
+/// padding; ceil_mode rounds the count up but drops a last window that would start in the right padding.
+Index pooled_size(const MetaInference& m, const Index& in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  if (k < 1 || s < 1 || d < 1) m.fail("kernel_size", "kernel size, stride and dilation must be positive");
+  if (p < 0 || p > k / 2) m.fail("padding", "pad should be at most half of the effective kernel size");
+  const int64_t span = d * (k - 1) + 1;
+  if (!ceil_mode) return floordiv(in + Index(2 * p - span), Index(s)) + Index(1);
+  if (!in.is_const()) m.fail("ceil_mode", "ceil_mode needs constant input sizes, got " + in.str());
+  const int64_t n = in.value() + 2 * p - span;
+  int64_t out = (n + s - 1 >= 0 ? (n + s - 1) / s : -((-(n + s - 1) + s - 1) / s)) + 1;
+  if ((out - 1) * s >= in.value() + p) --out;
+  return Index(out);
+}
+
+/// (N, C, H, W) or (C, H, W) input; `h`, `w` the pooled spatial sizes.
+std::vector<Index> pooled_sizes(const MetaInference& m, const TensorMeta& in, const Index& h, const Index& w) {
+  if (in.rank() != 3 && in.rank() != 4) m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
+  std::vector<Index> sizes = in.sizes;
+  sizes[sizes.size() - 2] = h;
+  sizes[sizes.size() - 1] = w;
+  for (const Index& s : {h, w})
+    if (s.is_const() && s.value() < 1) m.fail("self", "pooled output size " + s.str() + " is too small");
+  return sizes;
+}
+
+Metas pool2d(const MetaInference& m, bool max) {
+  TensorMeta in = m.tensor("self");
+  auto k = pool_pair(m, "kernel_size");
+  auto s = pool_pair(m, "stride", k);
+  auto p = pool_pair(m, "padding");
+  std::array<int64_t, 2> d{1, 1};
+  if (max) d = pool_pair(m, "dilation");
+  const bool ceil_mode = m.arg("ceil_mode").boolean();
+  if (in.rank() < 2) m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
+  const size_t r = in.sizes.size();
+  Metas out = one(in.dtype, pooled_sizes(m, in, pooled_size(m, in.sizes[r - 2], k[0], s[0], p[0], d[0], ceil_mode),
+                                         pooled_size(m, in.sizes[r - 1], k[1], s[1], p[1], d[1], ceil_mode)));
+  if (max) out.push_back(TensorMeta::contiguous(DType::Int64, out[0].sizes));
+  return out;
+}
+
+Metas adaptive_avg_pool2d(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  const std::vector<Index>& size = m.arg("output_size").ints();
+  if (size.size() != 2) m.fail("output_size", "expected 2 sizes, got " + sizes_str(size));
+  return one(in.dtype, pooled_sizes(m, in, size[0], size[1]));
+}
+
 Metas flip(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   for (const Index& d : m.arg("dims").ints()) m.wrap_dim("dims", m.constant("dims", d), in.rank());
@@ -1632,6 +1691,11 @@ const OpDef kOps[] = {
     {"aten::cat(Tensor[] tensors, int dim=0) -> Tensor", RULE(cat(m))},
     {"aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", RULE(constant_pad_nd(m))},
     {"aten::flip(Tensor self, int[] dims) -> Tensor", RULE(flip(m))},
+    {"aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, "
+     "bool count_include_pad=True, int? divisor_override=None) -> Tensor", RULE(pool2d(m, false))},
+    {"aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+     "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", RULE(pool2d(m, true))},
+    {"aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", RULE(adaptive_avg_pool2d(m))},
     {"aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
      "-> Tensor",
      RULE(slice_scatter(m))},

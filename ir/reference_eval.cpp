@@ -1,6 +1,7 @@
 #include "ir/reference_eval.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -555,6 +556,7 @@ class GraphEvaluator {
   std::vector<HostTensor> as_strided();
   std::vector<HostTensor> group_norm();
   std::vector<HostTensor> batch_norm(int kind);
+  std::vector<HostTensor> pool2d(int kind);
   std::map<int, size_t> input_of_node_;  ///< placeholder node -> position in inputs_ (as_strided reads its storage)
 
   const Graph& g_;
@@ -1050,6 +1052,86 @@ std::vector<HostTensor> GraphEvaluator::constant_pad() {
   return {out};
 }
 
+/// avg_pool2d (kind 0), max_pool2d_with_indices (1), _adaptive_avg_pool2d (2), written as PyTorch's CPU loops.
+std::vector<HostTensor> GraphEvaluator::pool2d(int kind) {
+  const HostTensor& self = tensor(0, "self");
+  if (self.rank() != 3 && self.rank() != 4) fail("expected a 3-d or 4-d input");
+  auto pair = [&](size_t pos, const char* name, std::array<int64_t, 2> dflt) {
+    auto v = ints_arg(pos, name);
+    if (!v || v->empty()) return dflt;
+    return std::array<int64_t, 2>{v->front(), v->back()};
+  };
+  std::array<int64_t, 2> k{}, s{}, p{}, d{1, 1};
+  if (kind != 2) {
+    k = pair(1, "kernel_size", {1, 1});
+    s = pair(2, "stride", k);
+    p = pair(3, "padding", {0, 0});
+    if (kind == 1) d = pair(4, "dilation", {1, 1});
+  }
+  const bool include_pad = kind == 0 && bool_arg(5, "count_include_pad", true);
+  std::optional<int64_t> divisor;
+  if (kind == 0)
+    if (const Arg* a = arg(6, "divisor_override"); a && !a->is_none()) divisor = int_arg(6, "divisor_override");
+  const size_t r = self.sizes.size();
+  const int64_t H = self.sizes[r - 2], W = self.sizes[r - 1];
+  HostTensor out = output(0);
+  HostTensor idx = kind == 1 ? output(1) : HostTensor{};
+  const int64_t OH = out.sizes[r - 2], OW = out.sizes[r - 1];
+  const DType acc = opmath_type(out.dtype);
+  for_each_index(out.sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
+    std::vector<int64_t> in = c;
+    auto value = [&](int64_t h, int64_t w) {
+      in[r - 2] = h;
+      in[r - 1] = w;
+      return self.at(in);
+    };
+    const int64_t oh = c[r - 2], ow = c[r - 1];
+    if (kind == 1) {
+      int64_t hs = oh * s[0] - p[0], ws = ow * s[1] - p[1];
+      const int64_t he = std::min(hs + (k[0] - 1) * d[0] + 1, H), we = std::min(ws + (k[1] - 1) * d[1] + 1, W);
+      while (hs < 0) hs += d[0];
+      while (ws < 0) ws += d[1];
+      double best = -INFINITY;
+      int64_t at = hs * W + ws;
+      for (int64_t h = hs; h < he; h += d[0])
+        for (int64_t w = ws; w < we; w += d[1]) {
+          const double v = value(h, w);
+          if (v > best || std::isnan(v)) {
+            best = v;
+            at = h * W + w;
+          }
+        }
+      out.storage[flat] = round_to_dtype(out.dtype, best);
+      idx.storage[flat] = static_cast<double>(at);
+      return;
+    }
+    int64_t hs, he, ws, we, count;
+    if (kind == 2) {
+      hs = oh * H / OH, he = ((oh + 1) * H + OH - 1) / OH;
+      ws = ow * W / OW, we = ((ow + 1) * W + OW - 1) / OW;
+      count = (he - hs) * (we - ws);
+    } else {
+      hs = oh * s[0] - p[0], ws = ow * s[1] - p[1];
+      he = std::min(hs + k[0], H + p[0]), we = std::min(ws + k[1], W + p[1]);
+      count = (he - hs) * (we - ws);
+      hs = std::max<int64_t>(hs, 0), ws = std::max<int64_t>(ws, 0);
+      he = std::min(he, H), we = std::min(we, W);
+      if (hs >= he || ws >= we) {
+        out.storage[flat] = 0;
+        return;
+      }
+      if (!include_pad) count = (he - hs) * (we - ws);
+      if (divisor) count = *divisor;
+    }
+    double sum = 0;
+    for (int64_t h = hs; h < he; ++h)
+      for (int64_t w = ws; w < we; ++w) sum = round_to_dtype(acc, sum + value(h, w));
+    out.storage[flat] = round_to_dtype(out.dtype, round_to_dtype(acc, sum / static_cast<double>(count)));
+  });
+  if (kind == 1) return {out, idx};
+  return {out};
+}
+
 std::vector<HostTensor> GraphEvaluator::flip() {
   const HostTensor& self = tensor(0, "self");
   std::vector<bool> flipped(self.rank(), false);
@@ -1501,6 +1583,9 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.select.int"] = [](GraphEvaluator& E) { return E.select(); };
     t["aten.cat.default"] = [](GraphEvaluator& E) { return E.cat(); };
     t["aten.constant_pad_nd.default"] = [](GraphEvaluator& E) { return E.constant_pad(); };
+    t["aten.avg_pool2d.default"] = [](GraphEvaluator& E) { return E.pool2d(0); };
+    t["aten.max_pool2d_with_indices.default"] = [](GraphEvaluator& E) { return E.pool2d(1); };
+    t["aten._adaptive_avg_pool2d.default"] = [](GraphEvaluator& E) { return E.pool2d(2); };
     t["aten.flip.default"] = [](GraphEvaluator& E) { return E.flip(); };
     t["aten.repeat.default"] = [](GraphEvaluator& E) { return E.repeat(); };
     t["aten.slice_scatter.default"] = [](GraphEvaluator& E) { return E.slice_scatter(); };

@@ -1,12 +1,14 @@
 #include "lowering/lower_graph.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 namespace hi {
 namespace {
@@ -1214,6 +1216,253 @@ std::vector<TensorValue> lower_constant_pad(GraphLowering& L) {
   })};
 }
 
+// ---- 2-d pooling -----------------------------------------------------------------------------------------------
+
+/// Windows of at most this many taps are unrolled into pointwise code (one thread per output, taps in PyTorch's
+/// order, so sums round as eager's); larger ones are reductions over the taps.
+constexpr int64_t kMaxUnrolledTaps = 25;
+
+/// A 2-d pooling parameter at `pos` as constants for (H, W): one int for both or one each; `fallback` where absent or
+/// empty (stride: the kernel size).
+std::array<int64_t, 2> pool_param(GraphLowering& L, size_t pos, const char* name, std::array<int64_t, 2> fallback) {
+  auto v = L.ints_arg(pos, name);
+  if (!v || v->empty()) return fallback;
+  auto h = v->front().as_const(), w = v->back().as_const();
+  if (!h || !w) L.fail(std::string("argument '") + name + "' must be constant");
+  return {*h, *w};
+}
+
+/// Where the windows of a 2-d pooling op lie: output (.., oh, ow)'s tap (i, j) reads input row
+/// oh * stride - padding + i * dilation, column likewise. The last two dims are the spatial ones.
+struct PoolWindows {
+  size_t r = 0;
+  std::array<Index, 2> in;
+  std::array<int64_t, 2> k{}, s{}, p{}, d{1, 1};
+  std::array<bool, 2> always_inside{};  ///< no window of this dim reaches outside the input
+
+  PoolWindows(GraphLowering& L, const TensorValue& self, const TensorMeta& out, bool dilated) {
+    if (!is_floating(self.dtype)) L.fail("pooling needs a floating-point input");
+    r = self.sizes.size();
+    k = pool_param(L, 1, "kernel_size", {0, 0});
+    s = pool_param(L, 2, "stride", k);
+    p = pool_param(L, 3, "padding", {0, 0});
+    if (dilated) d = pool_param(L, 4, "dilation", {1, 1});
+    for (size_t i = 0; i < 2; ++i) {
+      in[i] = self.sizes[r - 2 + i];
+      auto n = in[i].as_const(), o = out.sizes[r - 2 + i].as_const();
+      always_inside[i] = p[i] == 0 && n && o && (*o - 1) * s[i] + (k[i] - 1) * d[i] < *n;
+    }
+  }
+  int64_t taps() const { return k[0] * k[1]; }
+  Index start(const std::vector<Index>& c, size_t i) const { return c[r - 2 + i] * s[i] - Index(p[i]); }
+  Index tap(const std::vector<Index>& c, size_t i, const Index& t) const { return start(c, i) + t * d[i]; }
+  /// The input coordinates of tap (th, tw), clamped into the input, and whether the tap is inside it (null: always).
+  std::pair<std::vector<Index>, std::optional<Expr>> read(const std::vector<Index>& c, const Index& th,
+                                                          const Index& tw) const {
+    std::vector<Index> at = c;
+    std::optional<Expr> inside;
+    const std::array<Index, 2> t{tap(c, 0, th), tap(c, 1, tw)};
+    for (size_t i = 0; i < 2; ++i) {
+      if (always_inside[i]) {
+        at[r - 2 + i] = t[i];
+        continue;
+      }
+      at[r - 2 + i] = clamp_coord(t[i], in[i]);
+      Expr v = Expr::index_value(t[i], DType::Int64);
+      Expr ok = Expr::binary(BinaryOp::LogicalAnd,
+                             Expr::binary(BinaryOp::Ge, v, Expr::constant(0, DType::Int64), DType::Bool),
+                             Expr::binary(BinaryOp::Lt, v, Expr::index_value(in[i], DType::Int64), DType::Bool),
+                             DType::Bool);
+      inside = inside ? Expr::binary(BinaryOp::LogicalAnd, *inside, ok, DType::Bool) : ok;
+    }
+    return {at, inside};
+  }
+  /// Tap (th, tw)'s value in `t`, `outside` where it falls in the padding.
+  Expr value(GraphLowering& L, const TensorValue& self, const std::vector<Index>& c, const Index& th, const Index& tw,
+             DType t, double outside) const {
+    auto [at, inside] = read(c, th, tw);
+    Expr v = Expr::cast(L.at(self, at), t);
+    return inside ? Expr::where(*inside, v, Expr::constant(outside, t)) : v;
+  }
+};
+
+/// avg_pool2d: each output the sum of its window (padding contributing zero) divided as PyTorch divides: by
+/// divisor_override, else by the window clipped to the padded input (count_include_pad) or to the input itself; a
+/// window wholly in the padding gives 0.
+std::vector<TensorValue> lower_avg_pool2d(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  const PoolWindows win(L, self, m, false);
+  const bool include_pad = L.bool_arg(5, "count_include_pad", true);
+  std::optional<int64_t> divisor;
+  if (const Arg* a = L.arg(6, "divisor_override"); a && !a->is_none()) divisor = L.int_arg(6, "divisor_override");
+  const DType acc = accumulate_type(m.dtype);
+  auto average = [&](const std::vector<Index>& c, const Expr& sum) {
+    Expr count;
+    if (divisor) {
+      count = Expr::constant(static_cast<double>(*divisor), acc);
+    } else {
+      const Index hs = win.start(c, 0), ws = win.start(c, 1);
+      const Index he = min(hs + Index(win.k[0]), win.in[0] + Index(win.p[0]));
+      const Index we = min(ws + Index(win.k[1]), win.in[1] + Index(win.p[1]));
+      Index n = (he - hs) * (we - ws);
+      if (!include_pad)
+        n = max((min(he, win.in[0]) - max(hs, Index(0))) * (min(we, win.in[1]) - max(ws, Index(0))), Index(1));
+      count = Expr::cast(Expr::index_value(n, DType::Int64), acc);
+    }
+    return Expr::cast(Expr::binary(BinaryOp::Div, sum, count, acc), m.dtype);
+  };
+  if (win.taps() <= kMaxUnrolledTaps) {
+    return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+      Expr sum = Expr::constant(0, acc);
+      for (int64_t i = 0; i < win.k[0]; ++i)
+        for (int64_t j = 0; j < win.k[1]; ++j)
+          sum = Expr::binary(BinaryOp::Add, sum, win.value(L, self, c, Index(i), Index(j), acc, 0), acc);
+      return average(c, sum);
+    })};
+  }
+  TensorValue total = L.reduction(m.sizes, {Index(win.k[0]), Index(win.k[1])}, {&self},
+                                  [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
+    return Expr::reduce(ReduceOp::Sum, win.value(L, self, x, rv[0], rv[1], acc, 0));
+  });
+  return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) { return average(c, L.at(total, c)); })};
+}
+
+/// max_pool2d_with_indices: the window's maximum and the flat h * W + w input position it came from, as PyTorch's
+/// loop finds them: starting from -inf at the window's first tap inside the input, a tap replaces the maximum when
+/// it is greater or NaN (so a NaN wins, the last NaN's position is kept, and a window of only -inf points at its
+/// first tap).
+std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta(0);
+  TensorValue self = L.tensor(0, "self");
+  const PoolWindows win(L, self, m, true);
+  const DType t = extreme_type(self.dtype);
+  auto lit = [](int64_t v) { return Expr::constant(static_cast<double>(v), DType::Int64); };
+  auto i64 = [](const Index& i) { return Expr::index_value(i, DType::Int64); };
+  auto flat = [&](const Expr& h, const Expr& w) {
+    return Expr::binary(BinaryOp::Add, Expr::binary(BinaryOp::Mul, h, i64(win.in[1]), DType::Int64), w, DType::Int64);
+  };
+  // The first tap at or after 0 of a window starting at `st`: st + ceil(-st / dilation) * dilation when st < 0.
+  auto first_inside = [&](const std::vector<Index>& c, size_t i) {
+    Expr st = i64(win.start(c, i));
+    if (win.always_inside[i]) return st;
+    Expr skip = Expr::binary(BinaryOp::FloorDiv, Expr::binary(BinaryOp::Sub, lit(win.d[i] - 1), st, DType::Int64),
+                             lit(win.d[i]), DType::Int64);
+    return Expr::where(Expr::binary(BinaryOp::Lt, st, lit(0), DType::Bool),
+                       Expr::binary(BinaryOp::Add, st, Expr::binary(BinaryOp::Mul, skip, lit(win.d[i]), DType::Int64),
+                                    DType::Int64),
+                       st);
+  };
+  const double lowest = -INFINITY;
+  if (win.taps() <= kMaxUnrolledTaps) {
+    // best_t = maximum(best_{t-1}, tap_t) (NaN-propagating); the position moves where tap_t > best_{t-1} or is NaN.
+    auto fold = [&](const std::vector<Index>& c, bool want_index) {
+      Expr best = Expr::constant(lowest, t);
+      Expr at = flat(first_inside(c, 0), first_inside(c, 1));
+      for (int64_t i = 0; i < win.k[0]; ++i)
+        for (int64_t j = 0; j < win.k[1]; ++j) {
+          Expr v = win.value(L, self, c, Index(i), Index(j), t, lowest);
+          if (want_index) {
+            Expr wins = Expr::binary(BinaryOp::LogicalOr, Expr::binary(BinaryOp::Gt, v, best, DType::Bool),
+                                     Expr::unary(UnaryOp::IsNan, v), DType::Bool);
+            Expr here = flat(i64(win.tap(c, 0, Index(i))), i64(win.tap(c, 1, Index(j))));
+            at = Expr::where(wins, here, at);
+          }
+          best = Expr::binary(BinaryOp::Maximum, best, v, t);
+        }
+      return want_index ? at : Expr::cast(best, m.dtype);
+    };
+    return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, false); }),
+            L.make(DType::Int64, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, true); })};
+  }
+  // Large windows: a max and an argmax reduction over the taps (the first NaN's position where PyTorch keeps the last).
+  const std::vector<Index> taps{Index(win.k[0]), Index(win.k[1])};
+  TensorValue peak = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
+    return Expr::reduce(ReduceOp::Max, win.value(L, self, x, rv[0], rv[1], t, lowest));
+  });
+  TensorValue pos = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
+    return Expr::arg_reduce(ReduceOp::ArgMax, win.value(L, self, x, rv[0], rv[1], t, lowest),
+                            Expr::index_value(rv[0] * win.k[1] + rv[1], DType::Int64));
+  });
+  TensorValue values = L.make(m.dtype, m.sizes, {&peak}, [&](const std::vector<Index>& c) {
+    return Expr::cast(L.at(peak, c), m.dtype);
+  });
+  TensorValue indices = L.make(DType::Int64, m.sizes, {&pos, &peak}, [&](const std::vector<Index>& c) {
+    Expr q = L.at(pos, c);
+    auto coord = [&](size_t i) {
+      Expr step = i == 0 ? Expr::binary(BinaryOp::FloorDiv, q, lit(win.k[1]), DType::Int64)
+                         : Expr::binary(BinaryOp::Remainder, q, lit(win.k[1]), DType::Int64);
+      return Expr::binary(BinaryOp::Add, i64(win.start(c, i)), Expr::binary(BinaryOp::Mul, step, lit(win.d[i]), DType::Int64),
+                          DType::Int64);
+    };
+    Expr all_lowest = Expr::binary(BinaryOp::Eq, L.at(peak, c), Expr::constant(lowest, t), DType::Bool);
+    return Expr::where(all_lowest, flat(first_inside(c, 0), first_inside(c, 1)), flat(coord(0), coord(1)));
+  });
+  return {values, indices};
+}
+
+/// _adaptive_avg_pool2d: output (i, j) averages input rows floor(i * H / OH) .. ceil((i + 1) * H / OH) and the like
+/// columns: the widest window's taps, those past a smaller window's end contributing zero (unrolled, or a reduction
+/// for wide windows such as global pooling).
+std::vector<TensorValue> lower_adaptive_avg_pool2d(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  if (!is_floating(self.dtype)) L.fail("_adaptive_avg_pool2d needs a floating-point input");
+  const size_t r = self.sizes.size();
+  std::array<int64_t, 2> in{}, out{}, widest{};
+  for (size_t i = 0; i < 2; ++i) {
+    auto a = self.sizes[r - 2 + i].as_const(), b = m.sizes[r - 2 + i].as_const();
+    if (!a || !b || *b < 1) L.fail("_adaptive_avg_pool2d needs constant spatial sizes");
+    in[i] = *a;
+    out[i] = *b;
+    for (int64_t o = 0; o < out[i]; ++o)
+      widest[i] = std::max(widest[i], ((o + 1) * in[i] + out[i] - 1) / out[i] - o * in[i] / out[i]);
+  }
+  const DType acc = accumulate_type(m.dtype);
+  auto bounds = [&](const std::vector<Index>& c, size_t i) {
+    const Index o = c[r - 2 + i];
+    return std::make_pair(floordiv(o * in[i], Index(out[i])),
+                          floordiv((o + Index(1)) * in[i] + Index(out[i] - 1), Index(out[i])));
+  };
+  // Tap (i, j) of output c's window, zero past the window's end.
+  auto tap = [&](const std::vector<Index>& c, const Index& i, const Index& j) {
+    auto [h0, h1] = bounds(c, 0);
+    auto [w0, w1] = bounds(c, 1);
+    const Index h = h0 + i, w = w0 + j;
+    std::vector<Index> at = c;
+    at[r - 2] = min(h, Index(in[0] - 1));
+    at[r - 1] = min(w, Index(in[1] - 1));
+    Expr v = Expr::cast(L.at(self, at), acc);
+    std::optional<Expr> inside;
+    for (auto [x, end, fixed] : {std::tuple{h, h1, in[0] % out[0] == 0}, std::tuple{w, w1, in[1] % out[1] == 0}}) {
+      if (fixed) continue;  // every window is `widest` long
+      Expr ok = Expr::binary(BinaryOp::Lt, Expr::index_value(x, DType::Int64), Expr::index_value(end, DType::Int64),
+                             DType::Bool);
+      inside = inside ? Expr::binary(BinaryOp::LogicalAnd, *inside, ok, DType::Bool) : ok;
+    }
+    return inside ? Expr::where(*inside, v, Expr::constant(0, acc)) : v;
+  };
+  auto average = [&](const std::vector<Index>& c, const Expr& sum) {
+    auto [h0, h1] = bounds(c, 0);
+    auto [w0, w1] = bounds(c, 1);
+    Expr count = Expr::cast(Expr::index_value((h1 - h0) * (w1 - w0), DType::Int64), acc);
+    return Expr::cast(Expr::binary(BinaryOp::Div, sum, count, acc), m.dtype);
+  };
+  if (widest[0] * widest[1] <= kMaxUnrolledTaps) {
+    return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+      Expr sum = Expr::constant(0, acc);
+      for (int64_t i = 0; i < widest[0]; ++i)
+        for (int64_t j = 0; j < widest[1]; ++j) sum = Expr::binary(BinaryOp::Add, sum, tap(c, Index(i), Index(j)), acc);
+      return average(c, sum);
+    })};
+  }
+  TensorValue total = L.reduction(m.sizes, {Index(widest[0]), Index(widest[1])}, {&self},
+                                  [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
+    return Expr::reduce(ReduceOp::Sum, tap(x, rv[0], rv[1]));
+  });
+  return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) { return average(c, L.at(total, c)); })};
+}
+
 std::vector<TensorValue> lower_flip(GraphLowering& L) {
   const TensorMeta& m = L.out_meta();
   TensorValue self = L.tensor(0, "self");
@@ -1827,6 +2076,9 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.select.int"] = lower_select;
     t["aten.cat.default"] = lower_cat;
     t["aten.constant_pad_nd.default"] = lower_constant_pad;
+    t["aten.avg_pool2d.default"] = lower_avg_pool2d;
+    t["aten.max_pool2d_with_indices.default"] = lower_max_pool2d_with_indices;
+    t["aten._adaptive_avg_pool2d.default"] = lower_adaptive_avg_pool2d;
     t["aten.flip.default"] = lower_flip;
     t["aten.repeat.default"] = lower_repeat;
     t["aten.slice_scatter.default"] = lower_slice_scatter;

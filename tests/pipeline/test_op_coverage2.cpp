@@ -304,6 +304,76 @@ TEST_P(OpCoverage2, BatchNormHalf) {
   check(g, GetParam(), 2e-2, 2e-2);
 }
 
+TEST_P(OpCoverage2, Pooling2d) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {2, 3, 9, 10});
+  ValueRef c = g.input("c", DType::Float32, {4, 7, 5});  // (C, H, W)
+  ValueRef h = g.input("h", DType::BFloat16, {1, 2, 6, 6});
+  // avg_pool2d: plain, padded (with and without the padding counted), ceil_mode windows that start in the padding,
+  // divisor_override, one int for both dims, a 3-d input, bfloat16.
+  g.output(g.call("aten.avg_pool2d.default", {t(x), ints({2, 2})}));
+  g.output(g.call("aten.avg_pool2d.default", {t(x), ints({3, 2}), ints({2, 1}), ints({1, 1})}));
+  g.output(g.call("aten.avg_pool2d.default", {t(x), ints({3, 3}), ints({2, 2}), ints({1, 1}), b(true), b(false)}));
+  g.output(g.call("aten.avg_pool2d.default", {t(x), ints({3, 3}), ints({2, 3}), ints({1, 1}), b(true), b(true)}));
+  g.output(g.call("aten.avg_pool2d.default", {t(x), ints({2, 3}), ints({}), ints({0, 1}), b(false), b(true), i(5)}));
+  g.output(g.call("aten.avg_pool2d.default", {t(c), ints({3}), ints({2})}));
+  g.output(g.call("aten.avg_pool2d.default", {t(h), ints({2, 2}), ints({1, 1}), ints({1, 1})}));
+  // max_pool2d_with_indices: values and flat positions; padding, dilation, ceil_mode; windows of only -inf (from
+  // log(0) where x >= 0) take their first tap inside the input.
+  g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(x), ints({2, 2})}));
+  g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(x), ints({3, 3}), ints({2, 2}), ints({1, 1})}));
+  g.output_all(g.call("aten.max_pool2d_with_indices.default",
+                      {t(x), ints({3, 2}), ints({1, 2}), ints({1, 1}), ints({2, 3}), b(true)}));
+  ValueRef lows = g.call("aten.log.default", {t(g.call("aten.relu.default", {t(g.call("aten.neg.default", {t(x)}))}))});
+  g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(lows), ints({2, 2}), ints({1, 1}), ints({1, 1})}));
+  g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(lows), ints({3, 3}), ints({2, 2}), ints({1, 1}),
+                                                               ints({2, 2})}));
+  g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(c), ints({2}), ints({}), ints({1})}));
+  g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(h), ints({3, 3}), ints({2, 2}), ints({1, 1})}));
+  // _adaptive_avg_pool2d: windows of uneven sizes (9 -> 4, 10 -> 3), larger outputs than inputs, global pooling.
+  g.output(g.call("aten._adaptive_avg_pool2d.default", {t(x), ints({4, 3})}));
+  g.output(g.call("aten._adaptive_avg_pool2d.default", {t(x), ints({11, 6})}));
+  g.output(g.call("aten._adaptive_avg_pool2d.default", {t(x), ints({1, 1})}));
+  g.output(g.call("aten._adaptive_avg_pool2d.default", {t(c), ints({3, 2})}));
+  g.output(g.call("aten._adaptive_avg_pool2d.default", {t(h), ints({4, 4})}));
+  check(g, GetParam(), 1e-2, 1e-2);  // bfloat16 outputs; float ones are far closer (checked below)
+}
+
+TEST_P(OpCoverage2, Pooling2dFloat) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {2, 3, 9, 10});
+  g.output(g.call("aten.avg_pool2d.default", {t(x), ints({3, 3}), ints({2, 2}), ints({1, 1}), b(true), b(false)}));
+  g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(x), ints({3, 3}), ints({2, 2}), ints({1, 1})}));
+  g.output(g.call("aten._adaptive_avg_pool2d.default", {t(x), ints({4, 3})}));
+  // NaN (sqrt of the negative half) wins its windows, and the position is the last NaN's, as PyTorch's loop keeps it.
+  ValueRef nans = g.call("aten.sqrt.default", {t(x)});
+  g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(nans), ints({3, 3}), ints({1, 1}), ints({1, 1})}));
+  ValueRef pooled = g.call("aten._adaptive_avg_pool2d.default", {t(x), ints({1, 1})});
+  g.output(g.call("aten.relu.default", {t(pooled)}));
+  check(g, GetParam(), 1e-5, 1e-6);
+}
+
+TEST(OpCoverage2Schemas, PoolingMetasFollowPyTorchsOutputSizes) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {1, 1, 5, 5});
+  auto sizes = [&](ValueRef r) {
+    std::vector<int64_t> out;
+    for (const Index& s : g.graph().nodes[r.node].outputs[r.output].sizes) out.push_back(s.value());
+    return out;
+  };
+  // ceil_mode rounds (5 - 2) / 2 up: 3 windows where floor division gives 2. With padding 1, (5 + 2 - 2) / 2 rounds
+  // up to 3 + 1 windows, but the fourth would start in the right padding and is dropped.
+  EXPECT_EQ(sizes(g.call("aten.avg_pool2d.default", {t(x), ints({2, 2}), ints({2, 2}), ints({0, 0}), b(true)})),
+            (std::vector<int64_t>{1, 1, 3, 3}));
+  EXPECT_EQ(sizes(g.call("aten.avg_pool2d.default", {t(x), ints({2, 2}), ints({2, 2}), ints({1, 1}), b(true)})),
+            (std::vector<int64_t>{1, 1, 3, 3}));
+  EXPECT_EQ(sizes(g.call("aten.avg_pool2d.default", {t(x), ints({2, 2})})), (std::vector<int64_t>{1, 1, 2, 2}));
+  ValueRef m = g.call("aten.max_pool2d_with_indices.default", {t(x), ints({3, 3}), ints({1, 1}), ints({1, 1}), ints({2, 2})});
+  EXPECT_EQ(sizes(m), (std::vector<int64_t>{1, 1, 3, 3}));
+  EXPECT_EQ(g.graph().nodes[m.node].outputs[1].dtype, DType::Int64);
+  EXPECT_THROW(g.call("aten.avg_pool2d.default", {t(x), ints({2, 2}), ints({1, 1}), ints({2, 2})}), SchemaError);
+}
+
 TEST(OpCoverage2Schemas, ListReturnsAndAliasAnnotations) {
   const OpSchema* s = find_op_schema("aten.split_with_sizes.default");
   ASSERT_NE(s, nullptr);
