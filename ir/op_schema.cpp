@@ -1164,6 +1164,14 @@ Metas pool2d(const MetaInference& m, bool max) {
   return out;
 }
 
+/// Pooling backward: the gradient of the pooled input, shaped as it; grad_output must be shaped as the pooling's output.
+Metas pool2d_backward(const MetaInference& m) {
+  TensorMeta in = m.tensor("self"), grad = m.tensor("grad_output");
+  if (in.rank() != 3 && in.rank() != 4) m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
+  if (grad.rank() != in.rank()) m.fail("grad_output", "rank " + std::to_string(grad.rank()) + " differs from the input's");
+  return one(grad.dtype, in.sizes);
+}
+
 Metas adaptive_avg_pool2d(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   const std::vector<Index>& size = m.arg("output_size").ints();
@@ -1696,6 +1704,11 @@ const OpDef kOps[] = {
     {"aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
      "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", RULE(pool2d(m, true))},
     {"aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", RULE(adaptive_avg_pool2d(m))},
+    {"aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
+     "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor", RULE(pool2d_backward(m))},
+    {"aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
+     "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", RULE(pool2d_backward(m))},
+    {"aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor", RULE(pool2d_backward(m))},
     {"aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
      "-> Tensor",
      RULE(slice_scatter(m))},

@@ -557,6 +557,7 @@ class GraphEvaluator {
   std::vector<HostTensor> group_norm();
   std::vector<HostTensor> batch_norm(int kind);
   std::vector<HostTensor> pool2d(int kind);
+  std::vector<HostTensor> pool2d_backward(int kind);
   std::map<int, size_t> input_of_node_;  ///< placeholder node -> position in inputs_ (as_strided reads its storage)
 
   const Graph& g_;
@@ -1132,6 +1133,71 @@ std::vector<HostTensor> GraphEvaluator::pool2d(int kind) {
   return {out};
 }
 
+/// avg_pool2d_backward (kind 0), max_pool2d_with_indices_backward (1), _adaptive_avg_pool2d_backward (2): PyTorch's
+/// CPU loops, which visit the outputs in order and add each one's share into the input positions it came from.
+std::vector<HostTensor> GraphEvaluator::pool2d_backward(int kind) {
+  const HostTensor& grad = tensor(0, "grad_output");
+  const HostTensor& self = tensor(1, "self");
+  if (self.rank() != 3 && self.rank() != 4) fail("expected a 3-d or 4-d input");
+  auto pair = [&](size_t pos, const char* name, std::array<int64_t, 2> dflt) {
+    auto v = ints_arg(pos, name);
+    if (!v || v->empty()) return dflt;
+    return std::array<int64_t, 2>{v->front(), v->back()};
+  };
+  std::array<int64_t, 2> k{}, s{}, p{};
+  if (kind != 2) {
+    k = pair(2, "kernel_size", {1, 1});
+    s = pair(3, "stride", k);
+    p = pair(4, "padding", {0, 0});
+  }
+  const bool include_pad = kind == 0 && bool_arg(6, "count_include_pad", true);
+  std::optional<int64_t> divisor;
+  if (kind == 0)
+    if (const Arg* a = arg(7, "divisor_override"); a && !a->is_none()) divisor = int_arg(7, "divisor_override");
+  const HostTensor* indices = kind == 1 ? &tensor(7, "indices") : nullptr;
+  const size_t r = self.sizes.size();
+  const int64_t H = self.sizes[r - 2], W = self.sizes[r - 1], OH = grad.sizes[r - 2], OW = grad.sizes[r - 1];
+  HostTensor out = output(0);
+  const DType acc = opmath_type(out.dtype);
+  std::vector<double> sums(static_cast<size_t>(out.numel()), 0.0);
+  auto add = [&](std::vector<int64_t> c, int64_t h, int64_t w, double v) {
+    c[r - 2] = h;
+    c[r - 1] = w;
+    double& x = sums[static_cast<size_t>(out.storage_index(c))];
+    x = round_to_dtype(acc, x + v);
+  };
+  for_each_index(grad.sizes, [&](const std::vector<int64_t>& c, int64_t) {
+    const double g = grad.at(c);
+    const int64_t oh = c[r - 2], ow = c[r - 1];
+    if (kind == 1) {
+      const int64_t at = static_cast<int64_t>(indices->at(c));
+      add(c, at / W, at % W, g);
+      return;
+    }
+    if (kind == 2) {
+      const int64_t hs = oh * H / OH, he = ((oh + 1) * H + OH - 1) / OH;
+      const int64_t ws = ow * W / OW, we = ((ow + 1) * W + OW - 1) / OW;
+      const double delta = round_to_dtype(acc, round_to_dtype(acc, g / static_cast<double>(he - hs)) /
+                                                   static_cast<double>(we - ws));
+      for (int64_t h = hs; h < he; ++h)
+        for (int64_t w = ws; w < we; ++w) add(c, h, w, delta);
+      return;
+    }
+    int64_t hs = oh * s[0] - p[0], ws = ow * s[1] - p[1];
+    int64_t he = std::min(hs + k[0], H + p[0]), we = std::min(ws + k[1], W + p[1]);
+    int64_t count = (he - hs) * (we - ws);
+    hs = std::max<int64_t>(hs, 0), ws = std::max<int64_t>(ws, 0);
+    he = std::min(he, H), we = std::min(we, W);
+    if (!include_pad) count = std::max<int64_t>((he - hs) * (we - ws), 1);
+    if (divisor) count = *divisor;
+    const double delta = round_to_dtype(acc, g / static_cast<double>(count));
+    for (int64_t h = hs; h < he; ++h)
+      for (int64_t w = ws; w < we; ++w) add(c, h, w, delta);
+  });
+  for (size_t i = 0; i < sums.size(); ++i) out.storage[i] = round_to_dtype(out.dtype, sums[i]);
+  return {out};
+}
+
 std::vector<HostTensor> GraphEvaluator::flip() {
   const HostTensor& self = tensor(0, "self");
   std::vector<bool> flipped(self.rank(), false);
@@ -1586,6 +1652,9 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.avg_pool2d.default"] = [](GraphEvaluator& E) { return E.pool2d(0); };
     t["aten.max_pool2d_with_indices.default"] = [](GraphEvaluator& E) { return E.pool2d(1); };
     t["aten._adaptive_avg_pool2d.default"] = [](GraphEvaluator& E) { return E.pool2d(2); };
+    t["aten.avg_pool2d_backward.default"] = [](GraphEvaluator& E) { return E.pool2d_backward(0); };
+    t["aten.max_pool2d_with_indices_backward.default"] = [](GraphEvaluator& E) { return E.pool2d_backward(1); };
+    t["aten._adaptive_avg_pool2d_backward.default"] = [](GraphEvaluator& E) { return E.pool2d_backward(2); };
     t["aten.flip.default"] = [](GraphEvaluator& E) { return E.flip(); };
     t["aten.repeat.default"] = [](GraphEvaluator& E) { return E.repeat(); };
     t["aten.slice_scatter.default"] = [](GraphEvaluator& E) { return E.slice_scatter(); };

@@ -1236,20 +1236,23 @@ std::array<int64_t, 2> pool_param(GraphLowering& L, size_t pos, const char* name
 /// oh * stride - padding + i * dilation, column likewise. The last two dims are the spatial ones.
 struct PoolWindows {
   size_t r = 0;
-  std::array<Index, 2> in;
+  std::array<Index, 2> in, out;  ///< spatial sizes of the input and of the pooled output
   std::array<int64_t, 2> k{}, s{}, p{}, d{1, 1};
   std::array<bool, 2> always_inside{};  ///< no window of this dim reaches outside the input
 
-  PoolWindows(GraphLowering& L, const TensorValue& self, const TensorMeta& out, bool dilated) {
+  /// kernel_size, stride, padding (and dilation) are the arguments from position `first` on (1 forward, 2 backward).
+  PoolWindows(GraphLowering& L, const TensorValue& self, const std::vector<Index>& pooled, bool dilated,
+              size_t first = 1) {
     if (!is_floating(self.dtype)) L.fail("pooling needs a floating-point input");
     r = self.sizes.size();
-    k = pool_param(L, 1, "kernel_size", {0, 0});
-    s = pool_param(L, 2, "stride", k);
-    p = pool_param(L, 3, "padding", {0, 0});
-    if (dilated) d = pool_param(L, 4, "dilation", {1, 1});
+    k = pool_param(L, first, "kernel_size", {0, 0});
+    s = pool_param(L, first + 1, "stride", k);
+    p = pool_param(L, first + 2, "padding", {0, 0});
+    if (dilated) d = pool_param(L, first + 3, "dilation", {1, 1});
+    out = {pooled[r - 2], pooled[r - 1]};
     for (size_t i = 0; i < 2; ++i) {
       in[i] = self.sizes[r - 2 + i];
-      auto n = in[i].as_const(), o = out.sizes[r - 2 + i].as_const();
+      auto n = in[i].as_const(), o = out[i].as_const();
       always_inside[i] = p[i] == 0 && n && o && (*o - 1) * s[i] + (k[i] - 1) * d[i] < *n;
     }
   }
@@ -1277,6 +1280,16 @@ struct PoolWindows {
     }
     return {at, inside};
   }
+  /// avg_pool2d's divisor for output c, as PyTorch's: `override`, else the window clipped to the padded input
+  /// (count_include_pad) or to the input itself (at least 1: a window wholly in the padding sums to 0).
+  Expr divisor(const std::vector<Index>& c, bool include_pad, std::optional<int64_t> override, DType t) const {
+    if (override) return Expr::constant(static_cast<double>(*override), t);
+    const Index hs = start(c, 0), ws = start(c, 1);
+    const Index he = min(hs + Index(k[0]), in[0] + Index(p[0])), we = min(ws + Index(k[1]), in[1] + Index(p[1]));
+    Index n = (he - hs) * (we - ws);
+    if (!include_pad) n = max((min(he, in[0]) - max(hs, Index(0))) * (min(we, in[1]) - max(ws, Index(0))), Index(1));
+    return Expr::cast(Expr::index_value(n, DType::Int64), t);
+  }
   /// Tap (th, tw)'s value in `t`, `outside` where it falls in the padding.
   Expr value(GraphLowering& L, const TensorValue& self, const std::vector<Index>& c, const Index& th, const Index& tw,
              DType t, double outside) const {
@@ -1292,25 +1305,13 @@ struct PoolWindows {
 std::vector<TensorValue> lower_avg_pool2d(GraphLowering& L) {
   const TensorMeta& m = L.out_meta();
   TensorValue self = L.tensor(0, "self");
-  const PoolWindows win(L, self, m, false);
+  const PoolWindows win(L, self, m.sizes, false);
   const bool include_pad = L.bool_arg(5, "count_include_pad", true);
   std::optional<int64_t> divisor;
   if (const Arg* a = L.arg(6, "divisor_override"); a && !a->is_none()) divisor = L.int_arg(6, "divisor_override");
   const DType acc = accumulate_type(m.dtype);
   auto average = [&](const std::vector<Index>& c, const Expr& sum) {
-    Expr count;
-    if (divisor) {
-      count = Expr::constant(static_cast<double>(*divisor), acc);
-    } else {
-      const Index hs = win.start(c, 0), ws = win.start(c, 1);
-      const Index he = min(hs + Index(win.k[0]), win.in[0] + Index(win.p[0]));
-      const Index we = min(ws + Index(win.k[1]), win.in[1] + Index(win.p[1]));
-      Index n = (he - hs) * (we - ws);
-      if (!include_pad)
-        n = max((min(he, win.in[0]) - max(hs, Index(0))) * (min(we, win.in[1]) - max(ws, Index(0))), Index(1));
-      count = Expr::cast(Expr::index_value(n, DType::Int64), acc);
-    }
-    return Expr::cast(Expr::binary(BinaryOp::Div, sum, count, acc), m.dtype);
+    return Expr::cast(Expr::binary(BinaryOp::Div, sum, win.divisor(c, include_pad, divisor, acc), acc), m.dtype);
   };
   if (win.taps() <= kMaxUnrolledTaps) {
     return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
@@ -1335,7 +1336,7 @@ std::vector<TensorValue> lower_avg_pool2d(GraphLowering& L) {
 std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L) {
   const TensorMeta& m = L.out_meta(0);
   TensorValue self = L.tensor(0, "self");
-  const PoolWindows win(L, self, m, true);
+  const PoolWindows win(L, self, m.sizes, true);
   const DType t = extreme_type(self.dtype);
   auto lit = [](int64_t v) { return Expr::constant(static_cast<double>(v), DType::Int64); };
   auto i64 = [](const Index& i) { return Expr::index_value(i, DType::Int64); };
@@ -1401,66 +1402,194 @@ std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L) {
   return {values, indices};
 }
 
-/// _adaptive_avg_pool2d: output (i, j) averages input rows floor(i * H / OH) .. ceil((i + 1) * H / OH) and the like
-/// columns: the widest window's taps, those past a smaller window's end contributing zero (unrolled, or a reduction
-/// for wide windows such as global pooling).
+/// The pooled outputs whose windows may hold input position `x` along dim i (0: rows): q = 0 .. count - 1 of
+/// floor((x + padding) / stride) - (count - 1) + q, in increasing order, with count = (k - 1) * dilation / stride + 1.
+int64_t pool_candidates(const PoolWindows& win, size_t i) { return (win.k[i] - 1) * win.d[i] / win.s[i] + 1; }
+Index pool_candidate(const PoolWindows& win, size_t i, const Index& x, int64_t q) {
+  const int64_t count = pool_candidates(win, i);
+  return floordiv(x + Index(win.p[i]), Index(win.s[i])) - Index(count - 1 - q);
+}
+/// 0 <= o < n, as a bool expression.
+Expr in_range(const Index& o, const Index& n) {
+  Expr v = Expr::index_value(o, DType::Int64);
+  return Expr::binary(BinaryOp::LogicalAnd, Expr::binary(BinaryOp::Ge, v, Expr::constant(0, DType::Int64), DType::Bool),
+                      Expr::binary(BinaryOp::Lt, v, Expr::index_value(n, DType::Int64), DType::Bool), DType::Bool);
+}
+
+/// max_pool2d_with_indices_backward: each input position gathers the gradients of the outputs whose recorded
+/// position it is, over the outputs whose windows may hold it, in PyTorch's order (outputs row-major).
+std::vector<TensorValue> lower_max_pool2d_backward(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue grad = L.tensor(0, "grad_output"), self = L.tensor(1, "self"), indices = L.tensor(7, "indices");
+  const PoolWindows win(L, self, grad.sizes, true, 2);
+  const size_t r = win.r;
+  const DType acc = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, {&grad, &indices}, [&](const std::vector<Index>& c) {
+    Expr here = Expr::index_value(c[r - 2] * win.in[1] + c[r - 1], DType::Int64);
+    Expr sum = Expr::constant(0, acc);
+    for (int64_t qh = 0; qh < pool_candidates(win, 0); ++qh)
+      for (int64_t qw = 0; qw < pool_candidates(win, 1); ++qw) {
+        const Index oh = pool_candidate(win, 0, c[r - 2], qh), ow = pool_candidate(win, 1, c[r - 1], qw);
+        std::vector<Index> at = c;
+        at[r - 2] = clamp_coord(oh, win.out[0]);
+        at[r - 1] = clamp_coord(ow, win.out[1]);
+        Expr hit = Expr::binary(BinaryOp::LogicalAnd, in_range(oh, win.out[0]), in_range(ow, win.out[1]), DType::Bool);
+        hit = Expr::binary(BinaryOp::LogicalAnd, hit,
+                           Expr::binary(BinaryOp::Eq, Expr::cast(L.at(indices, at), DType::Int64), here, DType::Bool),
+                           DType::Bool);
+        sum = Expr::binary(BinaryOp::Add, sum, Expr::where(hit, Expr::cast(L.at(grad, at), acc), Expr::constant(0, acc)),
+                           acc);
+      }
+    return Expr::cast(sum, m.dtype);
+  })};
+}
+
+/// avg_pool2d_backward: each input position gathers grad_output / divisor from the outputs whose windows hold it,
+/// in PyTorch's order; the divisor as the forward's.
+std::vector<TensorValue> lower_avg_pool2d_backward(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue grad = L.tensor(0, "grad_output"), self = L.tensor(1, "self");
+  const PoolWindows win(L, self, grad.sizes, false, 2);
+  const bool include_pad = L.bool_arg(6, "count_include_pad", true);
+  std::optional<int64_t> divisor;
+  if (const Arg* a = L.arg(7, "divisor_override"); a && !a->is_none()) divisor = L.int_arg(7, "divisor_override");
+  const size_t r = win.r;
+  const DType acc = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, {&grad}, [&](const std::vector<Index>& c) {
+    Expr sum = Expr::constant(0, acc);
+    for (int64_t qh = 0; qh < pool_candidates(win, 0); ++qh)
+      for (int64_t qw = 0; qw < pool_candidates(win, 1); ++qw) {
+        const std::array<Index, 2> o{pool_candidate(win, 0, c[r - 2], qh), pool_candidate(win, 1, c[r - 1], qw)};
+        std::vector<Index> at = c, oc = c;
+        Expr hit;
+        for (size_t i = 0; i < 2; ++i) {
+          at[r - 2 + i] = clamp_coord(o[i], win.out[i]);
+          oc[r - 2 + i] = o[i];
+          // The window starting at o * stride - padding reaches this position (it starts at or before it).
+          Expr reaches = Expr::binary(BinaryOp::Lt, Expr::index_value(c[r - 2 + i], DType::Int64),
+                                      Expr::index_value(win.start(oc, i) + Index(win.k[i]), DType::Int64), DType::Bool);
+          Expr ok = Expr::binary(BinaryOp::LogicalAnd, in_range(o[i], win.out[i]), reaches, DType::Bool);
+          hit = hit.defined() ? Expr::binary(BinaryOp::LogicalAnd, hit, ok, DType::Bool) : ok;
+        }
+        Expr delta = Expr::binary(BinaryOp::Div, Expr::cast(L.at(grad, at), acc),
+                                  win.divisor(oc, include_pad, divisor, acc), acc);
+        sum = Expr::binary(BinaryOp::Add, sum, Expr::where(hit, delta, Expr::constant(0, acc)), acc);
+      }
+    return Expr::cast(sum, m.dtype);
+  })};
+}
+
+/// _adaptive_avg_pool2d's windows: output o of a dim averages input positions floor(o * in / out) ..
+/// ceil((o + 1) * in / out) - 1. Constant spatial sizes only.
+struct AdaptiveWindows {
+  size_t r = 0;
+  std::array<int64_t, 2> in{}, out{}, widest{}, overlap{};  ///< widest window; most windows holding one position
+
+  AdaptiveWindows(GraphLowering& L, const TensorValue& self, const std::vector<Index>& pooled) {
+    if (!is_floating(self.dtype)) L.fail("adaptive pooling needs a floating-point input");
+    r = self.sizes.size();
+    for (size_t i = 0; i < 2; ++i) {
+      auto a = self.sizes[r - 2 + i].as_const(), b = pooled[r - 2 + i].as_const();
+      if (!a || !b || *b < 1) L.fail("adaptive pooling needs constant spatial sizes");
+      in[i] = *a;
+      out[i] = *b;
+      std::vector<int64_t> holding(static_cast<size_t>(in[i]), 0);
+      for (int64_t o = 0; o < out[i]; ++o) {
+        widest[i] = std::max(widest[i], end(i, o) - o * in[i] / out[i]);
+        for (int64_t x = o * in[i] / out[i]; x < end(i, o); ++x) overlap[i] = std::max(overlap[i], ++holding[x]);
+      }
+    }
+  }
+  int64_t end(size_t i, int64_t o) const { return ((o + 1) * in[i] + out[i] - 1) / out[i]; }
+  bool even(size_t i) const { return in[i] % out[i] == 0; }  ///< every window `widest` long, none overlapping
+  std::pair<Index, Index> bounds(const Index& o, size_t i) const {
+    return {floordiv(o * in[i], Index(out[i])), floordiv((o + Index(1)) * in[i] + Index(out[i] - 1), Index(out[i]))};
+  }
+};
+
+/// _adaptive_avg_pool2d: the widest window's taps, those past a smaller window's end contributing zero (unrolled,
+/// or a reduction for wide windows such as global pooling), divided by the window's size.
 std::vector<TensorValue> lower_adaptive_avg_pool2d(GraphLowering& L) {
   const TensorMeta& m = L.out_meta();
   TensorValue self = L.tensor(0, "self");
-  if (!is_floating(self.dtype)) L.fail("_adaptive_avg_pool2d needs a floating-point input");
-  const size_t r = self.sizes.size();
-  std::array<int64_t, 2> in{}, out{}, widest{};
-  for (size_t i = 0; i < 2; ++i) {
-    auto a = self.sizes[r - 2 + i].as_const(), b = m.sizes[r - 2 + i].as_const();
-    if (!a || !b || *b < 1) L.fail("_adaptive_avg_pool2d needs constant spatial sizes");
-    in[i] = *a;
-    out[i] = *b;
-    for (int64_t o = 0; o < out[i]; ++o)
-      widest[i] = std::max(widest[i], ((o + 1) * in[i] + out[i] - 1) / out[i] - o * in[i] / out[i]);
-  }
+  const AdaptiveWindows win(L, self, m.sizes);
+  const size_t r = win.r;
   const DType acc = accumulate_type(m.dtype);
-  auto bounds = [&](const std::vector<Index>& c, size_t i) {
-    const Index o = c[r - 2 + i];
-    return std::make_pair(floordiv(o * in[i], Index(out[i])),
-                          floordiv((o + Index(1)) * in[i] + Index(out[i] - 1), Index(out[i])));
-  };
-  // Tap (i, j) of output c's window, zero past the window's end.
-  auto tap = [&](const std::vector<Index>& c, const Index& i, const Index& j) {
-    auto [h0, h1] = bounds(c, 0);
-    auto [w0, w1] = bounds(c, 1);
-    const Index h = h0 + i, w = w0 + j;
+  auto tap = [&](const std::vector<Index>& c, const std::array<Index, 2>& t) {
     std::vector<Index> at = c;
-    at[r - 2] = min(h, Index(in[0] - 1));
-    at[r - 1] = min(w, Index(in[1] - 1));
-    Expr v = Expr::cast(L.at(self, at), acc);
     std::optional<Expr> inside;
-    for (auto [x, end, fixed] : {std::tuple{h, h1, in[0] % out[0] == 0}, std::tuple{w, w1, in[1] % out[1] == 0}}) {
-      if (fixed) continue;  // every window is `widest` long
+    for (size_t i = 0; i < 2; ++i) {
+      auto [start, end] = win.bounds(c[r - 2 + i], i);
+      const Index x = start + t[i];
+      at[r - 2 + i] = min(x, Index(win.in[i] - 1));
+      if (win.even(i)) continue;  // every window is `widest` long
       Expr ok = Expr::binary(BinaryOp::Lt, Expr::index_value(x, DType::Int64), Expr::index_value(end, DType::Int64),
                              DType::Bool);
       inside = inside ? Expr::binary(BinaryOp::LogicalAnd, *inside, ok, DType::Bool) : ok;
     }
+    Expr v = Expr::cast(L.at(self, at), acc);
     return inside ? Expr::where(*inside, v, Expr::constant(0, acc)) : v;
   };
   auto average = [&](const std::vector<Index>& c, const Expr& sum) {
-    auto [h0, h1] = bounds(c, 0);
-    auto [w0, w1] = bounds(c, 1);
+    auto [h0, h1] = win.bounds(c[r - 2], 0);
+    auto [w0, w1] = win.bounds(c[r - 1], 1);
     Expr count = Expr::cast(Expr::index_value((h1 - h0) * (w1 - w0), DType::Int64), acc);
     return Expr::cast(Expr::binary(BinaryOp::Div, sum, count, acc), m.dtype);
   };
-  if (widest[0] * widest[1] <= kMaxUnrolledTaps) {
+  if (win.widest[0] * win.widest[1] <= kMaxUnrolledTaps) {
     return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
       Expr sum = Expr::constant(0, acc);
-      for (int64_t i = 0; i < widest[0]; ++i)
-        for (int64_t j = 0; j < widest[1]; ++j) sum = Expr::binary(BinaryOp::Add, sum, tap(c, Index(i), Index(j)), acc);
+      for (int64_t i = 0; i < win.widest[0]; ++i)
+        for (int64_t j = 0; j < win.widest[1]; ++j)
+          sum = Expr::binary(BinaryOp::Add, sum, tap(c, {Index(i), Index(j)}), acc);
       return average(c, sum);
     })};
   }
-  TensorValue total = L.reduction(m.sizes, {Index(widest[0]), Index(widest[1])}, {&self},
+  TensorValue total = L.reduction(m.sizes, {Index(win.widest[0]), Index(win.widest[1])}, {&self},
                                   [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-    return Expr::reduce(ReduceOp::Sum, tap(x, rv[0], rv[1]));
+    return Expr::reduce(ReduceOp::Sum, tap(x, {rv[0], rv[1]}));
   });
   return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) { return average(c, L.at(total, c)); })};
+}
+
+/// _adaptive_avg_pool2d_backward: each input position gathers grad_output / window height / window width (PyTorch
+/// divides twice) from the windows holding it, the first being floor(x * out / in), in PyTorch's order.
+std::vector<TensorValue> lower_adaptive_avg_pool2d_backward(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue grad = L.tensor(0, "grad_output"), self = L.tensor(1, "self");
+  const AdaptiveWindows win(L, self, grad.sizes);
+  const size_t r = win.r;
+  const DType acc = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, {&grad}, [&](const std::vector<Index>& c) {
+    Expr sum = Expr::constant(0, acc);
+    for (int64_t qh = 0; qh < win.overlap[0]; ++qh)
+      for (int64_t qw = 0; qw < win.overlap[1]; ++qw) {
+        std::vector<Index> at = c;
+        std::optional<Expr> hit;
+        std::array<Index, 2> size;
+        for (size_t i = 0; i < 2; ++i) {
+          const Index x = c[r - 2 + i];
+          const Index o = floordiv(x * win.out[i], Index(win.in[i])) + Index(i == 0 ? qh : qw);
+          at[r - 2 + i] = min(o, Index(win.out[i] - 1));
+          auto [start, end] = win.bounds(o, i);
+          size[i] = end - start;
+          if (win.overlap[i] == 1) continue;  // the first window holding x is the only one
+          Expr ok = Expr::binary(
+              BinaryOp::LogicalAnd,
+              Expr::binary(BinaryOp::Lt, Expr::index_value(o, DType::Int64), Expr::constant(win.out[i], DType::Int64),
+                           DType::Bool),
+              Expr::binary(BinaryOp::Le, Expr::index_value(start, DType::Int64), Expr::index_value(x, DType::Int64),
+                           DType::Bool),
+              DType::Bool);
+          hit = hit ? Expr::binary(BinaryOp::LogicalAnd, *hit, ok, DType::Bool) : ok;
+        }
+        Expr delta = Expr::cast(L.at(grad, at), acc);
+        for (const Index& n : size)
+          delta = Expr::binary(BinaryOp::Div, delta, Expr::cast(Expr::index_value(n, DType::Int64), acc), acc);
+        sum = Expr::binary(BinaryOp::Add, sum, hit ? Expr::where(*hit, delta, Expr::constant(0, acc)) : delta, acc);
+      }
+    return Expr::cast(sum, m.dtype);
+  })};
 }
 
 std::vector<TensorValue> lower_flip(GraphLowering& L) {
@@ -2079,6 +2208,9 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.avg_pool2d.default"] = lower_avg_pool2d;
     t["aten.max_pool2d_with_indices.default"] = lower_max_pool2d_with_indices;
     t["aten._adaptive_avg_pool2d.default"] = lower_adaptive_avg_pool2d;
+    t["aten.avg_pool2d_backward.default"] = lower_avg_pool2d_backward;
+    t["aten.max_pool2d_with_indices_backward.default"] = lower_max_pool2d_backward;
+    t["aten._adaptive_avg_pool2d_backward.default"] = lower_adaptive_avg_pool2d_backward;
     t["aten.flip.default"] = lower_flip;
     t["aten.repeat.default"] = lower_repeat;
     t["aten.slice_scatter.default"] = lower_slice_scatter;

@@ -353,6 +353,56 @@ TEST_P(OpCoverage2, Pooling2dFloat) {
   check(g, GetParam(), 1e-5, 1e-6);
 }
 
+TEST_P(OpCoverage2, Pooling2dBackward) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {2, 3, 9, 10});
+  ValueRef c = g.input("c", DType::Float32, {2, 7, 5});
+  // Gradients of each pooling's output shape (inputs), and max pools' recorded positions from the forward op.
+  auto grad_for = [&](ValueRef pooled, const std::string& name) {
+    std::vector<int64_t> sizes;
+    for (const Index& s : g.graph().nodes[pooled.node].outputs[pooled.output].sizes) sizes.push_back(s.value());
+    return g.input(name, DType::Float32, sizes);
+  };
+  // max: overlapping windows (stride 1, padding), strided ones with dilation and ceil_mode, a 3-d input.
+  struct MaxCase { ValueRef in; std::vector<Arg> args; };
+  std::vector<MaxCase> max_cases = {
+      {x, {ints({3, 3}), ints({1, 1}), ints({1, 1}), ints({1, 1}), b(false)}},
+      {x, {ints({3, 2}), ints({2, 1}), ints({1, 1}), ints({2, 2}), b(true)}},
+      {c, {ints({2, 2}), ints({2, 2}), ints({0, 0}), ints({1, 1}), b(false)}},
+  };
+  for (size_t n = 0; n < max_cases.size(); ++n) {
+    std::vector<Arg> fwd{t(max_cases[n].in)};
+    fwd.insert(fwd.end(), max_cases[n].args.begin(), max_cases[n].args.end());
+    ValueRef mp = g.call("aten.max_pool2d_with_indices.default", fwd);
+    ValueRef gy = grad_for(mp, "gm" + std::to_string(n));
+    std::vector<Arg> bwd{t(gy), t(max_cases[n].in)};
+    bwd.insert(bwd.end(), max_cases[n].args.begin(), max_cases[n].args.end());
+    bwd.push_back(t(Builder::nth(mp, 1)));
+    g.output(g.call("aten.max_pool2d_with_indices_backward.default", bwd));
+  }
+  // avg: overlapping padded windows with and without the padding counted, ceil_mode, divisor_override.
+  std::vector<std::vector<Arg>> avg_cases = {
+      {ints({3, 3}), ints({1, 1}), ints({1, 1}), b(false), b(true), none()},
+      {ints({3, 3}), ints({2, 2}), ints({1, 1}), b(true), b(false), none()},
+      {ints({2, 3}), ints({2, 3}), ints({0, 1}), b(false), b(true), i(4)},
+  };
+  for (size_t n = 0; n < avg_cases.size(); ++n) {
+    std::vector<Arg> fwd{t(x)};
+    fwd.insert(fwd.end(), avg_cases[n].begin(), avg_cases[n].end());
+    ValueRef gy = grad_for(g.call("aten.avg_pool2d.default", fwd), "ga" + std::to_string(n));
+    std::vector<Arg> bwd{t(gy), t(x)};
+    bwd.insert(bwd.end(), avg_cases[n].begin(), avg_cases[n].end());
+    g.output(g.call("aten.avg_pool2d_backward.default", bwd));
+  }
+  // adaptive: uneven overlapping windows (9 -> 4, 10 -> 3), enlarging (9 -> 11), global.
+  int n = 0;
+  for (auto sizes : {std::vector<int64_t>{4, 3}, std::vector<int64_t>{11, 6}, std::vector<int64_t>{1, 1}}) {
+    ValueRef gy = grad_for(g.call("aten._adaptive_avg_pool2d.default", {t(x), ints(sizes)}), "gd" + std::to_string(n++));
+    g.output(g.call("aten._adaptive_avg_pool2d_backward.default", {t(gy), t(x)}));
+  }
+  check(g, GetParam(), 1e-5, 1e-6);
+}
+
 TEST(OpCoverage2Schemas, PoolingMetasFollowPyTorchsOutputSizes) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {1, 1, 5, 5});
