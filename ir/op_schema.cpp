@@ -1139,7 +1139,8 @@ Index pooled_size(const MetaInference& m, const Index& in, int64_t k, int64_t s,
 
 /// (N, C, H, W) or (C, H, W) input; `h`, `w` the pooled spatial sizes.
 std::vector<Index> pooled_sizes(const MetaInference& m, const TensorMeta& in, const Index& h, const Index& w) {
-  if (in.rank() != 3 && in.rank() != 4) m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
+  if (in.rank() != 3 && in.rank() != 4)
+    m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
   std::vector<Index> sizes = in.sizes;
   sizes[sizes.size() - 2] = h;
   sizes[sizes.size() - 1] = w;
@@ -1164,11 +1165,14 @@ Metas pool2d(const MetaInference& m, bool max) {
   return out;
 }
 
-/// Pooling backward: the gradient of the pooled input, shaped as it; grad_output must be shaped as the pooling's output.
+/// Pooling backward: the gradient of the pooled input, shaped as it; grad_output must be shaped as the pooling's
+/// output.
 Metas pool2d_backward(const MetaInference& m) {
   TensorMeta in = m.tensor("self"), grad = m.tensor("grad_output");
-  if (in.rank() != 3 && in.rank() != 4) m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
-  if (grad.rank() != in.rank()) m.fail("grad_output", "rank " + std::to_string(grad.rank()) + " differs from the input's");
+  if (in.rank() != 3 && in.rank() != 4)
+    m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
+  if (grad.rank() != in.rank())
+    m.fail("grad_output", "rank " + std::to_string(grad.rank()) + " differs from the input's");
   return one(grad.dtype, in.sizes);
 }
 
@@ -1700,14 +1704,18 @@ const OpDef kOps[] = {
     {"aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", RULE(constant_pad_nd(m))},
     {"aten::flip(Tensor self, int[] dims) -> Tensor", RULE(flip(m))},
     {"aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, "
-     "bool count_include_pad=True, int? divisor_override=None) -> Tensor", RULE(pool2d(m, false))},
+     "bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+     RULE(pool2d(m, false))},
     {"aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-     "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", RULE(pool2d(m, true))},
+     "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+     RULE(pool2d(m, true))},
     {"aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", RULE(adaptive_avg_pool2d(m))},
     {"aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
-     "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor", RULE(pool2d_backward(m))},
+     "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+     RULE(pool2d_backward(m))},
     {"aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
-     "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", RULE(pool2d_backward(m))},
+     "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+     RULE(pool2d_backward(m))},
     {"aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor", RULE(pool2d_backward(m))},
     {"aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
      "-> Tensor",
@@ -1769,8 +1777,7 @@ const OpDef kOps[] = {
     // Matrix products (extern calls for the compiler, but their metas belong here).
     {"aten::mm(Tensor self, Tensor mat2) -> Tensor", RULE(matmul(m, "self", "mat2", 2))},
     {"aten::bmm(Tensor self, Tensor mat2) -> Tensor", RULE(matmul(m, "self", "mat2", 3))},
-    {"aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-     RULE(addmm(m))},
+    {"aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", RULE(addmm(m))},
     // Factories.
     {"aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
      "Device? device=None, bool? pin_memory=None) -> Tensor",

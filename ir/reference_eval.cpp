@@ -558,6 +558,8 @@ class GraphEvaluator {
   std::vector<HostTensor> batch_norm(int kind);
   std::vector<HostTensor> pool2d(int kind);
   std::vector<HostTensor> pool2d_backward(int kind);
+  struct PoolArgs;
+  PoolArgs pool_args(int kind, size_t first) const;
   std::map<int, size_t> input_of_node_;  ///< placeholder node -> position in inputs_ (as_strided reads its storage)
 
   const Graph& g_;
@@ -1053,26 +1055,63 @@ std::vector<HostTensor> GraphEvaluator::constant_pad() {
   return {out};
 }
 
-/// avg_pool2d (kind 0), max_pool2d_with_indices (1), _adaptive_avg_pool2d (2), written as PyTorch's CPU loops.
-std::vector<HostTensor> GraphEvaluator::pool2d(int kind) {
-  const HostTensor& self = tensor(0, "self");
+/// A 2-d pooling op's arguments: avg_pool2d (kind 0), max_pool2d_with_indices (1), _adaptive_avg_pool2d (2), or
+/// their backward ops (whose arguments start one later).
+struct GraphEvaluator::PoolArgs {
+  int kind = 0;
+  std::array<int64_t, 2> k{}, s{}, p{}, d{1, 1};
+  bool include_pad = true;
+  std::optional<int64_t> divisor;
+
+  /// Output (oh, ow)'s window clipped to the input (h in [hs, he), w in [ws, we)) and what its average divides by,
+  /// as PyTorch's CPU kernels compute them; adaptive windows span floor(o * in / out) .. ceil((o + 1) * in / out).
+  struct Window {
+    int64_t hs, he, ws, we, count;
+  };
+  Window window(int64_t oh, int64_t ow, int64_t H, int64_t W, int64_t OH, int64_t OW) const {
+    if (kind == 2) {
+      Window w{oh * H / OH, ((oh + 1) * H + OH - 1) / OH, ow * W / OW, ((ow + 1) * W + OW - 1) / OW, 0};
+      w.count = (w.he - w.hs) * (w.we - w.ws);
+      return w;
+    }
+    Window w{oh * s[0] - p[0], 0, ow * s[1] - p[1], 0, 0};
+    w.he = std::min(w.hs + k[0], H + p[0]), w.we = std::min(w.ws + k[1], W + p[1]);
+    w.count = (w.he - w.hs) * (w.we - w.ws);
+    w.hs = std::max<int64_t>(w.hs, 0), w.ws = std::max<int64_t>(w.ws, 0);
+    w.he = std::min(w.he, H), w.we = std::min(w.we, W);
+    if (!include_pad) w.count = std::max<int64_t>((w.he - w.hs) * (w.we - w.ws), 1);
+    if (divisor) w.count = *divisor;
+    return w;
+  }
+};
+
+GraphEvaluator::PoolArgs GraphEvaluator::pool_args(int kind, size_t first) const {
+  const HostTensor& self = tensor(first - 1, "self");
   if (self.rank() != 3 && self.rank() != 4) fail("expected a 3-d or 4-d input");
   auto pair = [&](size_t pos, const char* name, std::array<int64_t, 2> dflt) {
     auto v = ints_arg(pos, name);
     if (!v || v->empty()) return dflt;
     return std::array<int64_t, 2>{v->front(), v->back()};
   };
-  std::array<int64_t, 2> k{}, s{}, p{}, d{1, 1};
-  if (kind != 2) {
-    k = pair(1, "kernel_size", {1, 1});
-    s = pair(2, "stride", k);
-    p = pair(3, "padding", {0, 0});
-    if (kind == 1) d = pair(4, "dilation", {1, 1});
+  PoolArgs a;
+  a.kind = kind;
+  if (kind == 2) return a;
+  a.k = pair(first, "kernel_size", {1, 1});
+  a.s = pair(first + 1, "stride", a.k);
+  a.p = pair(first + 2, "padding", {0, 0});
+  if (kind == 1) a.d = pair(first + 3, "dilation", {1, 1});
+  if (kind == 0) {
+    a.include_pad = bool_arg(first + 4, "count_include_pad", true);
+    if (const Arg* d = arg(first + 5, "divisor_override"); d && !d->is_none())
+      a.divisor = int_arg(first + 5, "divisor_override");
   }
-  const bool include_pad = kind == 0 && bool_arg(5, "count_include_pad", true);
-  std::optional<int64_t> divisor;
-  if (kind == 0)
-    if (const Arg* a = arg(6, "divisor_override"); a && !a->is_none()) divisor = int_arg(6, "divisor_override");
+  return a;
+}
+
+/// avg_pool2d (kind 0), max_pool2d_with_indices (1), _adaptive_avg_pool2d (2), written as PyTorch's CPU loops.
+std::vector<HostTensor> GraphEvaluator::pool2d(int kind) {
+  const HostTensor& self = tensor(0, "self");
+  const PoolArgs a = pool_args(kind, 1);
   const size_t r = self.sizes.size();
   const int64_t H = self.sizes[r - 2], W = self.sizes[r - 1];
   HostTensor out = output(0);
@@ -1088,14 +1127,14 @@ std::vector<HostTensor> GraphEvaluator::pool2d(int kind) {
     };
     const int64_t oh = c[r - 2], ow = c[r - 1];
     if (kind == 1) {
-      int64_t hs = oh * s[0] - p[0], ws = ow * s[1] - p[1];
-      const int64_t he = std::min(hs + (k[0] - 1) * d[0] + 1, H), we = std::min(ws + (k[1] - 1) * d[1] + 1, W);
-      while (hs < 0) hs += d[0];
-      while (ws < 0) ws += d[1];
+      int64_t hs = oh * a.s[0] - a.p[0], ws = ow * a.s[1] - a.p[1];
+      const int64_t he = std::min(hs + (a.k[0] - 1) * a.d[0] + 1, H), we = std::min(ws + (a.k[1] - 1) * a.d[1] + 1, W);
+      while (hs < 0) hs += a.d[0];
+      while (ws < 0) ws += a.d[1];
       double best = -INFINITY;
       int64_t at = hs * W + ws;
-      for (int64_t h = hs; h < he; h += d[0])
-        for (int64_t w = ws; w < we; w += d[1]) {
+      for (int64_t h = hs; h < he; h += a.d[0])
+        for (int64_t w = ws; w < we; w += a.d[1]) {
           const double v = value(h, w);
           if (v > best || std::isnan(v)) {
             best = v;
@@ -1106,28 +1145,15 @@ std::vector<HostTensor> GraphEvaluator::pool2d(int kind) {
       idx.storage[flat] = static_cast<double>(at);
       return;
     }
-    int64_t hs, he, ws, we, count;
-    if (kind == 2) {
-      hs = oh * H / OH, he = ((oh + 1) * H + OH - 1) / OH;
-      ws = ow * W / OW, we = ((ow + 1) * W + OW - 1) / OW;
-      count = (he - hs) * (we - ws);
-    } else {
-      hs = oh * s[0] - p[0], ws = ow * s[1] - p[1];
-      he = std::min(hs + k[0], H + p[0]), we = std::min(ws + k[1], W + p[1]);
-      count = (he - hs) * (we - ws);
-      hs = std::max<int64_t>(hs, 0), ws = std::max<int64_t>(ws, 0);
-      he = std::min(he, H), we = std::min(we, W);
-      if (hs >= he || ws >= we) {
-        out.storage[flat] = 0;
-        return;
-      }
-      if (!include_pad) count = (he - hs) * (we - ws);
-      if (divisor) count = *divisor;
+    const PoolArgs::Window win = a.window(oh, ow, H, W, OH, OW);
+    if (win.hs >= win.he || win.ws >= win.we) {  // a window wholly in the padding
+      out.storage[flat] = 0;
+      return;
     }
     double sum = 0;
-    for (int64_t h = hs; h < he; ++h)
-      for (int64_t w = ws; w < we; ++w) sum = round_to_dtype(acc, sum + value(h, w));
-    out.storage[flat] = round_to_dtype(out.dtype, round_to_dtype(acc, sum / static_cast<double>(count)));
+    for (int64_t h = win.hs; h < win.he; ++h)
+      for (int64_t w = win.ws; w < win.we; ++w) sum = round_to_dtype(acc, sum + value(h, w));
+    out.storage[flat] = round_to_dtype(out.dtype, round_to_dtype(acc, sum / static_cast<double>(win.count)));
   });
   if (kind == 1) return {out, idx};
   return {out};
@@ -1138,22 +1164,7 @@ std::vector<HostTensor> GraphEvaluator::pool2d(int kind) {
 std::vector<HostTensor> GraphEvaluator::pool2d_backward(int kind) {
   const HostTensor& grad = tensor(0, "grad_output");
   const HostTensor& self = tensor(1, "self");
-  if (self.rank() != 3 && self.rank() != 4) fail("expected a 3-d or 4-d input");
-  auto pair = [&](size_t pos, const char* name, std::array<int64_t, 2> dflt) {
-    auto v = ints_arg(pos, name);
-    if (!v || v->empty()) return dflt;
-    return std::array<int64_t, 2>{v->front(), v->back()};
-  };
-  std::array<int64_t, 2> k{}, s{}, p{};
-  if (kind != 2) {
-    k = pair(2, "kernel_size", {1, 1});
-    s = pair(3, "stride", k);
-    p = pair(4, "padding", {0, 0});
-  }
-  const bool include_pad = kind == 0 && bool_arg(6, "count_include_pad", true);
-  std::optional<int64_t> divisor;
-  if (kind == 0)
-    if (const Arg* a = arg(7, "divisor_override"); a && !a->is_none()) divisor = int_arg(7, "divisor_override");
+  const PoolArgs a = pool_args(kind, 2);
   const HostTensor* indices = kind == 1 ? &tensor(7, "indices") : nullptr;
   const size_t r = self.sizes.size();
   const int64_t H = self.sizes[r - 2], W = self.sizes[r - 1], OH = grad.sizes[r - 2], OW = grad.sizes[r - 1];
@@ -1168,31 +1179,18 @@ std::vector<HostTensor> GraphEvaluator::pool2d_backward(int kind) {
   };
   for_each_index(grad.sizes, [&](const std::vector<int64_t>& c, int64_t) {
     const double g = grad.at(c);
-    const int64_t oh = c[r - 2], ow = c[r - 1];
     if (kind == 1) {
       const int64_t at = static_cast<int64_t>(indices->at(c));
       add(c, at / W, at % W, g);
       return;
     }
-    if (kind == 2) {
-      const int64_t hs = oh * H / OH, he = ((oh + 1) * H + OH - 1) / OH;
-      const int64_t ws = ow * W / OW, we = ((ow + 1) * W + OW - 1) / OW;
-      const double delta = round_to_dtype(acc, round_to_dtype(acc, g / static_cast<double>(he - hs)) /
-                                                   static_cast<double>(we - ws));
-      for (int64_t h = hs; h < he; ++h)
-        for (int64_t w = ws; w < we; ++w) add(c, h, w, delta);
-      return;
-    }
-    int64_t hs = oh * s[0] - p[0], ws = ow * s[1] - p[1];
-    int64_t he = std::min(hs + k[0], H + p[0]), we = std::min(ws + k[1], W + p[1]);
-    int64_t count = (he - hs) * (we - ws);
-    hs = std::max<int64_t>(hs, 0), ws = std::max<int64_t>(ws, 0);
-    he = std::min(he, H), we = std::min(we, W);
-    if (!include_pad) count = std::max<int64_t>((he - hs) * (we - ws), 1);
-    if (divisor) count = *divisor;
-    const double delta = round_to_dtype(acc, g / static_cast<double>(count));
-    for (int64_t h = hs; h < he; ++h)
-      for (int64_t w = ws; w < we; ++w) add(c, h, w, delta);
+    const PoolArgs::Window win = a.window(c[r - 2], c[r - 1], H, W, OH, OW);
+    // Adaptive pooling divides by the window's height, then by its width.
+    const double delta = kind == 2 ? round_to_dtype(acc, round_to_dtype(acc, g / static_cast<double>(win.he - win.hs)) /
+                                                             static_cast<double>(win.we - win.ws))
+                                   : round_to_dtype(acc, g / static_cast<double>(win.count));
+    for (int64_t h = win.hs; h < win.he; ++h)
+      for (int64_t w = win.ws; w < win.we; ++w) add(c, h, w, delta);
   });
   for (size_t i = 0; i < sums.size(); ++i) out.storage[i] = round_to_dtype(out.dtype, sums[i]);
   return {out};

@@ -1232,6 +1232,13 @@ std::array<int64_t, 2> pool_param(GraphLowering& L, size_t pos, const char* name
   return {*h, *w};
 }
 
+/// 0 <= o < n, as a bool expression.
+Expr in_range(const Index& o, const Index& n) {
+  Expr v = Expr::index_value(o, DType::Int64);
+  return Expr::binary(BinaryOp::LogicalAnd, Expr::binary(BinaryOp::Ge, v, Expr::constant(0, DType::Int64), DType::Bool),
+                      Expr::binary(BinaryOp::Lt, v, Expr::index_value(n, DType::Int64), DType::Bool), DType::Bool);
+}
+
 /// Where the windows of a 2-d pooling op lie: output (.., oh, ow)'s tap (i, j) reads input row
 /// oh * stride - padding + i * dilation, column likewise. The last two dims are the spatial ones.
 struct PoolWindows {
@@ -1271,11 +1278,7 @@ struct PoolWindows {
         continue;
       }
       at[r - 2 + i] = clamp_coord(t[i], in[i]);
-      Expr v = Expr::index_value(t[i], DType::Int64);
-      Expr ok = Expr::binary(BinaryOp::LogicalAnd,
-                             Expr::binary(BinaryOp::Ge, v, Expr::constant(0, DType::Int64), DType::Bool),
-                             Expr::binary(BinaryOp::Lt, v, Expr::index_value(in[i], DType::Int64), DType::Bool),
-                             DType::Bool);
+      Expr ok = in_range(t[i], in[i]);
       inside = inside ? Expr::binary(BinaryOp::LogicalAnd, *inside, ok, DType::Bool) : ok;
     }
     return {at, inside};
@@ -1324,8 +1327,8 @@ std::vector<TensorValue> lower_avg_pool2d(GraphLowering& L) {
   }
   TensorValue total = L.reduction(m.sizes, {Index(win.k[0]), Index(win.k[1])}, {&self},
                                   [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-    return Expr::reduce(ReduceOp::Sum, win.value(L, self, x, rv[0], rv[1], acc, 0));
-  });
+                                    return Expr::reduce(ReduceOp::Sum, win.value(L, self, x, rv[0], rv[1], acc, 0));
+                                  });
   return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) { return average(c, L.at(total, c)); })};
 }
 
@@ -1349,10 +1352,10 @@ std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L) {
     if (win.always_inside[i]) return st;
     Expr skip = Expr::binary(BinaryOp::FloorDiv, Expr::binary(BinaryOp::Sub, lit(win.d[i] - 1), st, DType::Int64),
                              lit(win.d[i]), DType::Int64);
-    return Expr::where(Expr::binary(BinaryOp::Lt, st, lit(0), DType::Bool),
-                       Expr::binary(BinaryOp::Add, st, Expr::binary(BinaryOp::Mul, skip, lit(win.d[i]), DType::Int64),
-                                    DType::Int64),
-                       st);
+    return Expr::where(
+        Expr::binary(BinaryOp::Lt, st, lit(0), DType::Bool),
+        Expr::binary(BinaryOp::Add, st, Expr::binary(BinaryOp::Mul, skip, lit(win.d[i]), DType::Int64), DType::Int64),
+        st);
   };
   const double lowest = -INFINITY;
   if (win.taps() <= kMaxUnrolledTaps) {
@@ -1385,16 +1388,15 @@ std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L) {
     return Expr::arg_reduce(ReduceOp::ArgMax, win.value(L, self, x, rv[0], rv[1], t, lowest),
                             Expr::index_value(rv[0] * win.k[1] + rv[1], DType::Int64));
   });
-  TensorValue values = L.make(m.dtype, m.sizes, {&peak}, [&](const std::vector<Index>& c) {
-    return Expr::cast(L.at(peak, c), m.dtype);
-  });
+  TensorValue values = L.make(m.dtype, m.sizes, {&peak},
+                              [&](const std::vector<Index>& c) { return Expr::cast(L.at(peak, c), m.dtype); });
   TensorValue indices = L.make(DType::Int64, m.sizes, {&pos, &peak}, [&](const std::vector<Index>& c) {
     Expr q = L.at(pos, c);
     auto coord = [&](size_t i) {
       Expr step = i == 0 ? Expr::binary(BinaryOp::FloorDiv, q, lit(win.k[1]), DType::Int64)
                          : Expr::binary(BinaryOp::Remainder, q, lit(win.k[1]), DType::Int64);
-      return Expr::binary(BinaryOp::Add, i64(win.start(c, i)), Expr::binary(BinaryOp::Mul, step, lit(win.d[i]), DType::Int64),
-                          DType::Int64);
+      return Expr::binary(BinaryOp::Add, i64(win.start(c, i)),
+                          Expr::binary(BinaryOp::Mul, step, lit(win.d[i]), DType::Int64), DType::Int64);
     };
     Expr all_lowest = Expr::binary(BinaryOp::Eq, L.at(peak, c), Expr::constant(lowest, t), DType::Bool);
     return Expr::where(all_lowest, flat(first_inside(c, 0), first_inside(c, 1)), flat(coord(0), coord(1)));
@@ -1404,16 +1406,12 @@ std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L) {
 
 /// The pooled outputs whose windows may hold input position `x` along dim i (0: rows): q = 0 .. count - 1 of
 /// floor((x + padding) / stride) - (count - 1) + q, in increasing order, with count = (k - 1) * dilation / stride + 1.
-int64_t pool_candidates(const PoolWindows& win, size_t i) { return (win.k[i] - 1) * win.d[i] / win.s[i] + 1; }
+int64_t pool_candidates(const PoolWindows& win, size_t i) {
+  return (win.k[i] - 1) * win.d[i] / win.s[i] + 1;
+}
 Index pool_candidate(const PoolWindows& win, size_t i, const Index& x, int64_t q) {
   const int64_t count = pool_candidates(win, i);
   return floordiv(x + Index(win.p[i]), Index(win.s[i])) - Index(count - 1 - q);
-}
-/// 0 <= o < n, as a bool expression.
-Expr in_range(const Index& o, const Index& n) {
-  Expr v = Expr::index_value(o, DType::Int64);
-  return Expr::binary(BinaryOp::LogicalAnd, Expr::binary(BinaryOp::Ge, v, Expr::constant(0, DType::Int64), DType::Bool),
-                      Expr::binary(BinaryOp::Lt, v, Expr::index_value(n, DType::Int64), DType::Bool), DType::Bool);
 }
 
 /// max_pool2d_with_indices_backward: each input position gathers the gradients of the outputs whose recorded
@@ -1437,8 +1435,8 @@ std::vector<TensorValue> lower_max_pool2d_backward(GraphLowering& L) {
         hit = Expr::binary(BinaryOp::LogicalAnd, hit,
                            Expr::binary(BinaryOp::Eq, Expr::cast(L.at(indices, at), DType::Int64), here, DType::Bool),
                            DType::Bool);
-        sum = Expr::binary(BinaryOp::Add, sum, Expr::where(hit, Expr::cast(L.at(grad, at), acc), Expr::constant(0, acc)),
-                           acc);
+        sum = Expr::binary(BinaryOp::Add, sum,
+                           Expr::where(hit, Expr::cast(L.at(grad, at), acc), Expr::constant(0, acc)), acc);
       }
     return Expr::cast(sum, m.dtype);
   })};
@@ -1547,8 +1545,8 @@ std::vector<TensorValue> lower_adaptive_avg_pool2d(GraphLowering& L) {
   }
   TensorValue total = L.reduction(m.sizes, {Index(win.widest[0]), Index(win.widest[1])}, {&self},
                                   [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-    return Expr::reduce(ReduceOp::Sum, tap(x, {rv[0], rv[1]}));
-  });
+                                    return Expr::reduce(ReduceOp::Sum, tap(x, {rv[0], rv[1]}));
+                                  });
   return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) { return average(c, L.at(total, c)); })};
 }
 
@@ -1574,13 +1572,12 @@ std::vector<TensorValue> lower_adaptive_avg_pool2d_backward(GraphLowering& L) {
           auto [start, end] = win.bounds(o, i);
           size[i] = end - start;
           if (win.overlap[i] == 1) continue;  // the first window holding x is the only one
-          Expr ok = Expr::binary(
-              BinaryOp::LogicalAnd,
-              Expr::binary(BinaryOp::Lt, Expr::index_value(o, DType::Int64), Expr::constant(win.out[i], DType::Int64),
-                           DType::Bool),
-              Expr::binary(BinaryOp::Le, Expr::index_value(start, DType::Int64), Expr::index_value(x, DType::Int64),
-                           DType::Bool),
-              DType::Bool);
+          Expr ok = Expr::binary(BinaryOp::LogicalAnd,
+                                 Expr::binary(BinaryOp::Lt, Expr::index_value(o, DType::Int64),
+                                              Expr::constant(win.out[i], DType::Int64), DType::Bool),
+                                 Expr::binary(BinaryOp::Le, Expr::index_value(start, DType::Int64),
+                                              Expr::index_value(x, DType::Int64), DType::Bool),
+                                 DType::Bool);
           hit = hit ? Expr::binary(BinaryOp::LogicalAnd, *hit, ok, DType::Bool) : ok;
         }
         Expr delta = Expr::cast(L.at(grad, at), acc);

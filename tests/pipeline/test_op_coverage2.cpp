@@ -326,8 +326,8 @@ TEST_P(OpCoverage2, Pooling2d) {
                       {t(x), ints({3, 2}), ints({1, 2}), ints({1, 1}), ints({2, 3}), b(true)}));
   ValueRef lows = g.call("aten.log.default", {t(g.call("aten.relu.default", {t(g.call("aten.neg.default", {t(x)}))}))});
   g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(lows), ints({2, 2}), ints({1, 1}), ints({1, 1})}));
-  g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(lows), ints({3, 3}), ints({2, 2}), ints({1, 1}),
-                                                               ints({2, 2})}));
+  g.output_all(g.call("aten.max_pool2d_with_indices.default",
+                      {t(lows), ints({3, 3}), ints({2, 2}), ints({1, 1}), ints({2, 2})}));
   g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(c), ints({2}), ints({}), ints({1})}));
   g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(h), ints({3, 3}), ints({2, 2}), ints({1, 1})}));
   // _adaptive_avg_pool2d: windows of uneven sizes (9 -> 4, 10 -> 3), larger outputs than inputs, global pooling.
@@ -364,7 +364,10 @@ TEST_P(OpCoverage2, Pooling2dBackward) {
     return g.input(name, DType::Float32, sizes);
   };
   // max: overlapping windows (stride 1, padding), strided ones with dilation and ceil_mode, a 3-d input.
-  struct MaxCase { ValueRef in; std::vector<Arg> args; };
+  struct MaxCase {
+    ValueRef in;
+    std::vector<Arg> args;
+  };
   std::vector<MaxCase> max_cases = {
       {x, {ints({3, 3}), ints({1, 1}), ints({1, 1}), ints({1, 1}), b(false)}},
       {x, {ints({3, 2}), ints({2, 1}), ints({1, 1}), ints({2, 2}), b(true)}},
@@ -397,7 +400,8 @@ TEST_P(OpCoverage2, Pooling2dBackward) {
   // adaptive: uneven overlapping windows (9 -> 4, 10 -> 3), enlarging (9 -> 11), global.
   int n = 0;
   for (auto sizes : {std::vector<int64_t>{4, 3}, std::vector<int64_t>{11, 6}, std::vector<int64_t>{1, 1}}) {
-    ValueRef gy = grad_for(g.call("aten._adaptive_avg_pool2d.default", {t(x), ints(sizes)}), "gd" + std::to_string(n++));
+    ValueRef gy =
+        grad_for(g.call("aten._adaptive_avg_pool2d.default", {t(x), ints(sizes)}), "gd" + std::to_string(n++));
     g.output(g.call("aten._adaptive_avg_pool2d_backward.default", {t(gy), t(x)}));
   }
   check(g, GetParam(), 1e-5, 1e-6);
@@ -418,7 +422,8 @@ TEST(OpCoverage2Schemas, PoolingMetasFollowPyTorchsOutputSizes) {
   EXPECT_EQ(sizes(g.call("aten.avg_pool2d.default", {t(x), ints({2, 2}), ints({2, 2}), ints({1, 1}), b(true)})),
             (std::vector<int64_t>{1, 1, 3, 3}));
   EXPECT_EQ(sizes(g.call("aten.avg_pool2d.default", {t(x), ints({2, 2})})), (std::vector<int64_t>{1, 1, 2, 2}));
-  ValueRef m = g.call("aten.max_pool2d_with_indices.default", {t(x), ints({3, 3}), ints({1, 1}), ints({1, 1}), ints({2, 2})});
+  ValueRef m =
+      g.call("aten.max_pool2d_with_indices.default", {t(x), ints({3, 3}), ints({1, 1}), ints({1, 1}), ints({2, 2})});
   EXPECT_EQ(sizes(m), (std::vector<int64_t>{1, 1, 3, 3}));
   EXPECT_EQ(g.graph().nodes[m.node].outputs[1].dtype, DType::Int64);
   EXPECT_THROW(g.call("aten.avg_pool2d.default", {t(x), ints({2, 2}), ints({1, 1}), ints({2, 2})}), SchemaError);
