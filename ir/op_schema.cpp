@@ -1157,6 +1157,8 @@ Metas pool2d(const MetaInference& m, bool max) {
   std::array<int64_t, 2> d{1, 1};
   if (max) d = pool_pair(m, "dilation");
   const bool ceil_mode = m.arg("ceil_mode").boolean();
+  if (!max && m.given("divisor_override") && m.int_arg("divisor_override") == 0)
+    m.fail("divisor_override", "must not be zero");
   if (in.rank() < 2) m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
   const size_t r = in.sizes.size();
   Metas out = one(in.dtype, pooled_sizes(m, in, pooled_size(m, in.sizes[r - 2], k[0], s[0], p[0], d[0], ceil_mode),

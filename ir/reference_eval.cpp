@@ -1153,7 +1153,11 @@ std::vector<HostTensor> GraphEvaluator::pool2d(int kind) {
     double sum = 0;
     for (int64_t h = win.hs; h < win.he; ++h)
       for (int64_t w = win.ws; w < win.we; ++w) sum = round_to_dtype(acc, sum + value(h, w));
-    out.storage[flat] = round_to_dtype(out.dtype, round_to_dtype(acc, sum / static_cast<double>(win.count)));
+    // Adaptive pooling divides by the window's height, then by its width.
+    const double mean = kind == 2 ? round_to_dtype(acc, round_to_dtype(acc, sum / static_cast<double>(win.he - win.hs)) /
+                                                            static_cast<double>(win.we - win.ws))
+                                  : round_to_dtype(acc, sum / static_cast<double>(win.count));
+    out.storage[flat] = round_to_dtype(out.dtype, mean);
   });
   if (kind == 1) return {out, idx};
   return {out};
@@ -1180,8 +1184,9 @@ std::vector<HostTensor> GraphEvaluator::pool2d_backward(int kind) {
   for_each_index(grad.sizes, [&](const std::vector<int64_t>& c, int64_t) {
     const double g = grad.at(c);
     if (kind == 1) {
+      // A window wholly in the padding records a position outside the plane (eager writes there); skipped.
       const int64_t at = static_cast<int64_t>(indices->at(c));
-      add(c, at / W, at % W, g);
+      if (at >= 0 && at < H * W) add(c, at / W, at % W, g);
       return;
     }
     const PoolArgs::Window win = a.window(c[r - 2], c[r - 1], H, W, OH, OW);

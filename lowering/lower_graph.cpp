@@ -1379,19 +1379,24 @@ std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L) {
     return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, false); }),
             L.make(DType::Int64, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, true); })};
   }
-  // Large windows: a max and an argmax reduction over the taps (the first NaN's position where PyTorch keeps the last).
+  // Large windows: reductions over the taps for the maximum, the first position of the maximum, and the last NaN's
+  // position (which eager's loop keeps where the window holds NaN).
   const std::vector<Index> taps{Index(win.k[0]), Index(win.k[1])};
+  auto position = [&](const std::vector<Index>& rv) { return Expr::index_value(rv[0] * win.k[1] + rv[1], DType::Int64); };
   TensorValue peak = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
     return Expr::reduce(ReduceOp::Max, win.value(L, self, x, rv[0], rv[1], t, lowest));
   });
   TensorValue pos = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
-    return Expr::arg_reduce(ReduceOp::ArgMax, win.value(L, self, x, rv[0], rv[1], t, lowest),
-                            Expr::index_value(rv[0] * win.k[1] + rv[1], DType::Int64));
+    return Expr::arg_reduce(ReduceOp::ArgMax, win.value(L, self, x, rv[0], rv[1], t, lowest), position(rv));
+  });
+  TensorValue last_nan = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
+    Expr nan = Expr::unary(UnaryOp::IsNan, win.value(L, self, x, rv[0], rv[1], t, lowest));
+    return Expr::reduce(ReduceOp::Max, Expr::where(nan, position(rv), lit(-1)));
   });
   TensorValue values = L.make(m.dtype, m.sizes, {&peak},
                               [&](const std::vector<Index>& c) { return Expr::cast(L.at(peak, c), m.dtype); });
-  TensorValue indices = L.make(DType::Int64, m.sizes, {&pos, &peak}, [&](const std::vector<Index>& c) {
-    Expr q = L.at(pos, c);
+  TensorValue indices = L.make(DType::Int64, m.sizes, {&pos, &peak, &last_nan}, [&](const std::vector<Index>& c) {
+    Expr q = Expr::where(Expr::unary(UnaryOp::IsNan, L.at(peak, c)), L.at(last_nan, c), L.at(pos, c));
     auto coord = [&](size_t i) {
       Expr step = i == 0 ? Expr::binary(BinaryOp::FloorDiv, q, lit(win.k[1]), DType::Int64)
                          : Expr::binary(BinaryOp::Remainder, q, lit(win.k[1]), DType::Int64);
@@ -1506,7 +1511,7 @@ struct AdaptiveWindows {
 };
 
 /// _adaptive_avg_pool2d: the widest window's taps, those past a smaller window's end contributing zero (unrolled,
-/// or a reduction for wide windows such as global pooling), divided by the window's size.
+/// or a reduction for wide windows such as global pooling), divided by the window's height, then by its width.
 std::vector<TensorValue> lower_adaptive_avg_pool2d(GraphLowering& L) {
   const TensorMeta& m = L.out_meta();
   TensorValue self = L.tensor(0, "self");
@@ -1528,11 +1533,13 @@ std::vector<TensorValue> lower_adaptive_avg_pool2d(GraphLowering& L) {
     Expr v = Expr::cast(L.at(self, at), acc);
     return inside ? Expr::where(*inside, v, Expr::constant(0, acc)) : v;
   };
-  auto average = [&](const std::vector<Index>& c, const Expr& sum) {
-    auto [h0, h1] = win.bounds(c[r - 2], 0);
-    auto [w0, w1] = win.bounds(c[r - 1], 1);
-    Expr count = Expr::cast(Expr::index_value((h1 - h0) * (w1 - w0), DType::Int64), acc);
-    return Expr::cast(Expr::binary(BinaryOp::Div, sum, count, acc), m.dtype);
+  // sum / window height / window width: eager divides twice.
+  auto average = [&](const std::vector<Index>& c, Expr sum) {
+    for (size_t i = 0; i < 2; ++i) {
+      auto [start, end] = win.bounds(c[r - 2 + i], i);
+      sum = Expr::binary(BinaryOp::Div, sum, Expr::cast(Expr::index_value(end - start, DType::Int64), acc), acc);
+    }
+    return Expr::cast(sum, m.dtype);
   };
   if (win.widest[0] * win.widest[1] <= kMaxUnrolledTaps) {
     return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {

@@ -348,6 +348,8 @@ TEST_P(OpCoverage2, Pooling2dFloat) {
   // NaN (sqrt of the negative half) wins its windows, and the position is the last NaN's, as PyTorch's loop keeps it.
   ValueRef nans = g.call("aten.sqrt.default", {t(x)});
   g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(nans), ints({3, 3}), ints({1, 1}), ints({1, 1})}));
+  // A 6 x 6 window (36 taps, past the unrolled size) keeps the last NaN's position too.
+  g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(nans), ints({6, 6}), ints({3, 3}), ints({1, 2})}));
   ValueRef pooled = g.call("aten._adaptive_avg_pool2d.default", {t(x), ints({1, 1})});
   g.output(g.call("aten.relu.default", {t(pooled)}));
   check(g, GetParam(), 1e-5, 1e-6);
@@ -427,6 +429,8 @@ TEST(OpCoverage2Schemas, PoolingMetasFollowPyTorchsOutputSizes) {
   EXPECT_EQ(sizes(m), (std::vector<int64_t>{1, 1, 3, 3}));
   EXPECT_EQ(g.graph().nodes[m.node].outputs[1].dtype, DType::Int64);
   EXPECT_THROW(g.call("aten.avg_pool2d.default", {t(x), ints({2, 2}), ints({1, 1}), ints({2, 2})}), SchemaError);
+  EXPECT_THROW(g.call("aten.avg_pool2d.default", {t(x), ints({2, 2}), ints({}), ints({0}), b(false), b(true), i(0)}),
+               SchemaError);
 }
 
 TEST(OpCoverage2Schemas, ListReturnsAndAliasAnnotations) {
