@@ -392,8 +392,10 @@ class CompiledFxGraph:
         def arg(a):
             if isinstance(a, fx.Node):
                 val = a.meta.get("val")
-                if isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
+                if _is_sym_int(a):
                     return self._sym_value(val, env)  # a size computed by an eager sym_size node
+                if isinstance(val, torch.SymFloat):
+                    return arg(val)  # a float computed from sizes (batch norm's 1 / (N * H * W))
                 return ref(a)
             if isinstance(a, bool) or a is None or isinstance(a, str):
                 return a
@@ -413,7 +415,9 @@ class CompiledFxGraph:
             if isinstance(a, (torch.device, torch.layout, torch.memory_format)):
                 return None
             if isinstance(a, (list, tuple)):
-                if any(isinstance(x, fx.Node) for x in a) or (a and all(x is None for x in a)):
+                # Tensor lists (None entries allowed); int lists whose symbolic entries eager nodes computed (full's
+                # size [s0 * 32]) go through arg() like a lone size.
+                if any(isinstance(x, fx.Node) and not _is_sym_int(x) for x in a) or (a and all(x is None for x in a)):
                     return [ref(x) if isinstance(x, fx.Node) else None for x in a]
                 return [arg(x) for x in a]
             raise _Reject(None, f"argument {a!r} of type {type(a).__name__}")
@@ -459,7 +463,8 @@ class CompiledFxGraph:
                 metas = [_tensor_meta(n) for n in seg.inputs]
                 if any(m is None or m.numel() == 0 for m in metas):
                     continue
-                key = (_layout_key(metas), True)  # PyTorch's allocators align storages; a call that is not compiles
+                # PyTorch's allocators align storages; a call that is not compiles. No symbols here (static graphs).
+                key = (_layout_key(metas), True, _symbols_key({}))
                 _, target = self._device_and_target(seg)
                 if target is None:
                     continue
@@ -500,7 +505,9 @@ class CompiledFxGraph:
         pool.shutdown(wait=False)
 
     def _compile_segment(self, seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool):
-        key = (_layout_key(inputs), aligned)
+        # The symbols' values are part of what a segment is compiled for: sizes and scalars computed from them are
+        # constants in its graph, even where no input's layout shows them (x.median(0).values * x.shape[0]).
+        key = (_layout_key(inputs), aligned, _symbols_key(env))
         cg = seg.compiled.get(key)
         if cg is not None:
             return cg
@@ -765,6 +772,12 @@ class _Reject(Exception):
         self.recoverable = recoverable
 
 
+def _is_sym_int(node: fx.Node) -> bool:
+    """A node whose value is a (possibly symbolic) int, such as a size computed from sym_size."""
+    val = node.meta.get("val")
+    return isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool)
+
+
 def _has_symbols(val) -> bool:
     if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return True
@@ -931,6 +944,11 @@ _ALIGN = 16  # bytes: the widest vector access
 def _aligned(tensors) -> bool:
     """Whether every tensor's first element is _ALIGN-byte aligned, as a segment compiled with "align" needs."""
     return all(t.data_ptr() % _ALIGN == 0 for t in tensors)
+
+
+def _symbols_key(env: dict) -> tuple:
+    """The symbols' values a segment was compiled with, in a stable order."""
+    return tuple(sorted((str(k), int(v)) for k, v in env.items()))
 
 
 def _layout_key(tensors) -> tuple:

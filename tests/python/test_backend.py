@@ -518,7 +518,7 @@ def test_segments_compile_for_aligned_inputs_and_check_them_per_call():
         torch.testing.assert_close(compiled(misaligned), f(misaligned))
     graph = _graph_of_last_compile()
     (segment,) = [s for s in graph.steps if hasattr(s, "compiled")]
-    assert sorted(aligned for _, aligned in segment.compiled) == [False, True]
+    assert sorted(aligned for _, aligned, _ in segment.compiled) == [False, True]
 
 
 def test_fast_path_views_of_a_sliced_input_keep_its_storage_offset():

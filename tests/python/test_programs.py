@@ -117,6 +117,12 @@ CASES = {
                                  dict(dynamic=True)),
     "dynamic_softmax_times_size": (lambda x: x.softmax(-1) * x.shape[0],
                                    [(rand(4, 10),), (rand(6, 12),), (rand(2, 7),)], dict(dynamic=True)),
+    # Values computed from the sizes by eager Python ops: a constant inside a segment whose inputs do not show the
+    # size (it must not be reused for another batch), a size list holding one, a float from sizes.
+    "dynamic_size_constant_after_fallback": (lambda x: x.median(0).values * x.shape[0] + 1,
+                                             [(rand(3, 4),), (rand(5, 4),), (rand(7, 4),)], dict(dynamic=True)),
+    "dynamic_size_list_and_float": (lambda x: (torch.full((x.shape[0] * 2,), 1.5) * 2, x * (1.0 / x.shape[0]) + 1),
+                                    [(rand(3, 4),), (rand(6, 4),)], dict(dynamic=True)),
     "in_place_updates_of_inputs": (lambda x, y: (x.add_(y), y.mul_(2), x.clone())[2], [(rand(5), rand(5))], {}),
     "running_average_buffer": (lambda x, b: x - b.mul_(0.9).add_(x.mean(0), alpha=0.1),
                                [(rand(6, 4), torch.zeros(4))], {}),
