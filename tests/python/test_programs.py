@@ -205,3 +205,49 @@ def test_residual_conv_block_trains_with_momentum_like_eager():
     compiled_model.eval()
     x = torch.randn(2, 8, 8, 8)
     torch.testing.assert_close(compiled(x), eager(x), rtol=1e-4, atol=1e-5)
+
+
+class SmallResNet(nn.Module):
+    """A ResNet-18-like stem (7x7 conv, BatchNorm, ReLU, 3x3 max pool), a strided residual block with a projection,
+    global average pooling and a classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 7, 2, 3, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+                                  nn.MaxPool2d(3, 2, 1))
+        self.block = ResidualBlock(8)
+        self.down = nn.Sequential(nn.Conv2d(8, 16, 1, 2, bias=False), nn.BatchNorm2d(16))
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(F.relu(self.down(self.block(self.stem(x)))), 1), 1))
+
+
+def test_small_resnet_trains_in_channels_last_like_eager():
+    """Pooling forward and backward in kernels, channels_last activations, and a batch size that changes in eval
+    mode (dynamic sizes in the BatchNorm backward's size arithmetic on the way)."""
+    torch.manual_seed(0)
+    eager = SmallResNet().to(memory_format=torch.channels_last)
+    compiled_model = copy.deepcopy(eager)
+    compiled = torch.compile(compiled_model, backend="hipinductor")
+    opt_e = torch.optim.SGD(eager.parameters(), lr=0.05, momentum=0.9)
+    opt_c = torch.optim.SGD(compiled_model.parameters(), lr=0.05, momentum=0.9)
+    hipinductor.clear_reports()
+    for batch in (4, 4, 6):
+        x = torch.randn(batch, 3, 24, 24).to(memory_format=torch.channels_last)
+        y = torch.randint(0, 10, (batch,))
+        for opt, f in ((opt_e, eager), (opt_c, compiled)):
+            opt.zero_grad()
+            F.cross_entropy(f(x), y).backward()
+            opt.step()
+        for (name, be), (_, bc) in zip(eager.state_dict().items(), compiled_model.state_dict().items()):
+            torch.testing.assert_close(bc, be, rtol=1e-3, atol=1e-4, msg=lambda m: f"{name}: {m}")
+    reports = hipinductor.reports()
+    assert sum(r["kernels"] for r in reports) > 0
+    pooling = {"aten.max_pool2d_with_indices.default", "aten.max_pool2d_with_indices_backward.default",
+               "aten._adaptive_avg_pool2d.default", "aten._adaptive_avg_pool2d_backward.default"}
+    assert not pooling & {f for r in reports for f in r["fallback_ops"]}
+    eager.eval()
+    compiled_model.eval()
+    x = torch.randn(3, 3, 24, 24).to(memory_format=torch.channels_last)
+    torch.testing.assert_close(compiled(x), eager(x), rtol=1e-3, atol=1e-4)
