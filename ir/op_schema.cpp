@@ -1128,19 +1128,22 @@ std::array<int64_t, 2> pool_pair(const MetaInference& m, std::string_view name,
 Index pooled_size(const MetaInference& m, const Index& in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
   if (k < 1 || s < 1 || d < 1) m.fail("kernel_size", "kernel size, stride and dilation must be positive");
   if (p < 0 || p > k / 2) m.fail("padding", "pad should be at most half of the effective kernel size");
-  const int64_t span = d * (k - 1) + 1;
-  if (!ceil_mode) return floordiv(in + Index(2 * p - span), Index(s)) + Index(1);
+  const Index out = floordiv(in + Index(2 * p - (d * (k - 1) + 1) + (ceil_mode ? s - 1 : 0)), Index(s)) + Index(1);
+  if (!ceil_mode) return out;
   if (!in.is_const()) m.fail("ceil_mode", "ceil_mode needs constant input sizes, got " + in.str());
-  const int64_t n = in.value() + 2 * p - span;
-  int64_t out = (n + s - 1 >= 0 ? (n + s - 1) / s : -((-(n + s - 1) + s - 1) / s)) + 1;
-  if ((out - 1) * s >= in.value() + p) --out;
-  return Index(out);
+  return (out.value() - 1) * s >= in.value() + p ? Index(out.value() - 1) : out;
 }
 
-/// (N, C, H, W) or (C, H, W) input; `h`, `w` the pooled spatial sizes.
-std::vector<Index> pooled_sizes(const MetaInference& m, const TensorMeta& in, const Index& h, const Index& w) {
+/// A pooling op's input `self`: (N, C, H, W) or (C, H, W).
+TensorMeta pool_input(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
   if (in.rank() != 3 && in.rank() != 4)
     m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
+  return in;
+}
+
+/// `in` with its spatial sizes pooled to `h`, `w`.
+std::vector<Index> pooled_sizes(const MetaInference& m, const TensorMeta& in, const Index& h, const Index& w) {
   std::vector<Index> sizes = in.sizes;
   sizes[sizes.size() - 2] = h;
   sizes[sizes.size() - 1] = w;
@@ -1150,7 +1153,7 @@ std::vector<Index> pooled_sizes(const MetaInference& m, const TensorMeta& in, co
 }
 
 Metas pool2d(const MetaInference& m, bool max) {
-  TensorMeta in = m.tensor("self");
+  TensorMeta in = pool_input(m);
   auto k = pool_pair(m, "kernel_size");
   auto s = pool_pair(m, "stride", k);
   auto p = pool_pair(m, "padding");
@@ -1159,7 +1162,6 @@ Metas pool2d(const MetaInference& m, bool max) {
   const bool ceil_mode = m.arg("ceil_mode").boolean();
   if (!max && m.given("divisor_override") && m.int_arg("divisor_override") == 0)
     m.fail("divisor_override", "must not be zero");
-  if (in.rank() < 2) m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
   const size_t r = in.sizes.size();
   Metas out = one(in.dtype, pooled_sizes(m, in, pooled_size(m, in.sizes[r - 2], k[0], s[0], p[0], d[0], ceil_mode),
                                          pooled_size(m, in.sizes[r - 1], k[1], s[1], p[1], d[1], ceil_mode)));
@@ -1170,16 +1172,14 @@ Metas pool2d(const MetaInference& m, bool max) {
 /// Pooling backward: the gradient of the pooled input, shaped as it; grad_output must be shaped as the pooling's
 /// output.
 Metas pool2d_backward(const MetaInference& m) {
-  TensorMeta in = m.tensor("self"), grad = m.tensor("grad_output");
-  if (in.rank() != 3 && in.rank() != 4)
-    m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
+  TensorMeta in = pool_input(m), grad = m.tensor("grad_output");
   if (grad.rank() != in.rank())
     m.fail("grad_output", "rank " + std::to_string(grad.rank()) + " differs from the input's");
   return one(grad.dtype, in.sizes);
 }
 
 Metas adaptive_avg_pool2d(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
+  TensorMeta in = pool_input(m);
   const std::vector<Index>& size = m.arg("output_size").ints();
   if (size.size() != 2) m.fail("output_size", "expected 2 sizes, got " + sizes_str(size));
   return one(in.dtype, pooled_sizes(m, in, size[0], size[1]));

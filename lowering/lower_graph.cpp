@@ -1180,6 +1180,20 @@ std::vector<TensorValue> lower_cat(GraphLowering& L) {
   })};
 }
 
+/// `a op b` for index expressions (op a comparison), as a bool expression.
+Expr compare(BinaryOp op, const Index& a, const Index& b) {
+  return Expr::binary(op, Expr::index_value(a, DType::Int64), Expr::index_value(b, DType::Int64), DType::Bool);
+}
+/// 0 <= o < n, as a bool expression.
+Expr in_range(const Index& o, const Index& n) {
+  return Expr::binary(BinaryOp::LogicalAnd, compare(BinaryOp::Ge, o, Index(0)), compare(BinaryOp::Lt, o, n),
+                      DType::Bool);
+}
+/// `all` and `ok` (`ok` where `all` is still empty): conditions gathered dim by dim.
+void and_into(std::optional<Expr>& all, const Expr& ok) {
+  all = all ? Expr::binary(BinaryOp::LogicalAnd, *all, ok, DType::Bool) : ok;
+}
+
 std::vector<TensorValue> lower_constant_pad(GraphLowering& L) {
   const TensorMeta& m = L.out_meta();
   TensorValue self = L.tensor(0, "self");
@@ -1204,11 +1218,7 @@ std::vector<TensorValue> lower_constant_pad(GraphLowering& L) {
         continue;
       }
       in.push_back(clamp_coord(i, self.sizes[d]));
-      Expr iv = Expr::index_value(c[d], DType::Int64);
-      Expr lo = Expr::binary(BinaryOp::Ge, iv, Expr::index_value(before[d], DType::Int64), DType::Bool);
-      Expr hi = Expr::binary(BinaryOp::Lt, iv, Expr::index_value(before[d] + self.sizes[d], DType::Int64), DType::Bool);
-      Expr ok = Expr::binary(BinaryOp::LogicalAnd, lo, hi, DType::Bool);
-      inside = inside ? Expr::binary(BinaryOp::LogicalAnd, *inside, ok, DType::Bool) : ok;
+      and_into(inside, in_range(i, self.sizes[d]));
     }
     Expr v = Expr::cast(L.at(self, in), m.dtype);
     if (!inside) return v;
@@ -1232,13 +1242,6 @@ std::array<int64_t, 2> pool_param(GraphLowering& L, size_t pos, const char* name
   return {*h, *w};
 }
 
-/// 0 <= o < n, as a bool expression.
-Expr in_range(const Index& o, const Index& n) {
-  Expr v = Expr::index_value(o, DType::Int64);
-  return Expr::binary(BinaryOp::LogicalAnd, Expr::binary(BinaryOp::Ge, v, Expr::constant(0, DType::Int64), DType::Bool),
-                      Expr::binary(BinaryOp::Lt, v, Expr::index_value(n, DType::Int64), DType::Bool), DType::Bool);
-}
-
 /// Where the windows of a 2-d pooling op lie: output (.., oh, ow)'s tap (i, j) reads input row
 /// oh * stride - padding + i * dilation, column likewise. The last two dims are the spatial ones.
 struct PoolWindows {
@@ -1246,8 +1249,11 @@ struct PoolWindows {
   std::array<Index, 2> in, out;  ///< spatial sizes of the input and of the pooled output
   std::array<int64_t, 2> k{}, s{}, p{}, d{1, 1};
   std::array<bool, 2> always_inside{};  ///< no window of this dim reaches outside the input
+  bool include_pad = true;               ///< avg_pool2d's count_include_pad
+  std::optional<int64_t> divisor_override;
 
-  /// kernel_size, stride, padding (and dilation) are the arguments from position `first` on (1 forward, 2 backward).
+  /// kernel_size, stride, padding and then dilation (max pools) or ceil_mode, count_include_pad, divisor_override
+  /// (avg pools) are the arguments from position `first` on (1 forward, 2 backward).
   PoolWindows(GraphLowering& L, const TensorValue& self, const std::vector<Index>& pooled, bool dilated,
               size_t first = 1) {
     if (!is_floating(self.dtype)) L.fail("pooling needs a floating-point input");
@@ -1255,7 +1261,13 @@ struct PoolWindows {
     k = pool_param(L, first, "kernel_size", {0, 0});
     s = pool_param(L, first + 1, "stride", k);
     p = pool_param(L, first + 2, "padding", {0, 0});
-    if (dilated) d = pool_param(L, first + 3, "dilation", {1, 1});
+    if (dilated) {
+      d = pool_param(L, first + 3, "dilation", {1, 1});
+    } else {
+      include_pad = L.bool_arg(first + 4, "count_include_pad", true);
+      if (const Arg* a = L.arg(first + 5, "divisor_override"); a && !a->is_none())
+        divisor_override = L.int_arg(first + 5, "divisor_override");
+    }
     out = {pooled[r - 2], pooled[r - 1]};
     for (size_t i = 0; i < 2; ++i) {
       in[i] = self.sizes[r - 2 + i];
@@ -1278,20 +1290,37 @@ struct PoolWindows {
         continue;
       }
       at[r - 2 + i] = clamp_coord(t[i], in[i]);
-      Expr ok = in_range(t[i], in[i]);
-      inside = inside ? Expr::binary(BinaryOp::LogicalAnd, *inside, ok, DType::Bool) : ok;
+      and_into(inside, in_range(t[i], in[i]));
     }
     return {at, inside};
   }
-  /// avg_pool2d's divisor for output c, as PyTorch's: `override`, else the window clipped to the padded input
+  /// avg_pool2d's divisor for output c, as PyTorch's: divisor_override, else the window clipped to the padded input
   /// (count_include_pad) or to the input itself (at least 1: a window wholly in the padding sums to 0).
-  Expr divisor(const std::vector<Index>& c, bool include_pad, std::optional<int64_t> override, DType t) const {
-    if (override) return Expr::constant(static_cast<double>(*override), t);
+  Expr divisor(const std::vector<Index>& c, DType t) const {
+    if (divisor_override) return Expr::constant(static_cast<double>(*divisor_override), t);
     const Index hs = start(c, 0), ws = start(c, 1);
     const Index he = min(hs + Index(k[0]), in[0] + Index(p[0])), we = min(ws + Index(k[1]), in[1] + Index(p[1]));
     Index n = (he - hs) * (we - ws);
     if (!include_pad) n = max((min(he, in[0]) - max(hs, Index(0))) * (min(we, in[1]) - max(ws, Index(0))), Index(1));
     return Expr::cast(Expr::index_value(n, DType::Int64), t);
+  }
+  /// Calls visit(o, at, valid) for each output whose window may hold input position c, in PyTorch's (row-major)
+  /// order: o its coordinates, `at` o clamped into the output (safe to read), `valid` whether o is an output.
+  /// Along a dim, those are floor((x + padding) / stride) - (n - 1) + q for q < n = (k - 1) * dilation / stride + 1.
+  template <class Visit>
+  void each_candidate(const std::vector<Index>& c, const Visit& visit) const {
+    const std::array<int64_t, 2> n{(k[0] - 1) * d[0] / s[0] + 1, (k[1] - 1) * d[1] / s[1] + 1};
+    for (int64_t qh = 0; qh < n[0]; ++qh)
+      for (int64_t qw = 0; qw < n[1]; ++qw) {
+        std::vector<Index> o = c, at = c;
+        const std::array<int64_t, 2> q{qh, qw};
+        for (size_t i = 0; i < 2; ++i) {
+          o[r - 2 + i] = floordiv(c[r - 2 + i] + Index(p[i]), Index(s[i])) - Index(n[i] - 1 - q[i]);
+          at[r - 2 + i] = clamp_coord(o[r - 2 + i], out[i]);
+        }
+        visit(o, at, Expr::binary(BinaryOp::LogicalAnd, in_range(o[r - 2], out[0]), in_range(o[r - 1], out[1]),
+                                  DType::Bool));
+      }
   }
   /// Tap (th, tw)'s value in `t`, `outside` where it falls in the padding.
   Expr value(GraphLowering& L, const TensorValue& self, const std::vector<Index>& c, const Index& th, const Index& tw,
@@ -1309,12 +1338,9 @@ std::vector<TensorValue> lower_avg_pool2d(GraphLowering& L) {
   const TensorMeta& m = L.out_meta();
   TensorValue self = L.tensor(0, "self");
   const PoolWindows win(L, self, m.sizes, false);
-  const bool include_pad = L.bool_arg(5, "count_include_pad", true);
-  std::optional<int64_t> divisor;
-  if (const Arg* a = L.arg(6, "divisor_override"); a && !a->is_none()) divisor = L.int_arg(6, "divisor_override");
   const DType acc = accumulate_type(m.dtype);
   auto average = [&](const std::vector<Index>& c, const Expr& sum) {
-    return Expr::cast(Expr::binary(BinaryOp::Div, sum, win.divisor(c, include_pad, divisor, acc), acc), m.dtype);
+    return Expr::cast(Expr::binary(BinaryOp::Div, sum, win.divisor(c, acc), acc), m.dtype);
   };
   if (win.taps() <= kMaxUnrolledTaps) {
     return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
@@ -1409,16 +1435,6 @@ std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L) {
   return {values, indices};
 }
 
-/// The pooled outputs whose windows may hold input position `x` along dim i (0: rows): q = 0 .. count - 1 of
-/// floor((x + padding) / stride) - (count - 1) + q, in increasing order, with count = (k - 1) * dilation / stride + 1.
-int64_t pool_candidates(const PoolWindows& win, size_t i) {
-  return (win.k[i] - 1) * win.d[i] / win.s[i] + 1;
-}
-Index pool_candidate(const PoolWindows& win, size_t i, const Index& x, int64_t q) {
-  const int64_t count = pool_candidates(win, i);
-  return floordiv(x + Index(win.p[i]), Index(win.s[i])) - Index(count - 1 - q);
-}
-
 /// max_pool2d_with_indices_backward: each input position gathers the gradients of the outputs whose recorded
 /// position it is, over the outputs whose windows may hold it, in PyTorch's order (outputs row-major).
 std::vector<TensorValue> lower_max_pool2d_backward(GraphLowering& L) {
@@ -1430,19 +1446,13 @@ std::vector<TensorValue> lower_max_pool2d_backward(GraphLowering& L) {
   return {L.make(m.dtype, m.sizes, {&grad, &indices}, [&](const std::vector<Index>& c) {
     Expr here = Expr::index_value(c[r - 2] * win.in[1] + c[r - 1], DType::Int64);
     Expr sum = Expr::constant(0, acc);
-    for (int64_t qh = 0; qh < pool_candidates(win, 0); ++qh)
-      for (int64_t qw = 0; qw < pool_candidates(win, 1); ++qw) {
-        const Index oh = pool_candidate(win, 0, c[r - 2], qh), ow = pool_candidate(win, 1, c[r - 1], qw);
-        std::vector<Index> at = c;
-        at[r - 2] = clamp_coord(oh, win.out[0]);
-        at[r - 1] = clamp_coord(ow, win.out[1]);
-        Expr hit = Expr::binary(BinaryOp::LogicalAnd, in_range(oh, win.out[0]), in_range(ow, win.out[1]), DType::Bool);
-        hit = Expr::binary(BinaryOp::LogicalAnd, hit,
-                           Expr::binary(BinaryOp::Eq, Expr::cast(L.at(indices, at), DType::Int64), here, DType::Bool),
-                           DType::Bool);
-        sum = Expr::binary(BinaryOp::Add, sum,
-                           Expr::where(hit, Expr::cast(L.at(grad, at), acc), Expr::constant(0, acc)), acc);
-      }
+    win.each_candidate(c, [&](const std::vector<Index>&, const std::vector<Index>& at, const Expr& valid) {
+      Expr hit = Expr::binary(
+          BinaryOp::LogicalAnd, valid,
+          Expr::binary(BinaryOp::Eq, Expr::cast(L.at(indices, at), DType::Int64), here, DType::Bool), DType::Bool);
+      sum = Expr::binary(BinaryOp::Add, sum, Expr::where(hit, Expr::cast(L.at(grad, at), acc), Expr::constant(0, acc)),
+                         acc);
+    });
     return Expr::cast(sum, m.dtype);
   })};
 }
@@ -1453,31 +1463,18 @@ std::vector<TensorValue> lower_avg_pool2d_backward(GraphLowering& L) {
   const TensorMeta& m = L.out_meta();
   TensorValue grad = L.tensor(0, "grad_output"), self = L.tensor(1, "self");
   const PoolWindows win(L, self, grad.sizes, false, 2);
-  const bool include_pad = L.bool_arg(6, "count_include_pad", true);
-  std::optional<int64_t> divisor;
-  if (const Arg* a = L.arg(7, "divisor_override"); a && !a->is_none()) divisor = L.int_arg(7, "divisor_override");
   const size_t r = win.r;
   const DType acc = compute_type(m.dtype);
   return {L.make(m.dtype, m.sizes, {&grad}, [&](const std::vector<Index>& c) {
     Expr sum = Expr::constant(0, acc);
-    for (int64_t qh = 0; qh < pool_candidates(win, 0); ++qh)
-      for (int64_t qw = 0; qw < pool_candidates(win, 1); ++qw) {
-        const std::array<Index, 2> o{pool_candidate(win, 0, c[r - 2], qh), pool_candidate(win, 1, c[r - 1], qw)};
-        std::vector<Index> at = c, oc = c;
-        Expr hit;
-        for (size_t i = 0; i < 2; ++i) {
-          at[r - 2 + i] = clamp_coord(o[i], win.out[i]);
-          oc[r - 2 + i] = o[i];
-          // The window starting at o * stride - padding reaches this position (it starts at or before it).
-          Expr reaches = Expr::binary(BinaryOp::Lt, Expr::index_value(c[r - 2 + i], DType::Int64),
-                                      Expr::index_value(win.start(oc, i) + Index(win.k[i]), DType::Int64), DType::Bool);
-          Expr ok = Expr::binary(BinaryOp::LogicalAnd, in_range(o[i], win.out[i]), reaches, DType::Bool);
-          hit = hit.defined() ? Expr::binary(BinaryOp::LogicalAnd, hit, ok, DType::Bool) : ok;
-        }
-        Expr delta = Expr::binary(BinaryOp::Div, Expr::cast(L.at(grad, at), acc),
-                                  win.divisor(oc, include_pad, divisor, acc), acc);
-        sum = Expr::binary(BinaryOp::Add, sum, Expr::where(hit, delta, Expr::constant(0, acc)), acc);
-      }
+    win.each_candidate(c, [&](const std::vector<Index>& o, const std::vector<Index>& at, const Expr& valid) {
+      // The window starting at o * stride - padding reaches this position (it starts at or before it).
+      std::optional<Expr> hit = valid;
+      for (size_t i = 0; i < 2; ++i)
+        and_into(hit, compare(BinaryOp::Lt, c[r - 2 + i], win.start(o, i) + Index(win.k[i])));
+      Expr delta = Expr::binary(BinaryOp::Div, Expr::cast(L.at(grad, at), acc), win.divisor(o, acc), acc);
+      sum = Expr::binary(BinaryOp::Add, sum, Expr::where(*hit, delta, Expr::constant(0, acc)), acc);
+    });
     return Expr::cast(sum, m.dtype);
   })};
 }
@@ -1525,10 +1522,7 @@ std::vector<TensorValue> lower_adaptive_avg_pool2d(GraphLowering& L) {
       auto [start, end] = win.bounds(c[r - 2 + i], i);
       const Index x = start + t[i];
       at[r - 2 + i] = min(x, Index(win.in[i] - 1));
-      if (win.even(i)) continue;  // every window is `widest` long
-      Expr ok = Expr::binary(BinaryOp::Lt, Expr::index_value(x, DType::Int64), Expr::index_value(end, DType::Int64),
-                             DType::Bool);
-      inside = inside ? Expr::binary(BinaryOp::LogicalAnd, *inside, ok, DType::Bool) : ok;
+      if (!win.even(i)) and_into(inside, compare(BinaryOp::Lt, x, end));  // even: every window is `widest` long
     }
     Expr v = Expr::cast(L.at(self, at), acc);
     return inside ? Expr::where(*inside, v, Expr::constant(0, acc)) : v;
@@ -1579,13 +1573,8 @@ std::vector<TensorValue> lower_adaptive_avg_pool2d_backward(GraphLowering& L) {
           auto [start, end] = win.bounds(o, i);
           size[i] = end - start;
           if (win.overlap[i] == 1) continue;  // the first window holding x is the only one
-          Expr ok = Expr::binary(BinaryOp::LogicalAnd,
-                                 Expr::binary(BinaryOp::Lt, Expr::index_value(o, DType::Int64),
-                                              Expr::constant(win.out[i], DType::Int64), DType::Bool),
-                                 Expr::binary(BinaryOp::Le, Expr::index_value(start, DType::Int64),
-                                              Expr::index_value(x, DType::Int64), DType::Bool),
-                                 DType::Bool);
-          hit = hit ? Expr::binary(BinaryOp::LogicalAnd, *hit, ok, DType::Bool) : ok;
+          and_into(hit, compare(BinaryOp::Lt, o, Index(win.out[i])));
+          and_into(hit, compare(BinaryOp::Le, start, x));
         }
         Expr delta = Expr::cast(L.at(grad, at), acc);
         for (const Index& n : size)
