@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import torch
 import torch.fx as fx
@@ -80,7 +80,7 @@ def build(graph, launches: dict, layouts: dict) -> Callable | None:
         if isinstance(step, Segment):
             reads = step.inputs
         elif step in linears:
-            reads = [n for n in linears[step] if n is not None]
+            reads = linears[step].reads()
         elif step in folded:
             reads = []
         elif step in views.base:
@@ -178,8 +178,7 @@ def build(graph, launches: dict, layouts: dict) -> Callable | None:
             counter += 1
             name = w.names[step] = f"v{counter}"
             if step in linears:
-                fn = w.bind("linear", torch.nn.functional.linear)
-                w.lines.append(f"{name} = {fn}({', '.join(w.names[n] for n in linears[step] if n is not None)})")
+                w.lines.append(f"{name} = {linears[step].call(w)}")
             elif step.target is operator.getitem:
                 src, k = step.args
                 w.lines.append(f"{name} = {w.names[src]}[{k!r}]")
@@ -331,10 +330,33 @@ def _op_call(w: _Writer, node: fx.Node, args: list[str]) -> str:
 _VIEWS = ("aten.view.default", "aten._unsafe_view.default")
 
 
+class _Linear(NamedTuple):
+    """One call replacing nn.Linear's eager steps: F.linear(x, weight, bias), or, where fuse_gemm_activations gave the
+    addmm an activation, _addmm_activation on x flattened to 2-D (`flat`), viewed back to `out`."""
+    x: fx.Node
+    weight: fx.Node
+    bias: fx.Node | None
+    use_gelu: bool | None = None
+    flat: tuple | None = None
+    out: tuple | None = None
+
+    def reads(self) -> list:
+        return [n for n in (self.x, self.weight, self.bias) if n is not None]
+
+    def call(self, w: "_Writer") -> str:
+        x, weight = w.names[self.x], w.names[self.weight]
+        if self.use_gelu is None:
+            return f"{w.bind('linear', torch.nn.functional.linear)}({', '.join(w.names[n] for n in self.reads())})"
+        fn = w.bind("addmm_activation", torch._addmm_activation)
+        call = (f"{fn}({w.names[self.bias]}, {x}{f'.view({self.flat!r})' if self.flat else ''}, {weight}.t(), "
+                f"use_gelu={self.use_gelu})")
+        return f"{call}.view({self.out!r})" if self.out else call
+
+
 def _linear_steps(steps, launches) -> tuple[dict, set]:
     """nn.Linear as AOTAutograd decomposes it, `view(addmm(b, view(x, [M, K]), t(w)), [.., N])` (or mm without a
-    bias, or without the views for 2-D x), all eager steps: {the last step: (x, w, b or None)} and the steps that
-    call folds away. torch.nn.functional.linear reaches the same addmm / mm on the same views (at::linear: addmm
+    bias, or without the views for 2-D x), all eager steps: {the last step: _Linear} and the steps that its call
+    folds away. fuse_gemm_activations' `_addmm_activation` folds the same way. torch.nn.functional.linear reaches the same addmm / mm on the same views (at::linear: addmm
     for 2-D input with a bias, the flattened addmm for contiguous 3-D input with a bias, else matmul, which folds a
     contiguous 3-D input into one mm), so results are identical, with one call instead of four. 3-D x must be
     contiguous: only a segment's output, whose layout is fixed, qualifies."""
@@ -353,10 +375,12 @@ def _linear_steps(steps, launches) -> tuple[dict, set]:
 
     linears, folded = {}, set()
     for a in eager:
-        name = str(a.target)
-        if name not in ("aten.addmm.default", "aten.mm.default") or a.kwargs:
+        name, use_gelu = str(a.target), None
+        if name == "aten._addmm_activation.default" and set(a.kwargs) <= {"use_gelu"}:
+            use_gelu = bool(a.kwargs.get("use_gelu", False))
+        elif name not in ("aten.addmm.default", "aten.mm.default") or a.kwargs:
             continue
-        bias, lhs, t = (a.args if name == "aten.addmm.default" else (None, *a.args))
+        bias, lhs, t = (a.args if name != "aten.mm.default" else (None, *a.args))
         if len(a.args) != (3 if bias is not None else 2) or not isinstance(t, fx.Node):
             continue
         if str(t.target) != "aten.t.default" or not only_user(t, a):
@@ -374,12 +398,12 @@ def _linear_steps(steps, launches) -> tuple[dict, set]:
             xv, ov = x.meta.get("val"), after.meta.get("val")
             if (str(after.target) in _VIEWS and after in eager and isinstance(xv, torch.Tensor) and xv.dim() == 3
                     and x in contiguous and list(ov.shape) == list(xv.shape[:-1]) + [wv.shape[0]]):
-                linears[after] = (x, weight, bias)
+                linears[after] = _Linear(x, weight, bias, use_gelu, tuple(lhs.meta["val"].shape), tuple(ov.shape))
                 folded.update((lhs, t, a))
                 continue
         lv = lhs.meta.get("val") if isinstance(lhs, fx.Node) else None
         if isinstance(lv, torch.Tensor) and lv.dim() == 2:
-            linears[a] = (lhs, weight, bias)
+            linears[a] = _Linear(lhs, weight, bias, use_gelu)
             folded.add(t)
     return linears, folded
 

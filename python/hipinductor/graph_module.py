@@ -27,6 +27,7 @@ import torch
 import torch.fx as fx
 
 from . import _C, fast_path
+from .gemm_epilogue import fuse_gemm_activations
 from .options import Options
 
 log = logging.getLogger("hipinductor")
@@ -153,9 +154,11 @@ class CompiledFxGraph:
         self.report = Report(
             name=self.name, ops_lowered=[], fallback_ops=[], kernels=0, compile_ms=0.0, cache_hits=0,
             segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], early_compiles=0, shared_compiles=0,
-            build_ms=0.0, first_call_ms=None)
+            build_ms=0.0, first_call_ms=None, gemm_epilogues=0)
         self.forced_eager: set[fx.Node] = set()
         self.graph_eager_reason: str | None = None
+        if options.gemm_epilogue:
+            self.report["gemm_epilogues"] = fuse_gemm_activations(gm)
         nodes = list(gm.graph.nodes)
         self._placeholders = [n for n in nodes if n.op == "placeholder"]
         self._constants = [n for n in nodes if n.op == "get_attr"]

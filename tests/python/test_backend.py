@@ -576,3 +576,85 @@ def test_graph_aot_autograd_cannot_trace_runs_eagerly_unless_strict(monkeypatch,
     monkeypatch.setattr(backend, "decomposition_table", lambda: {torch.ops.aten.sin.default: broken})
     _raises_when_strict_else_runs_eagerly(monkeypatch, caplog, "injected decomposition fault",
                                           "AOTAutograd could not trace")
+
+
+def _aten_graph(f, *args):
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    return make_fx(f, tracing_mode="fake")(*args)
+
+
+def _targets(gm):
+    return [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+
+
+def test_gemm_epilogue_takes_relu_and_tanh_gelu_of_an_addmm_read_once():
+    from hipinductor.gemm_epilogue import fuse_gemm_activations
+
+    aten = torch.ops.aten
+
+    def f(x, w, b):
+        h = aten.gelu(aten.addmm(b, x, w.t()), approximate="tanh")          # taken
+        v = aten.relu(aten.view(aten.addmm(b, h, w.t()), [2, 3, 16]))        # taken, through nn.Linear's view
+        exact = aten.gelu(aten.addmm(b, x, w.t()))                           # exact gelu: no epilogue has it
+        twice = aten.addmm(b, x, w.t())
+        kept = aten.relu(twice) + twice                                      # the product is read again
+        scaled = aten.relu(aten.addmm(b, x, w.t(), beta=0.5, alpha=2.0))     # taken, with beta and alpha
+        return v, exact, kept, scaled
+
+    args = (torch.randn(6, 16), torch.randn(16, 16), torch.randn(16))
+    gm = _aten_graph(f, *args)
+    assert fuse_gemm_activations(gm) == 0  # CPU tensors: the default is GPUs only (CPU's use_gelu is exact gelu)
+    assert fuse_gemm_activations(gm, ("cpu",)) == 3
+    fused = [n for n in gm.graph.nodes if n.target is aten._addmm_activation.default]
+    assert [n.kwargs for n in fused] == [{"use_gelu": True}, {"use_gelu": False},
+                                         {"beta": 0.5, "alpha": 2.0, "use_gelu": False}]
+    targets = _targets(gm)
+    assert targets.count("aten.addmm.default") == 2 and targets.count("aten.gelu.default") == 1
+    assert targets.count("aten.relu.default") == 1
+    # relu is exact either way, on every device: the rewritten graph gives eager's results for those outputs.
+    got, want = gm(*args), f(*args)
+    for i in (2, 3):
+        torch.testing.assert_close(got[i], want[i], rtol=0, atol=0)
+
+
+_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="GPU machine only: run through scripts/gpu-check.sh")
+
+
+@_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gemm_epilogue_on_gpu_matches_eager_and_folds_into_the_fast_path(dtype):
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(torch.nn.LayerNorm(64), torch.nn.Linear(64, 256), torch.nn.GELU(approximate="tanh"),
+                              torch.nn.Linear(256, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).cuda().to(dtype)
+    x = torch.randn(4, 32, 64, device="cuda", dtype=dtype)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
+    for fuse in (True, False):
+        torch._dynamo.reset()
+        hipinductor.clear_reports()
+        compiled = compile(mlp, gemm_epilogue=fuse)
+        with torch.no_grad():
+            for _ in range(3):  # general path, then the fast path
+                torch.testing.assert_close(compiled(x), mlp(x), **tol)
+        (report,) = hipinductor.reports()
+        assert report["gemm_epilogues"] == (2 if fuse else 0)
+        source = next(iter(_graph_of_last_compile()._fast.values())).source
+        assert source.count("addmm_activation") == (2 if fuse else 0), source
+    if dtype != torch.float32:
+        return
+    # Training: relu's product is saved only through relu's output, so the forward still fuses it; gelu's is saved.
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    xg = x.detach().requires_grad_()
+    compiled = compile(mlp)
+    out = compiled(xg)
+    out.float().square().sum().backward()
+    grads = [p.grad.clone() for p in mlp.parameters()] + [xg.grad.clone()]
+    mlp.zero_grad()
+    xg.grad = None
+    ref = mlp(xg)
+    ref.float().square().sum().backward()
+    torch.testing.assert_close(out, ref, **tol)
+    for g, p in zip(grads, list(mlp.parameters()) + [xg]):
+        torch.testing.assert_close(g, p.grad, rtol=1e-4, atol=1e-4)
+    assert [r["gemm_epilogues"] for r in hipinductor.reports()] == [1, 0]
