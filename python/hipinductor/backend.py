@@ -40,6 +40,9 @@ def decomposition_table() -> dict:
     for op in list(table):
         if _C.has_lowering(str(op)):
             del table[op]
+    # An export-only decomposition: its second output is the attention weights where the op's backward reads the
+    # logsumexp, so training through CPU attention got wrong gradients for q, k and v. Inductor leaves it out too.
+    table.pop(torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default, None)
     return table
 
 
