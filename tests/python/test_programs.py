@@ -301,3 +301,37 @@ def test_small_vit_trains_like_eager():
         opt_e.step()
         opt_c.step()
     assert sum(r["kernels"] for r in hipinductor.reports()) > 0
+
+
+class PaddedTagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 16)
+        self.encoder = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True)
+        self.out = nn.Linear(16, 5)
+
+    def forward(self, ids, padding):
+        return self.out(self.encoder(self.embed(ids), src_key_padding_mask=padding)).log_softmax(-1)
+
+
+def test_transformer_tagger_with_padding_trains_over_changing_lengths():
+    """nn.TransformerEncoderLayer with a key padding mask, compiled with dynamic=True, over three sequence lengths:
+    losses and every parameter's gradient against eager."""
+    torch.manual_seed(0)
+    eager = PaddedTagger()
+    compiled_model = copy.deepcopy(eager)
+    compiled = torch.compile(compiled_model, backend="hipinductor", dynamic=True)
+    hipinductor.clear_reports()
+    for length in (5, 7, 9):
+        ids, y = torch.randint(0, 50, (3, length)), torch.randint(0, 5, (3, length))
+        padding = torch.zeros(3, length, dtype=torch.bool)
+        padding[0, -2:] = True
+        losses = []
+        for model, f in ((eager, eager), (compiled_model, compiled)):
+            model.zero_grad()
+            losses.append(F.nll_loss(f(ids, padding).flatten(0, 1), y.flatten()))
+            losses[-1].backward()
+        torch.testing.assert_close(losses[1], losses[0], rtol=1e-4, atol=1e-5)
+        for (name, pe), pc in zip(eager.named_parameters(), compiled_model.parameters()):
+            torch.testing.assert_close(pc.grad, pe.grad, rtol=1e-4, atol=1e-5, msg=lambda m: f"{length} {name}: {m}")
+    assert sum(r["kernels"] for r in hipinductor.reports()) > 0
