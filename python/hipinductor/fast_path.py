@@ -356,10 +356,11 @@ class _Linear(NamedTuple):
 def _linear_steps(steps, launches) -> tuple[dict, set]:
     """nn.Linear as AOTAutograd decomposes it, `view(addmm(b, view(x, [M, K]), t(w)), [.., N])` (or mm without a
     bias, or without the views for 2-D x), all eager steps: {the last step: _Linear} and the steps that its call
-    folds away. fuse_gemm_activations' `_addmm_activation` folds the same way. torch.nn.functional.linear reaches the same addmm / mm on the same views (at::linear: addmm
-    for 2-D input with a bias, the flattened addmm for contiguous 3-D input with a bias, else matmul, which folds a
-    contiguous 3-D input into one mm), so results are identical, with one call instead of four. 3-D x must be
-    contiguous: only a segment's output, whose layout is fixed, qualifies."""
+    folds away. torch.nn.functional.linear reaches the same addmm / mm on the same views (at::linear: addmm for 2-D
+    input with a bias, the flattened addmm for contiguous 3-D input with a bias, else matmul, which folds a contiguous
+    3-D input into one mm), so results are identical, with one call instead of four. fuse_gemm_activations'
+    `_addmm_activation` folds the same way, into one line of views around it. 3-D x must be contiguous: only a
+    segment's output, whose layout is fixed, qualifies."""
     from .graph_module import Segment, _contiguous_strides
 
     eager = {s for s in steps if not isinstance(s, Segment)}

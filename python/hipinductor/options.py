@@ -32,7 +32,7 @@ class Options:
     #: the H200 benchmark.
     autotune: bool = field(default_factory=lambda: _env_flag("HIPINDUCTOR_AUTOTUNE"))
     #: Move relu and tanh-approximated gelu of a GPU addmm's product into the GEMM's epilogue (_addmm_activation:
-    #: cuBLASLt / hipBLASLt RELU_BIAS, GELU_BIAS) instead of a kernel reading the product again.
+    #: cuBLASLt's RELU_BIAS, GELU_BIAS) instead of a kernel reading the product again (gemm_epilogue.py).
     gemm_epilogue: bool = True
     #: ATen overloads (e.g. "aten.mm.default") to run in eager PyTorch even when hipinductor lowers them.
     fallback_ops: frozenset = frozenset()
