@@ -1616,6 +1616,8 @@ const OpDef kOps[] = {
     {"aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", RULE(unary_same(m))},
     {"aten::relu(Tensor self) -> Tensor", RULE(unary_same(m))},
     {"aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", RULE(unary_same(m))},
+    // A copy of a constant made inside the traced program (torch.tensor(...)): a clone.
+    {"aten::lift_fresh_copy(Tensor self) -> Tensor", RULE(unary_same(m))},
     // Transcendental: integer and bool inputs compute in the default float type.
     {"aten::exp(Tensor self) -> Tensor", RULE(unary_float(m))},
     {"aten::exp2(Tensor self) -> Tensor", RULE(unary_float(m))},

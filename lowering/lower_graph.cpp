@@ -2112,6 +2112,7 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten._to_copy.default"] = [](GraphLowering& L) { return lower_convert(L); };
     t["prims.convert_element_type.default"] = [](GraphLowering& L) { return lower_convert(L); };
     t["aten.clone.default"] = [](GraphLowering& L) { return lower_convert(L); };
+    t["aten.lift_fresh_copy.default"] = [](GraphLowering& L) { return lower_convert(L); };
     t["aten.alias.default"] = [](GraphLowering& L) { return lower_convert(L); };
     t["aten.view.default"] = lower_reshape;
     t["aten.reshape.default"] = lower_reshape;

@@ -162,6 +162,9 @@ class CompiledFxGraph:
         nodes = list(gm.graph.nodes)
         self._placeholders = [n for n in nodes if n.op == "placeholder"]
         self._constants = [n for n in nodes if n.op == "get_attr"]
+        for n in self._constants:  # AOTAutograd gives lifted constants no "val": their own tensor tells the same
+            if not isinstance(n.meta.get("val"), torch.Tensor) and isinstance(getattr(gm, n.target, None), torch.Tensor):
+                n.meta["val"] = getattr(gm, n.target)
         self._output = next(n for n in nodes if n.op == "output")
         self._symbolic = any(_has_symbols(n.meta.get("val")) for n in self._placeholders)
         # Fast paths (fast_path.py) need sizes known when written, and HIPINDUCTOR_CHECK needs the general path.

@@ -578,6 +578,22 @@ def test_graph_aot_autograd_cannot_trace_runs_eagerly_unless_strict(monkeypatch,
                                           "AOTAutograd could not trace")
 
 
+def test_tensor_constants_made_in_the_program_run_in_kernels():
+    # torch.tensor(...) inside the program: AOTAutograd lifts the data into a module constant and copies it
+    # (lift_fresh_copy), which reads the constant; both the copy and its readers fuse into the one kernel.
+    def f(x):
+        return x * torch.tensor([1.0, 2.0, 3.0]) + torch.tensor([1, -2, 3]) + torch.tensor(0.5)
+
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    for _ in range(3):  # the general path, then the fast path
+        x = torch.randn(4, 3)
+        torch.testing.assert_close(compiled(x), f(x))
+    (report,) = hipinductor.reports()
+    assert "aten.lift_fresh_copy.default" in report["ops_lowered"]
+    assert report["fallback_ops"] == [] and report["kernels"] == 1
+
+
 def _aten_graph(f, *args):
     from torch.fx.experimental.proxy_tensor import make_fx
 
