@@ -1795,6 +1795,10 @@ const OpDef kOps[] = {
     {"aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
      "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
      RULE(factory(m))},
+    // Its physical_layout (the order of the strides) comes with the node's meta, as every output layout does.
+    {"aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None) -> Tensor",
+     RULE(factory(m))},
     {"aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
      "bool? pin_memory=None) -> Tensor",
      RULE(arange(m, false, false))},

@@ -2221,6 +2221,7 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.zeros.default"] = [](GraphLowering& L) { return lower_full(L, 0, "", 0.0); };
     t["aten.ones.default"] = [](GraphLowering& L) { return lower_full(L, 0, "", 1.0); };
     t["aten.empty.memory_format"] = [](GraphLowering& L) { return lower_full(L, 0, "", 0.0); };
+    t["aten.empty_permuted.default"] = [](GraphLowering& L) { return lower_full(L, 0, "", 0.0); };
     t["aten.arange.start_step"] = [](GraphLowering& L) {
       return lower_range(L, L.float_arg(0, "start", 0), L.float_arg(2, "step", 1));
     };

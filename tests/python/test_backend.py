@@ -594,6 +594,25 @@ def test_tensor_constants_made_in_the_program_run_in_kernels():
     assert report["fallback_ops"] == [] and report["kernels"] == 1
 
 
+def test_empty_permuted_from_loss_decompositions_runs_in_kernels():
+    # hinge_embedding_loss and cosine_embedding_loss decompose through empty_permuted (a buffer their where() fills);
+    # it lowers as a zero fill, so neither loss is split around an eager allocation.
+    torch.manual_seed(0)
+    x, t = torch.randn(5, 6), torch.randint(0, 2, (5, 6)).float() * 2 - 1
+    a, b, y = torch.randn(4, 6), torch.randn(4, 6), torch.tensor([1, -1, 1, -1])
+
+    def f(x, t, a, b, y):
+        return (torch.nn.functional.hinge_embedding_loss(x, t, margin=0.5),
+                torch.nn.functional.cosine_embedding_loss(a, b, y, margin=0.1))
+
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x, t, a, b, y), f(x, t, a, b, y))
+    (report,) = hipinductor.reports()
+    assert "aten.empty_permuted.default" in report["ops_lowered"] and report["fallback_ops"] == []
+
+
 def _aten_graph(f, *args):
     from torch.fx.experimental.proxy_tensor import make_fx
 
