@@ -118,8 +118,8 @@ std::string KernelPrinter::compute(const Expr& e) {
         case BinaryOp::Remainder: return "hi_remainder(" + a + ", " + b + ")";
         case BinaryOp::Fmod: return fp ? "hi_fmod(" + a + ", " + b + ")" : infix("%");
         case BinaryOp::Pow:
-          return fp ? "hi_pow(" + a + ", " + b + ")"
-                    : "(" + value_type(t) + ")hi_pow((double)" + a + ", (double)" + b + ")";
+          if (fp) return "hi_pow(" + a + ", " + b + ")";
+          return "hi_ipow<" + value_type(t) + ">(" + a + ", " + b + ")";
         case BinaryOp::Maximum: return "hi_maximum(" + a + ", " + b + ")";
         case BinaryOp::Minimum: return "hi_minimum(" + a + ", " + b + ")";
         case BinaryOp::Atan2: return libm("atan2", at) + "(" + a + ", " + b + ")";

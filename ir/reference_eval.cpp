@@ -609,6 +609,24 @@ std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool r
       out.storage[i] = round_to_dtype(out.dtype, static_cast<double>(k));
       continue;
     }
+    if (integral && op == Binary::Pow) {
+      // PyTorch's powi: a Python-number exponent below zero is an error, a tensor one gives 1, +-1 or 0; otherwise
+      // by squaring, wrapping.
+      int64_t p = to_int64(u), q = to_int64(v);
+      if (q < 0 && !b.tensor) fail("integers to negative integer powers are not allowed");
+      uint64_t k = 1;
+      if (q < 0) {
+        k = p == 1 ? 1 : p == -1 ? static_cast<uint64_t>(q % 2 ? -1 : 1) : 0;
+      } else {
+        for (uint64_t x = static_cast<uint64_t>(p), e = static_cast<uint64_t>(q); e; e >>= 1, x *= x)
+          if (e & 1) k *= x;
+      }
+      // The narrower types' values are the low bits, exact in a double once cut to 32.
+      const int64_t w = wrapping(k);
+      out.storage[i] =
+          round_to_dtype(out.dtype, out.dtype == DType::Int64 ? static_cast<double>(w) : static_cast<int32_t>(w));
+      continue;
+    }
     if (integral && (op == Binary::Add || op == Binary::Sub || op == Binary::Mul)) {
       // Integer arithmetic wraps; do it in int64 so products beyond 2^53 still wrap like eager.
       auto p = static_cast<uint64_t>(to_int64(u)), q = static_cast<uint64_t>(to_int64(v));
@@ -625,7 +643,6 @@ std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool r
       case Binary::Mul: r = u * v; break;
       case Binary::Div: r = u / v; break;
       case Binary::Pow:
-        if (integral && v < 0) fail("integers to negative integer powers are not allowed");
         r = std::pow(u, v);
         break;
       case Binary::Maximum: r = nan_max(u, v); break;

@@ -108,6 +108,19 @@ HI_FN float hi_round(float x) { return rintf(x); }  // half to even, like torch.
 HI_FN double hi_round(double x) { return rint(x); }
 HI_FN float hi_pow(float a, float b) { return powf(a, b); }
 HI_FN double hi_pow(double a, double b) { return pow(a, b); }
+/// Integer powers as PyTorch's powi: by squaring, wrapping on overflow (in 64-bit unsigned arithmetic, whose low bits
+/// are the narrower type's wrapped product, and without signed overflow); a negative exponent gives 1 for base 1,
+/// -1 or 1 for base -1 (odd or even exponent), else 0.
+template <class T>
+HI_FN T hi_ipow(T a, T b) {
+  if (b < T(0)) return a == T(1) ? T(1) : a == T(-1) ? (b % T(2) ? T(-1) : T(1)) : T(0);
+  unsigned long long r = 1, x = (unsigned long long)(long long)a;
+  for (unsigned long long e = (unsigned long long)(long long)b; e; e >>= 1) {
+    if (e & 1) r *= x;
+    x *= x;
+  }
+  return (T)r;
+}
 /// float division: on NVIDIA the full-range approximate division (at most 2 ulp, as Triton's default `/`), a
 /// fraction of IEEE division's instructions; elsewhere IEEE division.
 #if defined(HI_TARGET_NVIDIA)

@@ -288,6 +288,34 @@ TEST_P(OpCoverage, Factories) {
   check(g, GetParam());
 }
 
+TEST_P(OpCoverage, IntegerPowers) {
+  // PyTorch's integer pow: exact by squaring and wrapping, and for tensor exponents below zero 1 (base 1), +-1
+  // (base -1) or 0 (0 ** -5 was INT64_MIN, through a double pow's inf). Checked against written-out values, not only
+  // the reference interpreter.
+  Builder g;
+  ValueRef base = g.call("aten.view.default", {t(g.call("aten.arange.start", {i(-3), i(4)})), ints({7, 1})});
+  ValueRef exps = g.call("aten.view.default", {t(g.call("aten.arange.start", {i(-2), i(6)})), ints({1, 8})});
+  g.output(g.call("aten.pow.Tensor_Tensor", {t(base), t(exps)}));
+  g.output(g.call("aten.pow.Scalar", {i(2), t(exps)}));
+  ValueRef three = g.call("aten.full.default", {ints({4}), i(3)}, {{"dtype", dt(DType::Int8)}});
+  ValueRef odd = g.call("aten.arange.start_step", {i(1), i(9), i(2)}, {{"dtype", dt(DType::Int8)}});
+  g.output(g.call("aten.pow.Tensor_Tensor", {t(three), t(odd)}));  // 3, 27, 243 -> -13, 2187 -> -117
+  auto r = test::run_on_cpu(g.graph(), GetParam());
+  test::expect_matches(r, 0, 0);
+  ASSERT_EQ(r.actual.size(), 3u);
+  auto powi = [](int64_t a, int64_t e) -> int64_t {
+    if (e < 0) return a == 1 ? 1 : a == -1 ? (e % 2 ? -1 : 1) : 0;
+    int64_t p = 1;
+    while (e-- > 0) p *= a;
+    return p;
+  };
+  for (int a = -3; a <= 3; ++a)
+    for (int e = -2; e <= 5; ++e)
+      EXPECT_EQ(r.actual[0].storage[(a + 3) * 8 + (e + 2)], static_cast<double>(powi(a, e))) << a << " ** " << e;
+  for (int e = -2; e <= 5; ++e) EXPECT_EQ(r.actual[1].storage[e + 2], static_cast<double>(powi(2, e))) << e;
+  EXPECT_EQ(r.actual[2].storage, (std::vector<double>{3, 27, -13, -117}));
+}
+
 INSTANTIATE_TEST_SUITE_P(WarpWidths, OpCoverage, ::testing::Values("cpu", "cpu-w64"),
                          [](const auto& info) { return info.param == "cpu" ? std::string("w32") : std::string("w64"); });
 
