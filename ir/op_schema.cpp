@@ -1185,6 +1185,13 @@ Metas adaptive_avg_pool2d(const MetaInference& m) {
   return one(in.dtype, pooled_sizes(m, in, size[0], size[1]));
 }
 
+/// adaptive_max_pool2d: the pooled values and their int64 positions.
+Metas adaptive_max_pool2d(const MetaInference& m) {
+  Metas out = adaptive_avg_pool2d(m);
+  out.push_back(TensorMeta::contiguous(DType::Int64, out[0].sizes));
+  return out;
+}
+
 Metas flip(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   for (const Index& d : m.arg("dims").ints()) m.wrap_dim("dims", m.constant("dims", d), in.rank());
@@ -1714,6 +1721,7 @@ const OpDef kOps[] = {
      "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
      RULE(pool2d(m, true))},
     {"aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", RULE(adaptive_avg_pool2d(m))},
+    {"aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)", RULE(adaptive_max_pool2d(m))},
     {"aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
      "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
      RULE(pool2d_backward(m))},

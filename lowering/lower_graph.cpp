@@ -1551,6 +1551,48 @@ std::vector<TensorValue> lower_adaptive_avg_pool2d(GraphLowering& L) {
   return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) { return average(c, L.at(total, c)); })};
 }
 
+/// adaptive_max_pool2d: each window's maximum and the flat h * W + w position it came from, as eager's loop finds
+/// them: from -inf at the window's first position, a tap replaces the maximum when it is greater or NaN (the last
+/// NaN's position is kept; a window of only -inf points at its first position). The widest window's taps are
+/// unrolled, those past a smaller window's end reading as -inf; windows wider than kMaxUnrolledTaps (global max
+/// pooling) run in eager PyTorch.
+std::vector<TensorValue> lower_adaptive_max_pool2d(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta(0);
+  TensorValue self = L.tensor(0, "self");
+  const AdaptiveWindows win(L, self, m.sizes);
+  if (win.widest[0] * win.widest[1] > kMaxUnrolledTaps)
+    L.fail("adaptive max pooling over windows of more than " + std::to_string(kMaxUnrolledTaps) + " taps");
+  const size_t r = win.r;
+  const DType t = extreme_type(self.dtype);
+  const double lowest = -INFINITY;
+  auto position = [&](const Index& h, const Index& w) { return Expr::index_value(h * win.in[1] + w, DType::Int64); };
+  auto fold = [&](const std::vector<Index>& c, bool want_index) {
+    const Index h0 = win.bounds(c[r - 2], 0).first, w0 = win.bounds(c[r - 1], 1).first;
+    Expr best = Expr::constant(lowest, t), at = position(h0, w0);
+    for (int64_t i = 0; i < win.widest[0]; ++i)
+      for (int64_t j = 0; j < win.widest[1]; ++j) {
+        const std::array<Index, 2> x{h0 + Index(i), w0 + Index(j)};
+        std::vector<Index> load = c;
+        std::optional<Expr> inside;
+        for (size_t d = 0; d < 2; ++d) {
+          load[r - 2 + d] = min(x[d], Index(win.in[d] - 1));
+          if (!win.even(d)) and_into(inside, compare(BinaryOp::Lt, x[d], win.bounds(c[r - 2 + d], d).second));
+        }
+        Expr v = Expr::cast(L.at(self, load), t);
+        if (inside) v = Expr::where(*inside, v, Expr::constant(lowest, t));
+        if (want_index) {
+          Expr wins = Expr::binary(BinaryOp::LogicalOr, Expr::binary(BinaryOp::Gt, v, best, DType::Bool),
+                                   Expr::unary(UnaryOp::IsNan, v), DType::Bool);
+          at = Expr::where(wins, position(x[0], x[1]), at);
+        }
+        best = Expr::binary(BinaryOp::Maximum, best, v, t);
+      }
+    return want_index ? at : Expr::cast(best, m.dtype);
+  };
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, false); }),
+          L.make(DType::Int64, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, true); })};
+}
+
 /// _adaptive_avg_pool2d_backward: each input position gathers grad_output / window height / window width (PyTorch
 /// divides twice) from the windows holding it, the first being floor(x * out / in), in PyTorch's order.
 std::vector<TensorValue> lower_adaptive_avg_pool2d_backward(GraphLowering& L) {
@@ -2202,6 +2244,7 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.avg_pool2d.default"] = lower_avg_pool2d;
     t["aten.max_pool2d_with_indices.default"] = lower_max_pool2d_with_indices;
     t["aten._adaptive_avg_pool2d.default"] = lower_adaptive_avg_pool2d;
+    t["aten.adaptive_max_pool2d.default"] = lower_adaptive_max_pool2d;
     t["aten.avg_pool2d_backward.default"] = lower_avg_pool2d_backward;
     t["aten.max_pool2d_with_indices_backward.default"] = lower_max_pool2d_backward;
     t["aten._adaptive_avg_pool2d_backward.default"] = lower_adaptive_avg_pool2d_backward;

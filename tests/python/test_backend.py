@@ -613,6 +613,22 @@ def test_empty_permuted_from_loss_decompositions_runs_in_kernels():
     assert "aten.empty_permuted.default" in report["ops_lowered"] and report["fallback_ops"] == []
 
 
+def test_adaptive_max_pool2d_runs_in_kernels_and_global_pooling_falls_back_by_name():
+    x = torch.randn(2, 3, 10, 9)
+    hipinductor.clear_reports()
+    f = lambda t: torch.nn.functional.adaptive_max_pool2d(t, (4, 3), return_indices=True)  # noqa: E731
+    out, expected = compile(f)(x), f(x)
+    torch.testing.assert_close(out, expected)
+    (report,) = hipinductor.reports()
+    assert report["ops_lowered"] == ["aten.adaptive_max_pool2d.default"] and report["kernels"] >= 1
+    # Global max pooling's 90-tap windows are not unrolled: the node runs in eager PyTorch, even in strict mode.
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    g = lambda t: torch.nn.functional.adaptive_max_pool2d(t, 1)  # noqa: E731
+    torch.testing.assert_close(compile(g)(x), g(x))
+    assert hipinductor.reports()[0]["fallback_ops"] == ["aten.adaptive_max_pool2d.default"]
+
+
 def _aten_graph(f, *args):
     from torch.fx.experimental.proxy_tensor import make_fx
 

@@ -147,6 +147,13 @@ CASES = {
                   dict(tol=dict(rtol=1e-4, atol=1e-5))),
     "long_columns": (lambda x: (x.sum(0), x.mean(0), x.amax(0)), [(rand(20001, 5),)], dict(tol=LOOSE)),
     "broadcast_odd_sizes": (lambda x, y: (x * y).softmax(1).sum(0), [(rand(17, 33, 3), rand(17, 1, 3))], {}),
+    # adaptive_max_pool2d in a kernel (uneven, overlapping and enlarging windows, NaN and -inf windows, a 3-d input);
+    # its backward runs in eager PyTorch from the kernel's indices.
+    "adaptive_max_pool2d": (lambda x: (*F.adaptive_max_pool2d(x, (4, 3), return_indices=True),
+                                       F.adaptive_max_pool2d(x, (13, 11)), F.adaptive_max_pool2d(x[0], (3, 7))),
+                            [(rand(2, 3, 10, 9, grad=True),),
+                             (torch.where(torch.rand(2, 3, 10, 9) < 0.1, float("nan"), torch.randn(2, 3, 10, 9))
+                              .index_fill(2, torch.arange(5), float("-inf")).requires_grad_(),)], dict(grad=True)),
     # Attention's backward reads the forward's logsumexp: CPU attention used to be decomposed into its math, whose
     # second output is the attention weights, and q, k and v got wrong gradients.
     "attention_backward": (lambda q, k, v: F.scaled_dot_product_attention(q * 2, k, v.relu(), is_causal=True).relu(),
