@@ -1722,6 +1722,8 @@ const OpDef kOps[] = {
      RULE(pool2d(m, true))},
     {"aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", RULE(adaptive_avg_pool2d(m))},
     {"aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)", RULE(adaptive_max_pool2d(m))},
+    {"aten::adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+     RULE(pool2d_backward(m))},
     {"aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
      "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
      RULE(pool2d_backward(m))},

@@ -1505,6 +1505,29 @@ struct AdaptiveWindows {
   std::pair<Index, Index> bounds(const Index& o, size_t i) const {
     return {floordiv(o * in[i], Index(out[i])), floordiv((o + Index(1)) * in[i] + Index(out[i] - 1), Index(out[i]))};
   }
+  /// Calls fn(at, size, hit) for each window that may hold input position `c`, in output order (the first being
+  /// floor(x * out / in) per dim): `at` its output coordinates (clamped into range), `size` its height and width,
+  /// `hit` whether it exists and holds c (absent where every position lies in one window only).
+  template <class F>
+  void each_candidate(const std::vector<Index>& c, F fn) const {
+    for (int64_t qh = 0; qh < overlap[0]; ++qh)
+      for (int64_t qw = 0; qw < overlap[1]; ++qw) {
+        std::vector<Index> at = c;
+        std::optional<Expr> hit;
+        std::array<Index, 2> size;
+        for (size_t i = 0; i < 2; ++i) {
+          const Index x = c[r - 2 + i];
+          const Index o = floordiv(x * out[i], Index(in[i])) + Index(i == 0 ? qh : qw);
+          at[r - 2 + i] = min(o, Index(out[i] - 1));
+          auto [start, end] = bounds(o, i);
+          size[i] = end - start;
+          if (overlap[i] == 1) continue;  // the first window holding x is the only one
+          and_into(hit, compare(BinaryOp::Lt, o, Index(out[i])));
+          and_into(hit, compare(BinaryOp::Le, start, x));
+        }
+        fn(at, size, hit);
+      }
+  }
 };
 
 /// _adaptive_avg_pool2d: the widest window's taps, those past a smaller window's end contributing zero (unrolled,
@@ -1599,30 +1622,38 @@ std::vector<TensorValue> lower_adaptive_avg_pool2d_backward(GraphLowering& L) {
   const TensorMeta& m = L.out_meta();
   TensorValue grad = L.tensor(0, "grad_output"), self = L.tensor(1, "self");
   const AdaptiveWindows win(L, self, grad.sizes);
-  const size_t r = win.r;
   const DType acc = compute_type(m.dtype);
   return {L.make(m.dtype, m.sizes, {&grad}, [&](const std::vector<Index>& c) {
     Expr sum = Expr::constant(0, acc);
-    for (int64_t qh = 0; qh < win.overlap[0]; ++qh)
-      for (int64_t qw = 0; qw < win.overlap[1]; ++qw) {
-        std::vector<Index> at = c;
-        std::optional<Expr> hit;
-        std::array<Index, 2> size;
-        for (size_t i = 0; i < 2; ++i) {
-          const Index x = c[r - 2 + i];
-          const Index o = floordiv(x * win.out[i], Index(win.in[i])) + Index(i == 0 ? qh : qw);
-          at[r - 2 + i] = min(o, Index(win.out[i] - 1));
-          auto [start, end] = win.bounds(o, i);
-          size[i] = end - start;
-          if (win.overlap[i] == 1) continue;  // the first window holding x is the only one
-          and_into(hit, compare(BinaryOp::Lt, o, Index(win.out[i])));
-          and_into(hit, compare(BinaryOp::Le, start, x));
-        }
-        Expr delta = Expr::cast(L.at(grad, at), acc);
-        for (const Index& n : size)
-          delta = Expr::binary(BinaryOp::Div, delta, Expr::cast(Expr::index_value(n, DType::Int64), acc), acc);
-        sum = Expr::binary(BinaryOp::Add, sum, hit ? Expr::where(*hit, delta, Expr::constant(0, acc)) : delta, acc);
-      }
+    win.each_candidate(
+        c, [&](const std::vector<Index>& at, const std::array<Index, 2>& size, const std::optional<Expr>& hit) {
+          Expr delta = Expr::cast(L.at(grad, at), acc);
+          for (const Index& n : size)
+            delta = Expr::binary(BinaryOp::Div, delta, Expr::cast(Expr::index_value(n, DType::Int64), acc), acc);
+          sum = Expr::binary(BinaryOp::Add, sum, hit ? Expr::where(*hit, delta, Expr::constant(0, acc)) : delta, acc);
+        });
+    return Expr::cast(sum, m.dtype);
+  })};
+}
+
+/// adaptive_max_pool2d_backward: each input position gathers the gradients of the outputs whose recorded position
+/// it is, over the windows holding it, in output order (eager adds them into the input in that order).
+std::vector<TensorValue> lower_adaptive_max_pool2d_backward(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue grad = L.tensor(0, "grad_output"), self = L.tensor(1, "self"), indices = L.tensor(2, "indices");
+  const AdaptiveWindows win(L, self, grad.sizes);
+  const size_t r = win.r;
+  const DType acc = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, {&grad, &indices}, [&](const std::vector<Index>& c) {
+    Expr here = Expr::index_value(c[r - 2] * win.in[1] + c[r - 1], DType::Int64);
+    Expr sum = Expr::constant(0, acc);
+    win.each_candidate(
+        c, [&](const std::vector<Index>& at, const std::array<Index, 2>&, const std::optional<Expr>& valid) {
+          Expr hit = Expr::binary(BinaryOp::Eq, Expr::cast(L.at(indices, at), DType::Int64), here, DType::Bool);
+          if (valid) hit = Expr::binary(BinaryOp::LogicalAnd, *valid, hit, DType::Bool);
+          sum = Expr::binary(BinaryOp::Add, sum,
+                             Expr::where(hit, Expr::cast(L.at(grad, at), acc), Expr::constant(0, acc)), acc);
+        });
     return Expr::cast(sum, m.dtype);
   })};
 }
@@ -2245,6 +2276,7 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.max_pool2d_with_indices.default"] = lower_max_pool2d_with_indices;
     t["aten._adaptive_avg_pool2d.default"] = lower_adaptive_avg_pool2d;
     t["aten.adaptive_max_pool2d.default"] = lower_adaptive_max_pool2d;
+    t["aten.adaptive_max_pool2d_backward.default"] = lower_adaptive_max_pool2d_backward;
     t["aten.avg_pool2d_backward.default"] = lower_avg_pool2d_backward;
     t["aten.max_pool2d_with_indices_backward.default"] = lower_max_pool2d_backward;
     t["aten._adaptive_avg_pool2d_backward.default"] = lower_adaptive_avg_pool2d_backward;

@@ -613,14 +613,19 @@ def test_empty_permuted_from_loss_decompositions_runs_in_kernels():
     assert "aten.empty_permuted.default" in report["ops_lowered"] and report["fallback_ops"] == []
 
 
-def test_adaptive_max_pool2d_runs_in_kernels_and_global_pooling_falls_back_by_name():
+def test_adaptive_max_pool2d_and_its_backward_run_in_kernels_and_global_pooling_falls_back_by_name():
     x = torch.randn(2, 3, 10, 9)
+    xe, xc = x.clone().requires_grad_(), x.clone().requires_grad_()
     hipinductor.clear_reports()
     f = lambda t: torch.nn.functional.adaptive_max_pool2d(t, (4, 3), return_indices=True)  # noqa: E731
-    out, expected = compile(f)(x), f(x)
+    out, expected = compile(f)(xc), f(xe)
     torch.testing.assert_close(out, expected)
-    (report,) = hipinductor.reports()
-    assert report["ops_lowered"] == ["aten.adaptive_max_pool2d.default"] and report["kernels"] >= 1
+    out[0].square().sum().backward()
+    expected[0].square().sum().backward()
+    torch.testing.assert_close(xc.grad, xe.grad)
+    forward, backward = hipinductor.reports()
+    assert forward["ops_lowered"] == ["aten.adaptive_max_pool2d.default"] and forward["kernels"] >= 1
+    assert "aten.adaptive_max_pool2d_backward.default" in backward["ops_lowered"] and not backward["fallback_ops"]
     # Global max pooling's 90-tap windows are not unrolled: the node runs in eager PyTorch, even in strict mode.
     torch._dynamo.reset()
     hipinductor.clear_reports()

@@ -147,8 +147,8 @@ CASES = {
                   dict(tol=dict(rtol=1e-4, atol=1e-5))),
     "long_columns": (lambda x: (x.sum(0), x.mean(0), x.amax(0)), [(rand(20001, 5),)], dict(tol=LOOSE)),
     "broadcast_odd_sizes": (lambda x, y: (x * y).softmax(1).sum(0), [(rand(17, 33, 3), rand(17, 1, 3))], {}),
-    # adaptive_max_pool2d in a kernel (uneven, overlapping and enlarging windows, NaN and -inf windows, a 3-d input);
-    # its backward runs in eager PyTorch from the kernel's indices.
+    # adaptive_max_pool2d and its backward in kernels (uneven, overlapping and enlarging windows, NaN and -inf
+    # windows, a 3-d input).
     "adaptive_max_pool2d": (lambda x: (*F.adaptive_max_pool2d(x, (4, 3), return_indices=True),
                                        F.adaptive_max_pool2d(x, (13, 11)), F.adaptive_max_pool2d(x[0], (3, 7))),
                             [(rand(2, 3, 10, 9, grad=True),),
