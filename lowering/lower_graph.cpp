@@ -1577,43 +1577,82 @@ std::vector<TensorValue> lower_adaptive_avg_pool2d(GraphLowering& L) {
 /// adaptive_max_pool2d: each window's maximum and the flat h * W + w position it came from, as eager's loop finds
 /// them: from -inf at the window's first position, a tap replaces the maximum when it is greater or NaN (the last
 /// NaN's position is kept; a window of only -inf points at its first position). The widest window's taps are
-/// unrolled, those past a smaller window's end reading as -inf; windows wider than kMaxUnrolledTaps (global max
-/// pooling) run in eager PyTorch.
+/// unrolled, those past a smaller window's end reading as -inf; wider windows (global max pooling) are reductions
+/// over the taps for the maximum, the first position of the maximum and the last NaN's position.
 std::vector<TensorValue> lower_adaptive_max_pool2d(GraphLowering& L) {
   const TensorMeta& m = L.out_meta(0);
   TensorValue self = L.tensor(0, "self");
   const AdaptiveWindows win(L, self, m.sizes);
-  if (win.widest[0] * win.widest[1] > kMaxUnrolledTaps)
-    L.fail("adaptive max pooling over windows of more than " + std::to_string(kMaxUnrolledTaps) + " taps");
   const size_t r = win.r;
   const DType t = extreme_type(self.dtype);
   const double lowest = -INFINITY;
   auto position = [&](const Index& h, const Index& w) { return Expr::index_value(h * win.in[1] + w, DType::Int64); };
-  auto fold = [&](const std::vector<Index>& c, bool want_index) {
-    const Index h0 = win.bounds(c[r - 2], 0).first, w0 = win.bounds(c[r - 1], 1).first;
-    Expr best = Expr::constant(lowest, t), at = position(h0, w0);
-    for (int64_t i = 0; i < win.widest[0]; ++i)
-      for (int64_t j = 0; j < win.widest[1]; ++j) {
-        const std::array<Index, 2> x{h0 + Index(i), w0 + Index(j)};
-        std::vector<Index> load = c;
-        std::optional<Expr> inside;
-        for (size_t d = 0; d < 2; ++d) {
-          load[r - 2 + d] = min(x[d], Index(win.in[d] - 1));
-          if (!win.even(d)) and_into(inside, compare(BinaryOp::Lt, x[d], win.bounds(c[r - 2 + d], d).second));
-        }
-        Expr v = Expr::cast(L.at(self, load), t);
-        if (inside) v = Expr::where(*inside, v, Expr::constant(lowest, t));
-        if (want_index) {
-          Expr wins = Expr::binary(BinaryOp::LogicalOr, Expr::binary(BinaryOp::Gt, v, best, DType::Bool),
-                                   Expr::unary(UnaryOp::IsNan, v), DType::Bool);
-          at = Expr::where(wins, position(x[0], x[1]), at);
-        }
-        best = Expr::binary(BinaryOp::Maximum, best, v, t);
-      }
-    return want_index ? at : Expr::cast(best, m.dtype);
+  auto first = [&](const std::vector<Index>& c) {
+    return std::array<Index, 2>{win.bounds(c[r - 2], 0).first, win.bounds(c[r - 1], 1).first};
   };
-  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, false); }),
-          L.make(DType::Int64, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, true); })};
+  // Tap (i, j) of output c's window: its value, -inf past the window's end.
+  auto tap = [&](const std::vector<Index>& c, const Index& i, const Index& j) {
+    const std::array<Index, 2> h0w0 = first(c), x{h0w0[0] + i, h0w0[1] + j};
+    std::vector<Index> load = c;
+    std::optional<Expr> inside;
+    for (size_t d = 0; d < 2; ++d) {
+      load[r - 2 + d] = min(x[d], Index(win.in[d] - 1));
+      if (!win.even(d)) and_into(inside, compare(BinaryOp::Lt, x[d], win.bounds(c[r - 2 + d], d).second));
+    }
+    Expr v = Expr::cast(L.at(self, load), t);
+    return inside ? Expr::where(*inside, v, Expr::constant(lowest, t)) : v;
+  };
+  if (win.widest[0] * win.widest[1] <= kMaxUnrolledTaps) {
+    auto fold = [&](const std::vector<Index>& c, bool want_index) {
+      const std::array<Index, 2> h0w0 = first(c);
+      Expr best = Expr::constant(lowest, t), at = position(h0w0[0], h0w0[1]);
+      for (int64_t i = 0; i < win.widest[0]; ++i)
+        for (int64_t j = 0; j < win.widest[1]; ++j) {
+          Expr v = tap(c, Index(i), Index(j));
+          if (want_index) {
+            Expr wins = Expr::binary(BinaryOp::LogicalOr, Expr::binary(BinaryOp::Gt, v, best, DType::Bool),
+                                     Expr::unary(UnaryOp::IsNan, v), DType::Bool);
+            at = Expr::where(wins, position(h0w0[0] + Index(i), h0w0[1] + Index(j)), at);
+          }
+          best = Expr::binary(BinaryOp::Maximum, best, v, t);
+        }
+      return want_index ? at : Expr::cast(best, m.dtype);
+    };
+    return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, false); }),
+            L.make(DType::Int64, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, true); })};
+  }
+  const std::vector<Index> taps{Index(win.widest[0]), Index(win.widest[1])};
+  auto tap_index = [&](const std::vector<Index>& rv) {
+    return Expr::index_value(rv[0] * win.widest[1] + rv[1], DType::Int64);
+  };
+  TensorValue peak = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
+    return Expr::reduce(ReduceOp::Max, tap(x, rv[0], rv[1]));
+  });
+  TensorValue pos = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
+    return Expr::arg_reduce(ReduceOp::ArgMax, tap(x, rv[0], rv[1]), tap_index(rv));
+  });
+  TensorValue last_nan = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
+    Expr nan = Expr::unary(UnaryOp::IsNan, tap(x, rv[0], rv[1]));
+    return Expr::reduce(ReduceOp::Max, Expr::where(nan, tap_index(rv), Expr::constant(-1, DType::Int64)));
+  });
+  TensorValue values = L.make(m.dtype, m.sizes, {&peak},
+                              [&](const std::vector<Index>& c) { return Expr::cast(L.at(peak, c), m.dtype); });
+  TensorValue indices = L.make(DType::Int64, m.sizes, {&pos, &peak, &last_nan}, [&](const std::vector<Index>& c) {
+    const std::array<Index, 2> h0w0 = first(c);
+    Expr q = Expr::where(Expr::unary(UnaryOp::IsNan, L.at(peak, c)), L.at(last_nan, c), L.at(pos, c));
+    Expr w = Expr::constant(static_cast<double>(win.widest[1]), DType::Int64);
+    Expr h = Expr::binary(BinaryOp::Add, Expr::index_value(h0w0[0], DType::Int64),
+                          Expr::binary(BinaryOp::FloorDiv, q, w, DType::Int64), DType::Int64);
+    Expr x = Expr::binary(BinaryOp::Add, Expr::index_value(h0w0[1], DType::Int64),
+                          Expr::binary(BinaryOp::Remainder, q, w, DType::Int64), DType::Int64);
+    Expr flat = Expr::binary(
+        BinaryOp::Add,
+        Expr::binary(BinaryOp::Mul, h, Expr::constant(static_cast<double>(win.in[1]), DType::Int64), DType::Int64), x,
+        DType::Int64);
+    Expr all_lowest = Expr::binary(BinaryOp::Eq, L.at(peak, c), Expr::constant(lowest, t), DType::Bool);
+    return Expr::where(all_lowest, position(h0w0[0], h0w0[1]), flat);
+  });
+  return {values, indices};
 }
 
 /// _adaptive_avg_pool2d_backward: each input position gathers grad_output / window height / window width (PyTorch

@@ -613,7 +613,7 @@ def test_empty_permuted_from_loss_decompositions_runs_in_kernels():
     assert "aten.empty_permuted.default" in report["ops_lowered"] and report["fallback_ops"] == []
 
 
-def test_adaptive_max_pool2d_and_its_backward_run_in_kernels_and_global_pooling_falls_back_by_name():
+def test_adaptive_max_pool2d_and_its_backward_run_in_kernels_global_pooling_too():
     x = torch.randn(2, 3, 10, 9)
     xe, xc = x.clone().requires_grad_(), x.clone().requires_grad_()
     hipinductor.clear_reports()
@@ -626,12 +626,19 @@ def test_adaptive_max_pool2d_and_its_backward_run_in_kernels_and_global_pooling_
     forward, backward = hipinductor.reports()
     assert forward["ops_lowered"] == ["aten.adaptive_max_pool2d.default"] and forward["kernels"] >= 1
     assert "aten.adaptive_max_pool2d_backward.default" in backward["ops_lowered"] and not backward["fallback_ops"]
-    # Global max pooling's 90-tap windows are not unrolled: the node runs in eager PyTorch, even in strict mode.
+    # Global max pooling (90-tap windows, reductions): NaN planes keep the last NaN's position, -inf planes the first
+    # position, ties the first maximum, as eager's loop.
+    x[0, 0, 3, 4] = x[0, 0, 7, 1] = float("nan")
+    x[0, 1] = float("-inf")
+    x[1, 1, 2, 2] = x[1, 1, 6, 3] = 9.0
     torch._dynamo.reset()
     hipinductor.clear_reports()
-    g = lambda t: torch.nn.functional.adaptive_max_pool2d(t, 1)  # noqa: E731
-    torch.testing.assert_close(compile(g)(x), g(x))
-    assert hipinductor.reports()[0]["fallback_ops"] == ["aten.adaptive_max_pool2d.default"]
+    g = lambda t: torch.nn.functional.adaptive_max_pool2d(t, 1, return_indices=True)  # noqa: E731
+    values, positions = compile(g)(x)
+    expected_values, expected_positions = g(x)
+    torch.testing.assert_close(values, expected_values, equal_nan=True)
+    assert torch.equal(positions, expected_positions) and positions[0, 0].item() == 7 * 9 + 1
+    assert hipinductor.reports()[0]["fallback_ops"] == []
 
 
 def _aten_graph(f, *args):
