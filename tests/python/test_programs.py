@@ -184,6 +184,16 @@ def test_program_matches_eager(name):
     check(fn, calls, **kw)
 
 
+def _twin(eager, lr=None, **compile_kw):
+    """A copy of `eager` compiled with hipinductor, and, with lr, SGD-with-momentum optimizers for both: (compiled
+    model, compiled callable, eager optimizer, compiled optimizer). Clears the reports."""
+    compiled_model = copy.deepcopy(eager)
+    compiled = torch.compile(compiled_model, backend="hipinductor", **compile_kw)
+    opts = [torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9) for m in (eager, compiled_model)] if lr else [None] * 2
+    hipinductor.clear_reports()
+    return compiled_model, compiled, *opts
+
+
 class ResidualBlock(nn.Module):
     def __init__(self, c=8):
         super().__init__()
@@ -199,11 +209,7 @@ def test_residual_conv_block_trains_with_momentum_like_eager():
     three SGD-with-momentum steps, then eval mode (running statistics)."""
     torch.manual_seed(0)
     eager = ResidualBlock()
-    compiled_model = copy.deepcopy(eager)
-    compiled = torch.compile(compiled_model, backend="hipinductor")
-    opt_e = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
-    opt_c = torch.optim.SGD(compiled_model.parameters(), lr=0.1, momentum=0.9)
-    hipinductor.clear_reports()
+    compiled_model, compiled, opt_e, opt_c = _twin(eager, lr=0.1)
     for _ in range(3):
         x = torch.randn(2, 8, 8, 8)
         for model, opt, f in ((eager, opt_e, eager), (compiled_model, opt_c, compiled)):
@@ -240,11 +246,7 @@ def test_small_resnet_trains_in_channels_last_like_eager():
     mode (dynamic sizes in the BatchNorm backward's size arithmetic on the way)."""
     torch.manual_seed(0)
     eager = SmallResNet().to(memory_format=torch.channels_last)
-    compiled_model = copy.deepcopy(eager)
-    compiled = torch.compile(compiled_model, backend="hipinductor")
-    opt_e = torch.optim.SGD(eager.parameters(), lr=0.05, momentum=0.9)
-    opt_c = torch.optim.SGD(compiled_model.parameters(), lr=0.05, momentum=0.9)
-    hipinductor.clear_reports()
+    compiled_model, compiled, opt_e, opt_c = _twin(eager, lr=0.05)
     for batch in (4, 4, 6):
         x = torch.randn(batch, 3, 24, 24).to(memory_format=torch.channels_last)
         y = torch.randint(0, 10, (batch,))
@@ -293,11 +295,7 @@ def test_small_vit_trains_like_eager():
     rounding (softmax ignores it), to a full step of either sign."""
     torch.manual_seed(0)
     eager = SmallViT()
-    compiled_model = copy.deepcopy(eager)
-    compiled = torch.compile(compiled_model, backend="hipinductor")
-    opt_e = torch.optim.SGD(eager.parameters(), lr=0.05, momentum=0.9)
-    opt_c = torch.optim.SGD(compiled_model.parameters(), lr=0.05, momentum=0.9)
-    hipinductor.clear_reports()
+    compiled_model, compiled, opt_e, opt_c = _twin(eager, lr=0.05)
     for _ in range(2):
         x, y = torch.randn(4, 3, 16, 16), torch.randint(0, 10, (4,))
         for opt, f in ((opt_e, eager), (opt_c, compiled)):
@@ -326,9 +324,7 @@ def test_transformer_tagger_with_padding_trains_over_changing_lengths():
     losses and every parameter's gradient against eager."""
     torch.manual_seed(0)
     eager = PaddedTagger()
-    compiled_model = copy.deepcopy(eager)
-    compiled = torch.compile(compiled_model, backend="hipinductor", dynamic=True)
-    hipinductor.clear_reports()
+    compiled_model, compiled, _, _ = _twin(eager, dynamic=True)
     for length in (5, 7, 9):
         ids, y = torch.randint(0, 50, (3, length)), torch.randint(0, 5, (3, length))
         padding = torch.zeros(3, length, dtype=torch.bool)
