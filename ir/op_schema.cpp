@@ -1380,6 +1380,25 @@ Metas unbind(const MetaInference& m) {
   return out;
 }
 
+/// unfold: windows of `size` elements, `step` apart, along `dimension`, as a new last dim (a view of self).
+Metas unfold(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  if (in.rank() == 0) m.fail("self", "unfold of a 0-dim tensor is not supported");
+  const auto d = static_cast<size_t>(m.wrap_dim("dimension", m.int_arg("dimension"), in.rank()));
+  const int64_t size = m.int_arg("size"), step = m.int_arg("step");
+  if (step < 1) m.fail("step", "must be positive, got " + std::to_string(step));
+  if (!in.sizes[d].is_const()) m.fail("self", "unfold along a symbolic dim is not supported");
+  const int64_t n = in.sizes[d].value();
+  if (size < 0 || size > n)
+    m.fail("size", "must be between 0 and the dim's size " + std::to_string(n) + ", got " + std::to_string(size));
+  TensorMeta out = in;
+  out.sizes[d] = Index((n - size) / step + 1);
+  out.strides[d] = in.strides[d] * Index(step);
+  out.sizes.emplace_back(size);
+  out.strides.push_back(in.strides[d]);
+  return {out};
+}
+
 Metas diagonal(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   if (in.rank() < 2) m.fail("self", "diagonal needs a tensor of rank >= 2, got " + sizes_str(in.sizes));
@@ -1837,6 +1856,7 @@ const OpDef kOps[] = {
     {"aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", RULE(unbind(m))},
     {"aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", RULE(chunk(m))},
     {"aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", RULE(diagonal(m))},
+    {"aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", RULE(unfold(m))},
     {"aten::fmax(Tensor self, Tensor other) -> Tensor", RULE(binary(m, "self", "other"))},
     {"aten::fmin(Tensor self, Tensor other) -> Tensor", RULE(binary(m, "self", "other"))},
     {"aten::copysign.Tensor(Tensor self, Tensor other) -> Tensor", RULE(copysign(m))},

@@ -1968,6 +1968,19 @@ std::vector<TensorValue> lower_diagonal(GraphLowering& L) {
   })};
 }
 
+/// unfold: output (.., i, .., j) reads self (.., i * step + j, ..), the window index in place of the dim and the
+/// position in the window last.
+std::vector<TensorValue> lower_unfold(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  const int64_t d = L.wrap_dim(L.int_arg(1, "dimension", 0), self.rank()), step = L.int_arg(3, "step", 1);
+  return {L.remap(self, m.sizes, [&](const std::vector<Index>& c) {
+    std::vector<Index> in(c.begin(), c.end() - 1);
+    in[d] = c[d] * step + c.back();
+    return in;
+  })};
+}
+
 /// as_strided of a graph input read directly: a load from the same storage at storage_offset + sum(c_i * stride_i).
 /// Of a computed value there is no storage to stride through: rejected (the node then runs eagerly).
 std::vector<TensorValue> lower_as_strided(GraphLowering& L) {
@@ -2352,6 +2365,7 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.chunk.default"] = [](GraphLowering& L) { return lower_split(L, false); };
     t["aten.unbind.int"] = [](GraphLowering& L) { return lower_split(L, true); };
     t["aten.diagonal.default"] = lower_diagonal;
+    t["aten.unfold.default"] = lower_unfold;
     t["aten.as_strided.default"] = lower_as_strided;
     t["aten.fmax.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Fmax, false); };
     t["aten.fmin.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Fmin, false); };

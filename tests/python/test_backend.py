@@ -641,6 +641,28 @@ def test_adaptive_max_pool2d_and_its_backward_run_in_kernels_global_pooling_too(
     assert hipinductor.reports()[0]["fallback_ops"] == []
 
 
+def test_unfold_of_a_computed_value_is_read_through_in_the_kernel():
+    # Sliding windows (Tensor.unfold, twice: 3x3 patches with stride 2) of a kernel's result: the views are index
+    # arithmetic inside the one kernel, as Inductor's are; gradients go through unfold's backward.
+    def f(x):
+        return (x.relu() + 1).unfold(2, 3, 2).unfold(3, 3, 2).mean((-1, -2))
+
+    x = torch.randn(2, 3, 9, 8)
+    hipinductor.clear_reports()
+    with torch.no_grad():
+        torch.testing.assert_close(compile(f)(x), f(x))
+    (report,) = hipinductor.reports()
+    assert "aten.unfold.default" in report["ops_lowered"] and report["fallback_ops"] == []
+    assert report["kernels"] == 1
+    torch._dynamo.reset()
+    xe, xc = x.clone().requires_grad_(), x.clone().requires_grad_()
+    out, expected = compile(f)(xc), f(xe)
+    torch.testing.assert_close(out, expected)
+    out.square().sum().backward()
+    expected.square().sum().backward()
+    torch.testing.assert_close(xc.grad, xe.grad)
+
+
 def _aten_graph(f, *args):
     from torch.fx.experimental.proxy_tensor import make_fx
 
