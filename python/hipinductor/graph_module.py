@@ -208,6 +208,8 @@ class CompiledFxGraph:
             return False, "no lowering"
         if node in self.forced_eager:
             return False, "the compiler rejected this node"
+        if _copies_for_another_device(node):
+            return False, "a constant copied for an op on another device"
         tensors = _node_tensors(node)
         if not tensors:
             return False, "produces no tensor"
@@ -728,6 +730,16 @@ class CompiledFxGraph:
 
 _EAGER_VIEW = "a view whose users run eagerly"
 _VIEW_LIKE = {"aten._unsafe_view.default", "aten.reshape.default", "aten.alias.default"}
+
+
+def _copies_for_another_device(node: fx.Node) -> bool:
+    """lift_fresh_copy of a constant whose readers run on another device (torch.tensor(2.0), a CPU scalar, read by a
+    CUDA op): lowered, it would be a CPU segment of its own, compiled by the host compiler on a GPU program's first
+    call; eagerly it is a copy of a few bytes."""
+    if str(node.target) != "aten.lift_fresh_copy.default":
+        return False
+    here = _node_device(node)
+    return any(_node_device(u) not in (None, here) for u in node.users)
 
 
 def _is_view(node: fx.Node) -> bool:

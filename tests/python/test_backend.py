@@ -594,6 +594,29 @@ def test_tensor_constants_made_in_the_program_run_in_kernels():
     assert report["fallback_ops"] == [] and report["kernels"] == 1
 
 
+def test_a_cpu_constant_read_by_a_gpu_op_is_copied_eagerly():
+    # x_cuda * torch.tensor(2.0): the CPU constant's copy would otherwise be a CPU segment of its own (a host-compiler
+    # compile on a GPU program's first call). Fake CUDA tensors stand in for the GPU.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from hipinductor.graph_module import _copies_for_another_device
+
+    aten = torch.ops.aten
+    graph = torch.fx.Graph()
+    x, c = graph.placeholder("x"), graph.get_attr("c")
+    copy = graph.call_function(aten.lift_fresh_copy.default, (c,))
+    on_gpu = graph.call_function(aten.mul.Tensor, (x, copy))
+    on_cpu = graph.call_function(aten.lift_fresh_copy.default, (c,))
+    graph.output((on_gpu, graph.call_function(aten.mul.Tensor, (on_cpu, on_cpu))))
+    with FakeTensorMode():
+        x.meta["val"] = torch.empty(3, device="cuda")
+        c.meta["val"] = copy.meta["val"] = on_cpu.meta["val"] = torch.empty(())
+        on_gpu.meta["val"] = torch.empty(3, device="cuda")
+        next(iter(on_cpu.users)).meta["val"] = torch.empty(())
+    assert _copies_for_another_device(copy)
+    assert not _copies_for_another_device(on_cpu) and not _copies_for_another_device(on_gpu)
+
+
 def test_empty_permuted_from_loss_decompositions_runs_in_kernels():
     # hinge_embedding_loss and cosine_embedding_loss decompose through empty_permuted (a buffer their where() fills);
     # it lowers as a zero fill, so neither loss is split around an eager allocation.
