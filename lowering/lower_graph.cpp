@@ -1358,10 +1358,66 @@ std::vector<TensorValue> lower_avg_pool2d(GraphLowering& L) {
   return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) { return average(c, L.at(total, c)); })};
 }
 
+/// A max pool's values and int64 positions as eager's loop finds them: from -inf at the window's first position
+/// (`first(c)`), a tap replaces the maximum when it is greater or NaN, so a NaN wins, the last NaN's position is kept
+/// and a window of only -inf points at `first(c)`. Over `taps` (height, width) per output: `value(c, i, j)` the tap's
+/// value in `t` (-inf where the window has no tap there), `position(c, i, j)` its flat input position from int64
+/// tap coordinates. Unrolled up to kMaxUnrolledTaps; beyond, reductions for the maximum, the first position of the
+/// maximum and the last NaN's position.
+template <class Value, class Position, class First>
+std::vector<TensorValue> lower_max_with_positions(GraphLowering& L, const TensorValue& self, DType t,
+                                                  std::array<int64_t, 2> taps, Value value, Position position,
+                                                  First first) {
+  const TensorMeta& m = L.out_meta(0);
+  const double lowest = -INFINITY;
+  auto lit = [](int64_t v) { return Expr::constant(static_cast<double>(v), DType::Int64); };
+  if (taps[0] * taps[1] <= kMaxUnrolledTaps) {
+    // best_t = maximum(best_{t-1}, tap_t) (NaN-propagating); the position moves where tap_t > best_{t-1} or is NaN.
+    auto fold = [&](const std::vector<Index>& c, bool want_index) {
+      Expr best = Expr::constant(lowest, t), at = first(c);
+      for (int64_t i = 0; i < taps[0]; ++i)
+        for (int64_t j = 0; j < taps[1]; ++j) {
+          Expr v = value(c, Index(i), Index(j));
+          if (want_index) {
+            Expr wins = Expr::binary(BinaryOp::LogicalOr, Expr::binary(BinaryOp::Gt, v, best, DType::Bool),
+                                     Expr::unary(UnaryOp::IsNan, v), DType::Bool);
+            at = Expr::where(wins, position(c, lit(i), lit(j)), at);
+          }
+          best = Expr::binary(BinaryOp::Maximum, best, v, t);
+        }
+      return want_index ? at : Expr::cast(best, m.dtype);
+    };
+    return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, false); }),
+            L.make(DType::Int64, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, true); })};
+  }
+  const std::vector<Index> extent{Index(taps[0]), Index(taps[1])};
+  auto tap_index = [&](const std::vector<Index>& rv) {
+    return Expr::index_value(rv[0] * taps[1] + rv[1], DType::Int64);
+  };
+  TensorValue peak = L.reduction(m.sizes, extent, {&self}, [&](const auto& x, const auto& rv) {
+    return Expr::reduce(ReduceOp::Max, value(x, rv[0], rv[1]));
+  });
+  TensorValue pos = L.reduction(m.sizes, extent, {&self}, [&](const auto& x, const auto& rv) {
+    return Expr::arg_reduce(ReduceOp::ArgMax, value(x, rv[0], rv[1]), tap_index(rv));
+  });
+  TensorValue last_nan = L.reduction(m.sizes, extent, {&self}, [&](const auto& x, const auto& rv) {
+    Expr nan = Expr::unary(UnaryOp::IsNan, value(x, rv[0], rv[1]));
+    return Expr::reduce(ReduceOp::Max, Expr::where(nan, tap_index(rv), lit(-1)));
+  });
+  TensorValue values = L.make(m.dtype, m.sizes, {&peak},
+                              [&](const std::vector<Index>& c) { return Expr::cast(L.at(peak, c), m.dtype); });
+  TensorValue indices = L.make(DType::Int64, m.sizes, {&pos, &peak, &last_nan}, [&](const std::vector<Index>& c) {
+    Expr q = Expr::where(Expr::unary(UnaryOp::IsNan, L.at(peak, c)), L.at(last_nan, c), L.at(pos, c));
+    Expr at = position(c, Expr::binary(BinaryOp::FloorDiv, q, lit(taps[1]), DType::Int64),
+                       Expr::binary(BinaryOp::Remainder, q, lit(taps[1]), DType::Int64));
+    Expr all_lowest = Expr::binary(BinaryOp::Eq, L.at(peak, c), Expr::constant(lowest, t), DType::Bool);
+    return Expr::where(all_lowest, first(c), at);
+  });
+  return {values, indices};
+}
+
 /// max_pool2d_with_indices: the window's maximum and the flat h * W + w input position it came from, as PyTorch's
-/// loop finds them: starting from -inf at the window's first tap inside the input, a tap replaces the maximum when
-/// it is greater or NaN (so a NaN wins, the last NaN's position is kept, and a window of only -inf points at its
-/// first tap).
+/// loop finds them (lower_max_with_positions), its first position being the window's first tap inside the input.
 std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L) {
   const TensorMeta& m = L.out_meta(0);
   TensorValue self = L.tensor(0, "self");
@@ -1371,6 +1427,11 @@ std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L) {
   auto i64 = [](const Index& i) { return Expr::index_value(i, DType::Int64); };
   auto flat = [&](const Expr& h, const Expr& w) {
     return Expr::binary(BinaryOp::Add, Expr::binary(BinaryOp::Mul, h, i64(win.in[1]), DType::Int64), w, DType::Int64);
+  };
+  // Input coordinate of tap `k` (an int64 Expr) along dim i: start + k * dilation.
+  auto coord = [&](const std::vector<Index>& c, size_t i, const Expr& k) {
+    return Expr::binary(BinaryOp::Add, i64(win.start(c, i)),
+                        Expr::binary(BinaryOp::Mul, k, lit(win.d[i]), DType::Int64), DType::Int64);
   };
   // The first tap at or after 0 of a window starting at `st`: st + ceil(-st / dilation) * dilation when st < 0.
   auto first_inside = [&](const std::vector<Index>& c, size_t i) {
@@ -1383,56 +1444,13 @@ std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L) {
         Expr::binary(BinaryOp::Add, st, Expr::binary(BinaryOp::Mul, skip, lit(win.d[i]), DType::Int64), DType::Int64),
         st);
   };
-  const double lowest = -INFINITY;
-  if (win.taps() <= kMaxUnrolledTaps) {
-    // best_t = maximum(best_{t-1}, tap_t) (NaN-propagating); the position moves where tap_t > best_{t-1} or is NaN.
-    auto fold = [&](const std::vector<Index>& c, bool want_index) {
-      Expr best = Expr::constant(lowest, t);
-      Expr at = flat(first_inside(c, 0), first_inside(c, 1));
-      for (int64_t i = 0; i < win.k[0]; ++i)
-        for (int64_t j = 0; j < win.k[1]; ++j) {
-          Expr v = win.value(L, self, c, Index(i), Index(j), t, lowest);
-          if (want_index) {
-            Expr wins = Expr::binary(BinaryOp::LogicalOr, Expr::binary(BinaryOp::Gt, v, best, DType::Bool),
-                                     Expr::unary(UnaryOp::IsNan, v), DType::Bool);
-            Expr here = flat(i64(win.tap(c, 0, Index(i))), i64(win.tap(c, 1, Index(j))));
-            at = Expr::where(wins, here, at);
-          }
-          best = Expr::binary(BinaryOp::Maximum, best, v, t);
-        }
-      return want_index ? at : Expr::cast(best, m.dtype);
-    };
-    return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, false); }),
-            L.make(DType::Int64, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, true); })};
-  }
-  // Large windows: reductions over the taps for the maximum, the first position of the maximum, and the last NaN's
-  // position (which eager's loop keeps where the window holds NaN).
-  const std::vector<Index> taps{Index(win.k[0]), Index(win.k[1])};
-  auto position = [&](const std::vector<Index>& rv) { return Expr::index_value(rv[0] * win.k[1] + rv[1], DType::Int64); };
-  TensorValue peak = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
-    return Expr::reduce(ReduceOp::Max, win.value(L, self, x, rv[0], rv[1], t, lowest));
-  });
-  TensorValue pos = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
-    return Expr::arg_reduce(ReduceOp::ArgMax, win.value(L, self, x, rv[0], rv[1], t, lowest), position(rv));
-  });
-  TensorValue last_nan = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
-    Expr nan = Expr::unary(UnaryOp::IsNan, win.value(L, self, x, rv[0], rv[1], t, lowest));
-    return Expr::reduce(ReduceOp::Max, Expr::where(nan, position(rv), lit(-1)));
-  });
-  TensorValue values = L.make(m.dtype, m.sizes, {&peak},
-                              [&](const std::vector<Index>& c) { return Expr::cast(L.at(peak, c), m.dtype); });
-  TensorValue indices = L.make(DType::Int64, m.sizes, {&pos, &peak, &last_nan}, [&](const std::vector<Index>& c) {
-    Expr q = Expr::where(Expr::unary(UnaryOp::IsNan, L.at(peak, c)), L.at(last_nan, c), L.at(pos, c));
-    auto coord = [&](size_t i) {
-      Expr step = i == 0 ? Expr::binary(BinaryOp::FloorDiv, q, lit(win.k[1]), DType::Int64)
-                         : Expr::binary(BinaryOp::Remainder, q, lit(win.k[1]), DType::Int64);
-      return Expr::binary(BinaryOp::Add, i64(win.start(c, i)),
-                          Expr::binary(BinaryOp::Mul, step, lit(win.d[i]), DType::Int64), DType::Int64);
-    };
-    Expr all_lowest = Expr::binary(BinaryOp::Eq, L.at(peak, c), Expr::constant(lowest, t), DType::Bool);
-    return Expr::where(all_lowest, flat(first_inside(c, 0), first_inside(c, 1)), flat(coord(0), coord(1)));
-  });
-  return {values, indices};
+  return lower_max_with_positions(
+      L, self, t, win.k,
+      [&](const std::vector<Index>& c, const Index& i, const Index& j) {
+        return win.value(L, self, c, i, j, t, -INFINITY);
+      },
+      [&](const std::vector<Index>& c, const Expr& i, const Expr& j) { return flat(coord(c, 0, i), coord(c, 1, j)); },
+      [&](const std::vector<Index>& c) { return flat(first_inside(c, 0), first_inside(c, 1)); });
 }
 
 /// max_pool2d_with_indices_backward: each input position gathers the gradients of the outputs whose recorded
@@ -1505,6 +1523,20 @@ struct AdaptiveWindows {
   std::pair<Index, Index> bounds(const Index& o, size_t i) const {
     return {floordiv(o * in[i], Index(out[i])), floordiv((o + Index(1)) * in[i] + Index(out[i] - 1), Index(out[i]))};
   }
+  /// Tap (th, tw) of output c's window as `t`: `past_end` where the window is shorter than the widest.
+  Expr value(GraphLowering& L, const TensorValue& self, const std::vector<Index>& c, const Index& th, const Index& tw,
+             DType t, double past_end) const {
+    std::vector<Index> at = c;
+    std::optional<Expr> inside;
+    for (size_t i = 0; i < 2; ++i) {
+      auto [start, end] = bounds(c[r - 2 + i], i);
+      const Index x = start + (i == 0 ? th : tw);
+      at[r - 2 + i] = min(x, Index(in[i] - 1));
+      if (!even(i)) and_into(inside, compare(BinaryOp::Lt, x, end));  // even: every window is `widest` long
+    }
+    Expr v = Expr::cast(L.at(self, at), t);
+    return inside ? Expr::where(*inside, v, Expr::constant(past_end, t)) : v;
+  }
   /// Calls fn(at, size, hit) for each window that may hold input position `c`, in output order (the first being
   /// floor(x * out / in) per dim): `at` its output coordinates (clamped into range), `size` its height and width,
   /// `hit` whether it exists and holds c (absent where every position lies in one window only).
@@ -1539,16 +1571,7 @@ std::vector<TensorValue> lower_adaptive_avg_pool2d(GraphLowering& L) {
   const size_t r = win.r;
   const DType acc = accumulate_type(m.dtype);
   auto tap = [&](const std::vector<Index>& c, const std::array<Index, 2>& t) {
-    std::vector<Index> at = c;
-    std::optional<Expr> inside;
-    for (size_t i = 0; i < 2; ++i) {
-      auto [start, end] = win.bounds(c[r - 2 + i], i);
-      const Index x = start + t[i];
-      at[r - 2 + i] = min(x, Index(win.in[i] - 1));
-      if (!win.even(i)) and_into(inside, compare(BinaryOp::Lt, x, end));  // even: every window is `widest` long
-    }
-    Expr v = Expr::cast(L.at(self, at), acc);
-    return inside ? Expr::where(*inside, v, Expr::constant(0, acc)) : v;
+    return win.value(L, self, c, t[0], t[1], acc, 0);
   };
   // sum / window height / window width: eager divides twice.
   auto average = [&](const std::vector<Index>& c, Expr sum) {
@@ -1574,85 +1597,29 @@ std::vector<TensorValue> lower_adaptive_avg_pool2d(GraphLowering& L) {
   return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) { return average(c, L.at(total, c)); })};
 }
 
-/// adaptive_max_pool2d: each window's maximum and the flat h * W + w position it came from, as eager's loop finds
-/// them: from -inf at the window's first position, a tap replaces the maximum when it is greater or NaN (the last
-/// NaN's position is kept; a window of only -inf points at its first position). The widest window's taps are
-/// unrolled, those past a smaller window's end reading as -inf; wider windows (global max pooling) are reductions
-/// over the taps for the maximum, the first position of the maximum and the last NaN's position.
+/// adaptive_max_pool2d: each window's maximum and flat h * W + w position as eager's loop finds them
+/// (lower_max_with_positions) over the widest window's taps, those past a smaller window's end reading as -inf.
 std::vector<TensorValue> lower_adaptive_max_pool2d(GraphLowering& L) {
   const TensorMeta& m = L.out_meta(0);
   TensorValue self = L.tensor(0, "self");
   const AdaptiveWindows win(L, self, m.sizes);
   const size_t r = win.r;
   const DType t = extreme_type(self.dtype);
-  const double lowest = -INFINITY;
-  auto position = [&](const Index& h, const Index& w) { return Expr::index_value(h * win.in[1] + w, DType::Int64); };
-  auto first = [&](const std::vector<Index>& c) {
-    return std::array<Index, 2>{win.bounds(c[r - 2], 0).first, win.bounds(c[r - 1], 1).first};
+  auto start = [&](const std::vector<Index>& c, size_t d) { return win.bounds(c[r - 2 + d], d).first; };
+  auto value = [&](const std::vector<Index>& c, const Index& i, const Index& j) {
+    return win.value(L, self, c, i, j, t, -INFINITY);
   };
-  // Tap (i, j) of output c's window: its value, -inf past the window's end.
-  auto tap = [&](const std::vector<Index>& c, const Index& i, const Index& j) {
-    const std::array<Index, 2> h0w0 = first(c), x{h0w0[0] + i, h0w0[1] + j};
-    std::vector<Index> load = c;
-    std::optional<Expr> inside;
-    for (size_t d = 0; d < 2; ++d) {
-      load[r - 2 + d] = min(x[d], Index(win.in[d] - 1));
-      if (!win.even(d)) and_into(inside, compare(BinaryOp::Lt, x[d], win.bounds(c[r - 2 + d], d).second));
-    }
-    Expr v = Expr::cast(L.at(self, load), t);
-    return inside ? Expr::where(*inside, v, Expr::constant(lowest, t)) : v;
+  // (start_h + i) * W + start_w + j, from int64 tap coordinates.
+  auto position = [&](const std::vector<Index>& c, const Expr& i, const Expr& j) {
+    auto i64 = [](const Index& v) { return Expr::index_value(v, DType::Int64); };
+    Expr h = Expr::binary(BinaryOp::Add, i64(start(c, 0)), i, DType::Int64);
+    Expr w = Expr::binary(BinaryOp::Add, i64(start(c, 1)), j, DType::Int64);
+    return Expr::binary(BinaryOp::Add, Expr::binary(BinaryOp::Mul, h, i64(Index(win.in[1])), DType::Int64), w,
+                        DType::Int64);
   };
-  if (win.widest[0] * win.widest[1] <= kMaxUnrolledTaps) {
-    auto fold = [&](const std::vector<Index>& c, bool want_index) {
-      const std::array<Index, 2> h0w0 = first(c);
-      Expr best = Expr::constant(lowest, t), at = position(h0w0[0], h0w0[1]);
-      for (int64_t i = 0; i < win.widest[0]; ++i)
-        for (int64_t j = 0; j < win.widest[1]; ++j) {
-          Expr v = tap(c, Index(i), Index(j));
-          if (want_index) {
-            Expr wins = Expr::binary(BinaryOp::LogicalOr, Expr::binary(BinaryOp::Gt, v, best, DType::Bool),
-                                     Expr::unary(UnaryOp::IsNan, v), DType::Bool);
-            at = Expr::where(wins, position(h0w0[0] + Index(i), h0w0[1] + Index(j)), at);
-          }
-          best = Expr::binary(BinaryOp::Maximum, best, v, t);
-        }
-      return want_index ? at : Expr::cast(best, m.dtype);
-    };
-    return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, false); }),
-            L.make(DType::Int64, m.sizes, {&self}, [&](const std::vector<Index>& c) { return fold(c, true); })};
-  }
-  const std::vector<Index> taps{Index(win.widest[0]), Index(win.widest[1])};
-  auto tap_index = [&](const std::vector<Index>& rv) {
-    return Expr::index_value(rv[0] * win.widest[1] + rv[1], DType::Int64);
-  };
-  TensorValue peak = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
-    return Expr::reduce(ReduceOp::Max, tap(x, rv[0], rv[1]));
+  return lower_max_with_positions(L, self, t, win.widest, value, position, [&](const std::vector<Index>& c) {
+    return Expr::index_value(start(c, 0) * win.in[1] + start(c, 1), DType::Int64);
   });
-  TensorValue pos = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
-    return Expr::arg_reduce(ReduceOp::ArgMax, tap(x, rv[0], rv[1]), tap_index(rv));
-  });
-  TensorValue last_nan = L.reduction(m.sizes, taps, {&self}, [&](const auto& x, const auto& rv) {
-    Expr nan = Expr::unary(UnaryOp::IsNan, tap(x, rv[0], rv[1]));
-    return Expr::reduce(ReduceOp::Max, Expr::where(nan, tap_index(rv), Expr::constant(-1, DType::Int64)));
-  });
-  TensorValue values = L.make(m.dtype, m.sizes, {&peak},
-                              [&](const std::vector<Index>& c) { return Expr::cast(L.at(peak, c), m.dtype); });
-  TensorValue indices = L.make(DType::Int64, m.sizes, {&pos, &peak, &last_nan}, [&](const std::vector<Index>& c) {
-    const std::array<Index, 2> h0w0 = first(c);
-    Expr q = Expr::where(Expr::unary(UnaryOp::IsNan, L.at(peak, c)), L.at(last_nan, c), L.at(pos, c));
-    Expr w = Expr::constant(static_cast<double>(win.widest[1]), DType::Int64);
-    Expr h = Expr::binary(BinaryOp::Add, Expr::index_value(h0w0[0], DType::Int64),
-                          Expr::binary(BinaryOp::FloorDiv, q, w, DType::Int64), DType::Int64);
-    Expr x = Expr::binary(BinaryOp::Add, Expr::index_value(h0w0[1], DType::Int64),
-                          Expr::binary(BinaryOp::Remainder, q, w, DType::Int64), DType::Int64);
-    Expr flat = Expr::binary(
-        BinaryOp::Add,
-        Expr::binary(BinaryOp::Mul, h, Expr::constant(static_cast<double>(win.in[1]), DType::Int64), DType::Int64), x,
-        DType::Int64);
-    Expr all_lowest = Expr::binary(BinaryOp::Eq, L.at(peak, c), Expr::constant(lowest, t), DType::Bool);
-    return Expr::where(all_lowest, position(h0w0[0], h0w0[1]), flat);
-  });
-  return {values, indices};
 }
 
 /// _adaptive_avg_pool2d_backward: each input position gathers grad_output / window height / window width (PyTorch

@@ -40,14 +40,17 @@ DTYPES = ("float32", "bfloat16")
 PAIR_TIMEOUT_S = 120
 
 
+def _words(name: str) -> set:
+    """An op name's words, split at "." and "_"."""
+    return set(name.replace(".", "_").split("_"))
+
+
 def skipped_family(op) -> bool:
-    name = op.name
-    tokens = set(name.replace(".", "_").split("_"))
-    return any(w in name for w in SKIP_WORDS) or not tokens.isdisjoint(SKIP_TOKENS)
+    return any(w in op.name for w in SKIP_WORDS) or not _words(op.name).isdisjoint(SKIP_TOKENS)
 
 
 def library_family(name: str) -> bool:
-    return name.startswith(LIBRARY_PREFIXES) or not set(name.replace(".", "_").split("_")).isdisjoint(LIBRARY_TOKENS)
+    return name.startswith(LIBRARY_PREFIXES) or not _words(name).isdisjoint(LIBRARY_TOKENS)
 
 
 def tolerances(dtype):
