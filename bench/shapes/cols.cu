@@ -266,6 +266,46 @@ __global__ void __launch_bounds__(64 * TY) onepassi(const float* __restrict__ x,
   finish_strip<S, TY>(a, part, counters, out, strip, s, tx, ty, c);
 }
 
+// Whole grid, as the row kernels run: block (g, strip) sums K consecutive rows of a strip of B * 4 columns (one
+// float4 per thread per row) into partial g; strips vary fastest, so resident blocks sweep memory together.
+template <int B, int K, int U>
+__global__ void __launch_bounds__(B) wgrid(const float* __restrict__ x, float* __restrict__ part) {
+  constexpr int strips = C / (B * 4);
+  int strip = blockIdx.x % strips, g = blockIdx.x / strips;
+  int c = strip * B + threadIdx.x;
+  const float* p = x + (size_t)g * K * C + c * 4;
+  float4 a = piped<U>(p, K, [](const float* q, int r) { return ld4<1>(q + (size_t)r * C); });
+  *(float4*)(part + (size_t)g * C + c * 4) = a;
+}
+// Stage 2 over S partials: 16 groups of 4 outputs x TY slices per block.
+template <int S, int TY>
+__global__ void __launch_bounds__(16 * TY) stage2w(const float* __restrict__ part, float* __restrict__ out) {
+  int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  int c = blockIdx.x * 16 + tx;
+  float4 a = {0, 0, 0, 0};
+#pragma unroll 4
+  for (int r = ty; r < S; r += TY) {
+    float4 v = __ldcg((const float4*)(part + (size_t)r * C + c * 4));
+    a.x += v.x;
+    a.y += v.y;
+    a.z += v.z;
+    a.w += v.w;
+  }
+  __shared__ float4 sm[TY][16];
+  sm[ty][tx] = a;
+  __syncthreads();
+  if (ty == 0) {
+    for (int y = 1; y < TY; ++y) {
+      float4 b = sm[y][tx];
+      a.x += b.x;
+      a.y += b.y;
+      a.z += b.z;
+      a.w += b.w;
+    }
+    *(float4*)(out + c * 4) = a;
+  }
+}
+
 __global__ void copyk(const float4* __restrict__ a, float4* __restrict__ b, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) b[i] = a[i];
 }
@@ -302,6 +342,15 @@ template <int G, int U> void run_stage1i_only() { stage1i<G, U><<<G * 4, 256>>>(
 template <int G, int U> void run_spliti() { stage1i<G, U><<<G * 4, 256>>>(x, part); stage2<G><<<C / 32, 256>>>(part, out); }
 template <int G, int U> void run_fullrowi_only() { fullrowi<G, U><<<G, 1024>>>(x, part); }
 template <int S, int TY, int U> void run_onepassi() { onepassi<S, TY, U><<<S * 16, 64 * TY>>>(x, part, counters, out); }
+template <int B, int K, int U>
+void run_wgrid_only() {
+  wgrid<B, K, U><<<(R / K) * (C / (B * 4)), B>>>(x, part);
+}
+template <int B, int K, int U, int TY>
+void run_wgrid() {
+  wgrid<B, K, U><<<(R / K) * (C / (B * 4)), B>>>(x, part);
+  stage2w<R / K, TY><<<C / 64, 16 * TY>>>(part, out);
+}
 void run_copy() { copyk<<<132 * 16, 256>>>((const float4*)x, (float4*)cpy, (size_t)R * C / 8); }
 
 int main() {
@@ -319,25 +368,21 @@ int main() {
   }
   std::vector<Variant> vs = {
       {"rowsum reference", run_rowsum},
-      {"S128 U4 ef (before s9)", run_split<128, 4, 1>},
-      {"slices S16 TY16 U4", run_slices<16, 16, 4, 1>},
       {"slices S16 TY16 + stage2v (s9)", run_slices_v<16, 16, 4, 1>},
-      {"stage1 only S128", run_stage1_only<128, 4, 1>},
-      {"stage1i only G128 U4", run_stage1i_only<128, 4>},
       {"stage1i only G128 U8", run_stage1i_only<128, 8>},
-      {"stage1i only G256 U4", run_stage1i_only<256, 4>},
-      {"stage1i only G64 U8", run_stage1i_only<64, 8>},
-      {"fullrowi only G128 U8", run_fullrowi_only<128, 8>},
-      {"fullrowi only G256 U4", run_fullrowi_only<256, 4>},
-      {"spliti G128 U4", run_spliti<128, 4>},
-      {"spliti G128 U8", run_spliti<128, 8>},
-      {"spliti G64 U8", run_spliti<64, 8>},
-      {"onepass S16 TY16", run_onepass<16, 16, 4>},
-      {"onepassi S16 TY16 U4", run_onepassi<16, 16, 4>},
-      {"onepassi S32 TY8 U4", run_onepassi<32, 8, 4>},
-      {"onepassi S16 TY8 U8", run_onepassi<16, 8, 8>},
-      {"onepassi S32 TY4 U8", run_onepassi<32, 4, 8>},
-      {"onepassi S64 TY4 U4", run_onepassi<64, 4, 4>},
+      {"wgrid only B256 K32 U8", run_wgrid_only<256, 32, 8>},
+      {"wgrid only B256 K64 U8", run_wgrid_only<256, 64, 8>},
+      {"wgrid only B128 K32 U8", run_wgrid_only<128, 32, 8>},
+      {"wgrid only B1024 K32 U8", run_wgrid_only<1024, 32, 8>},
+      {"wgrid only B256 K16 U8", run_wgrid_only<256, 16, 8>},
+      {"wgrid B256 K32 U8 TY16", run_wgrid<256, 32, 8, 16>},
+      {"wgrid B256 K64 U8 TY16", run_wgrid<256, 64, 8, 16>},
+      {"wgrid B256 K64 U16 TY16", run_wgrid<256, 64, 16, 16>},
+      {"wgrid B128 K32 U8 TY16", run_wgrid<128, 32, 8, 16>},
+      {"wgrid B128 K64 U8 TY8", run_wgrid<128, 64, 8, 8>},
+      {"wgrid B1024 K32 U8 TY16", run_wgrid<1024, 32, 8, 16>},
+      {"wgrid B256 K16 U8 TY16", run_wgrid<256, 16, 8, 16>},
+      {"wgrid B256 K128 U8 TY8", run_wgrid<256, 128, 8, 8>},
   };
   // Check each variant's result against the first split variant.
   std::vector<float> want(C), got(C);

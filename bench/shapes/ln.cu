@@ -33,31 +33,48 @@ template <int T> __device__ __forceinline__ P2 block_sum2(P2 v, float2* sm) {
   for (int i = 0; i < T / 32; ++i) { r.s += sm[i].x; r.q += sm[i].y; }
   return r;
 }
+__device__ __forceinline__ unsigned long long pol_first() {
+  unsigned long long pol;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+// HINT 1: x read evict-first (as the row-sum kernels read), y stored streaming (st.global.cs).
+template <int HINT = 0>
 __device__ __forceinline__ void load8(const __nv_bfloat16* p, float* f) {
-  uint4 u = *(const uint4*)p;
+  uint4 u;
+  if (HINT)
+    asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+                 : "l"(p), "l"(pol_first()));
+  else
+    u = *(const uint4*)p;
   __nv_bfloat162* h = (__nv_bfloat162*)&u;
 #pragma unroll
   for (int k = 0; k < 4; ++k) { float2 t = __bfloat1622float2(h[k]); f[2 * k] = t.x; f[2 * k + 1] = t.y; }
 }
+template <int HINT = 0>
 __device__ __forceinline__ void store8(__nv_bfloat16* p, const float* f) {
   uint4 u;
   __nv_bfloat162* h = (__nv_bfloat162*)&u;
 #pragma unroll
   for (int k = 0; k < 4; ++k) h[k] = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
-  *(uint4*)p = u;
+  if (HINT)
+    __stcs((uint4*)p, u);
+  else
+    *(uint4*)p = u;
 }
 // MODE 0: two reductions (mean, then centred squares); 1: one reduction of (sum, sum of squares);
 // 2: one reduction of (sum, M2 about the thread's own mean) combined by Chan's formula (equal counts).
-template <int T, int MODE>
+template <int T, int MODE, int HINT = 0>
 __global__ void __launch_bounds__(T) ln(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w,
-                                         const __nv_bfloat16* __restrict__ b, __nv_bfloat16* __restrict__ y) {
+                                        const __nv_bfloat16* __restrict__ b, __nv_bfloat16* __restrict__ y) {
   constexpr int V = C / T, G = V / 8;
   __shared__ float sm0[T / 32], sm1[T / 32];
   __shared__ float2 sm2[T / 32];
   for (int row = blockIdx.x; row < R; row += gridDim.x) {
     float v[V];
 #pragma unroll
-    for (int e = 0; e < G; ++e) load8(x + (size_t)row * C + (e * T + threadIdx.x) * 8, v + 8 * e);
+    for (int e = 0; e < G; ++e) load8<HINT>(x + (size_t)row * C + (e * T + threadIdx.x) * 8, v + 8 * e);
     float mean, rstd;
     if (MODE == 0) {
       float s = 0;
@@ -115,13 +132,16 @@ __global__ void __launch_bounds__(T) ln(const __nv_bfloat16* __restrict__ x, con
       load8(b + (e * T + threadIdx.x) * 8, bf);
 #pragma unroll
       for (int k = 0; k < 8; ++k) o[k] = v[8 * e + k] * rstd * wf[k] + bf[k];
-      store8(y + (size_t)row * C + (e * T + threadIdx.x) * 8, o);
+      store8<HINT>(y + (size_t)row * C + (e * T + threadIdx.x) * 8, o);
     }
     __syncthreads();
   }
 }
 
-template <int T, int MODE, int GRID> void run_ln() { ln<T, MODE><<<GRID, T>>>(x, w, b, y); }
+template <int T, int MODE, int GRID, int HINT = 0>
+void run_ln() {
+  ln<T, MODE, HINT><<<GRID, T>>>(x, w, b, y);
+}
 void copy_ln() { cudaMemcpyAsync(y, x, (size_t)R * C * 2, cudaMemcpyDeviceToDevice); }
 
 int main() {
@@ -140,6 +160,9 @@ int main() {
       {"copy same bytes", copy_ln},
       {"emitted T256 2red g6336", run_ln<256, 0, 6336>},
       {"T256 2red whole grid", run_ln<256, 0, R>},
+      {"T256 2red g6336 ef+cs", run_ln<256, 0, 6336, 1>},
+      {"T256 2red whole ef+cs", run_ln<256, 0, R, 1>},
+      {"T512 2red whole ef+cs", run_ln<512, 0, R, 1>},
       {"T256 sumsq g6336", run_ln<256, 1, 6336>},
       {"T256 chan g6336", run_ln<256, 2, 6336>},
       {"T256 chan whole", run_ln<256, 2, R>},
