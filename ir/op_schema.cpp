@@ -1640,6 +1640,10 @@ const OpDef kOps[] = {
     {"aten::round.decimals(Tensor self, *, int decimals) -> Tensor", RULE(round_decimals(m))},
     {"aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", RULE(unary_same(m))},
     {"aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", RULE(unary_same(m))},
+    {"aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", RULE(unary_same(m))},
+    {"aten::elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, "
+     "Tensor self_or_result) -> Tensor",
+     RULE(one(m.tensor("grad_output").dtype, m.tensor("grad_output").sizes))},
     {"aten::relu(Tensor self) -> Tensor", RULE(unary_same(m))},
     {"aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", RULE(unary_same(m))},
     // A copy of a constant made inside the traced program (torch.tensor(...)): a clone.

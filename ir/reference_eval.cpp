@@ -1641,6 +1641,23 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
       double s = round_to_dtype(opmath_type(E.out_meta().dtype), E.float_arg(1, "negative_slope", 0.01));
       return E.elementwise([=](double x) { return x > 0 ? x : x * s; });
     };
+    t["aten.elu.default"] = [](GraphEvaluator& E) {
+      double alpha = E.float_arg(1, "alpha", 1), scale = E.float_arg(2, "scale", 1);
+      double input_scale = E.float_arg(3, "input_scale", 1);
+      return E.elementwise([=](double x) { return x <= 0 ? std::expm1(x * input_scale) * alpha * scale : x * scale; });
+    };
+    t["aten.elu_backward.default"] = [](GraphEvaluator& E) {
+      double alpha = E.float_arg(1, "alpha", 1), scale = E.float_arg(2, "scale", 1);
+      double input_scale = E.float_arg(3, "input_scale", 1);
+      bool is_result = E.bool_arg(4, "is_result", false);
+      std::vector<double> g = E.tensor(0, "grad_output").values(), a = E.tensor(5, "self_or_result").values();
+      for (size_t i = 0; i < g.size(); ++i) {
+        double slope = is_result ? input_scale * (a[i] + alpha * scale)
+                                 : input_scale * alpha * scale * std::exp(a[i] * input_scale);
+        g[i] *= a[i] <= 0 ? slope : scale;
+      }
+      return std::vector<HostTensor>{E.output_from_values(0, g)};
+    };
     t["aten.hardtanh.default"] = [](GraphEvaluator& E) {
       double lo = E.float_arg(1, "min_val", -1), hi = E.float_arg(2, "max_val", 1);
       return E.elementwise([=](double x) { return nan_min(nan_max(x, lo), hi); });

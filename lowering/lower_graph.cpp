@@ -554,34 +554,41 @@ Expr binary_in(BinaryOp op, Expr a, Expr b, DType compute) {
   return Expr::binary(op, Expr::cast(std::move(a), compute), Expr::cast(std::move(b), compute), result);
 }
 
-/// `self op other` with broadcasting where either may be a tensor or a scalar; `alpha` scales other (add/sub).
+/// `self op other` with broadcasting where either may be a tensor or a scalar (not both); `alpha` scales other
+/// (add/sub). A scalar `self` comes from Python decompositions (logit's `1 - x` traces as sub.Tensor(1, x)).
 std::vector<TensorValue> lower_binary(GraphLowering& L, BinaryOp op, bool scalar_other, bool has_alpha = false,
                                       bool math_in_float = true) {
   const TensorMeta& m = L.out_meta();
-  TensorValue self = L.tensor(0, "self");
-  std::optional<TensorValue> other;
-  std::optional<Scalar> other_scalar;
-  if (scalar_other) {
-    other_scalar = L.scalar(1, "other");
-  } else {
-    const Arg& a = L.required(1, "other");
-    if (a.is_tensor()) other = L.tensor(1, "other");
-    else other_scalar = L.scalar(1, "other");
-  }
-  if (!other && !other_scalar) L.fail("missing argument 'other'");
+  auto operand = [&](size_t i, const char* name, bool scalar_only, std::optional<TensorValue>& t,
+                     std::optional<Scalar>& s) {
+    if (scalar_only || !L.required(i, name).is_tensor())
+      s = L.scalar(i, name);
+    else
+      t = L.tensor(i, name);
+  };
+  std::optional<TensorValue> self, other;
+  std::optional<Scalar> self_scalar, other_scalar;
+  operand(0, "self", false, self, self_scalar);
+  operand(1, "other", scalar_other, other, other_scalar);
+  if (!self && !other) L.fail("argument 'self' or 'other' must be a tensor");
   std::optional<Scalar> alpha = has_alpha ? L.scalar(2, "alpha") : std::nullopt;
-  std::vector<const TensorValue*> ts{&self};
-  if (other) ts.push_back(&*other);
+  std::vector<const TensorValue*> ts;
+  for (const auto* t : {&self, &other})
+    if (*t) ts.push_back(&**t);
   std::vector<Scalar> ss;
-  if (other_scalar) ss.push_back(*other_scalar);
-  DType operand = operand_type(ts, ss);
+  for (const auto* x : {&self_scalar, &other_scalar})
+    if (*x) ss.push_back(**x);
+  DType operand_dtype = operand_type(ts, ss);
   // Half types compute in float32 (like eager's CUDA kernels); the result is rounded back by the final cast.
-  DType compute = math_in_float ? compute_type(operand) : operand;
+  DType compute = math_in_float ? compute_type(operand_dtype) : operand_dtype;
   // Integer operands of an op with a floating result (true division, atan2) compute in the result type.
   if (is_floating(m.dtype) && !is_floating(compute)) compute = compute_type(m.dtype);
   return {L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
-    Expr a = L.at(self, L.broadcast_coords(self, m.sizes, c));
-    Expr b = other ? L.at(*other, L.broadcast_coords(*other, m.sizes, c)) : scalar_expr(*other_scalar, compute);
+    auto value = [&](const std::optional<TensorValue>& t, const std::optional<Scalar>& s) {
+      return t ? L.at(*t, L.broadcast_coords(*t, m.sizes, c)) : scalar_expr(*s, compute);
+    };
+    Expr a = value(self, self_scalar);
+    Expr b = value(other, other_scalar);
     if (alpha && alpha->value != 1)
       b = Expr::binary(BinaryOp::Mul, Expr::cast(b, compute), scalar_expr(*alpha, compute), compute);
     return Expr::cast(binary_in(op, a, b, compute), m.dtype);
@@ -990,6 +997,53 @@ std::vector<TensorValue> lower_leaky_relu(GraphLowering& L) {
     Expr pos = Expr::binary(BinaryOp::Gt, x, Expr::constant(0, compute), DType::Bool);
     return Expr::cast(Expr::where(pos, x, Expr::binary(BinaryOp::Mul, x, Expr::constant(slope, compute), compute)),
                       m.dtype);
+  })};
+}
+
+/// elu(self, alpha, scale, input_scale): x * scale where x > 0, else expm1(x * input_scale) * alpha * scale (core
+/// ATen on recent PyTorch, which no longer decomposes it).
+std::vector<TensorValue> lower_elu(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  double alpha = L.float_arg(1, "alpha", 1), scale = L.float_arg(2, "scale", 1);
+  double input_scale = L.float_arg(3, "input_scale", 1);
+  DType compute = compute_type(m.dtype);
+  auto k = [&](double v) { return Expr::constant(v, compute); };
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    Expr x = Expr::cast(L.at(self, c), compute);
+    Expr neg = Expr::binary(BinaryOp::Mul,
+                            Expr::unary(UnaryOp::Expm1, Expr::binary(BinaryOp::Mul, x, k(input_scale), compute)),
+                            k(alpha * scale), compute);
+    Expr nonpositive = Expr::binary(BinaryOp::Le, x, k(0), DType::Bool);
+    return Expr::cast(Expr::where(nonpositive, neg, Expr::binary(BinaryOp::Mul, x, k(scale), compute)), m.dtype);
+  })};
+}
+
+/// elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result), as ATen's kernel: where the
+/// saved value is <= 0, grad * input_scale * (result + alpha * scale) from the result, or grad * input_scale * alpha
+/// * scale * exp(x * input_scale) from the input; elsewhere grad * scale.
+std::vector<TensorValue> lower_elu_backward(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue grad = L.tensor(0, "grad_output");
+  double alpha = L.float_arg(1, "alpha", 1), scale = L.float_arg(2, "scale", 1);
+  double input_scale = L.float_arg(3, "input_scale", 1);
+  bool is_result = L.bool_arg(4, "is_result", false);
+  TensorValue saved = L.tensor(5, "self_or_result");
+  DType compute = compute_type(m.dtype);
+  auto k = [&](double v) { return Expr::constant(v, compute); };
+  return {L.make(m.dtype, m.sizes, {&grad, &saved}, [&](const std::vector<Index>& c) {
+    Expr g = Expr::cast(L.at(grad, L.broadcast_coords(grad, m.sizes, c)), compute);
+    Expr a = Expr::cast(L.at(saved, L.broadcast_coords(saved, m.sizes, c)), compute);
+    Expr slope =
+        is_result
+            ? Expr::binary(BinaryOp::Mul, k(input_scale), Expr::binary(BinaryOp::Add, a, k(alpha * scale), compute),
+                           compute)
+            : Expr::binary(BinaryOp::Mul, k(input_scale * alpha * scale),
+                           Expr::unary(UnaryOp::Exp, Expr::binary(BinaryOp::Mul, a, k(input_scale), compute)), compute);
+    Expr nonpositive = Expr::binary(BinaryOp::Le, a, k(0), DType::Bool);
+    Expr d = Expr::where(nonpositive, Expr::binary(BinaryOp::Mul, g, slope, compute),
+                         Expr::binary(BinaryOp::Mul, g, k(scale), compute));
+    return Expr::cast(d, m.dtype);
   })};
 }
 
@@ -2268,6 +2322,8 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.where.ScalarSelf"] = lower_where;
     t["aten.where.ScalarOther"] = lower_where;
     t["aten.leaky_relu.default"] = lower_leaky_relu;
+    t["aten.elu.default"] = lower_elu;
+    t["aten.elu_backward.default"] = lower_elu_backward;
     t["aten.hardtanh.default"] = lower_hardtanh;
     // Reductions.
     t["aten.prod.dim_int"] = [](GraphLowering& L) { return lower_prod(L, false); };

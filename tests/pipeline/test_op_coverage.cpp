@@ -95,6 +95,13 @@ TEST_P(OpCoverage, FloatPointwise) {
   g.output(g.call("aten.rsub.Tensor", {t(x), t(y)}, {{"alpha", f(2.0)}}));
   g.output(g.call("aten.leaky_relu.default", {t(x), f(0.1)}));
   g.output(g.call("aten.hardtanh.default", {t(x), f(-0.5), f(0.75)}));
+  // elu (core ATen on recent PyTorch) and its backward from the input and from the result; `1 - x` as a Python
+  // decomposition traces it (logit's): sub.Tensor with a number for self.
+  ValueRef elu = g.call("aten.elu.default", {t(x), f(0.7), f(1.5), f(0.5)});
+  g.output(elu);
+  g.output(g.call("aten.elu_backward.default", {t(y), f(0.7), f(1.5), f(0.5), b(false), t(x)}));
+  g.output(g.call("aten.elu_backward.default", {t(y), f(0.7), f(1.5), f(0.5), b(true), t(elu)}));
+  g.output(g.call("aten.sub.Tensor", {f(1.0), t(x)}));
   ValueRef gt = g.call("aten.gt.Scalar", {t(x), f(0.0)});
   ValueRef lt = g.call("aten.lt.Scalar", {t(y), f(0.5)});
   g.output(g.call("aten.logical_xor.default", {t(gt), t(lt)}));

@@ -766,3 +766,24 @@ def test_gemm_epilogue_on_gpu_matches_eager_and_folds_into_the_fast_path(dtype):
     for g, p in zip(grads, list(mlp.parameters()) + [xg]):
         torch.testing.assert_close(g, p.grad, rtol=1e-4, atol=1e-4)
     assert [r["gemm_epilogues"] for r in hipinductor.reports()] == [1, 0]
+
+
+def test_elu_family_and_logit_run_in_kernels_with_their_gradients():
+    # elu is core ATen on recent PyTorch (not decomposed there): lowered whole, with elu_backward from the input
+    # (celu, selu) or the result (in-place elu saves its output). logit's decomposition computes `1 - x` as
+    # sub.Tensor(1, x), a number for self.
+    def f(x):
+        return (torch.nn.functional.elu(x, 0.7), torch.selu(x), torch.nn.functional.celu(x, 1.3),
+                torch.nn.functional.elu(x * 2, inplace=True), torch.logit(x.sigmoid(), 1e-3))
+
+    x = torch.randn(7, 33)
+    xe, xc = x.clone().requires_grad_(), x.clone().requires_grad_()
+    hipinductor.clear_reports()
+    out, expected = compile(f)(xc), f(xe)
+    torch.testing.assert_close(out, expected)
+    sum(o.sum() for o in out).backward()
+    sum(o.sum() for o in expected).backward()
+    torch.testing.assert_close(xc.grad, xe.grad)
+    forward, backward = hipinductor.reports()
+    assert "aten.elu.default" in forward["ops_lowered"] and forward["fallback_ops"] == [], forward
+    assert "aten.elu_backward.default" in backward["ops_lowered"] and backward["fallback_ops"] == [], backward
