@@ -1676,6 +1676,7 @@ const OpDef kOps[] = {
     {"aten::log10(Tensor self) -> Tensor", RULE(unary_float(m))},
     {"aten::atan2(Tensor self, Tensor other) -> Tensor", RULE(atan2(m))},
     {"aten::hypot(Tensor self, Tensor other) -> Tensor", RULE(binary(m, "self", "other"))},
+    {"aten::ldexp.Tensor(Tensor self, Tensor other) -> Tensor", RULE(true_divide(m))},
     {"aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", RULE(gelu(m))},
     {"aten::silu(Tensor self) -> Tensor", RULE(unary_floating_only(m, "silu"))},
     // Selection and clamping.

@@ -530,6 +530,7 @@ class GraphEvaluator {
                            const std::function<double(double, double, int64_t, int64_t&)>& fn,
                            std::vector<int64_t>* positions = nullptr) const;
   std::vector<HostTensor> div_mode();
+  std::vector<HostTensor> ldexp();
   std::vector<HostTensor> elementwise(const std::function<double(double)>& fn);
   std::vector<HostTensor> bitwise_not();
   std::vector<HostTensor> prod(bool all_dims);
@@ -875,6 +876,18 @@ std::vector<HostTensor> GraphEvaluator::div_mode() {
   if (m == "trunc") return binary(Binary::TruncDiv, false);
   if (m == "floor") return binary(Binary::FloorDiv, false);
   fail("rounding_mode must be None, 'trunc' or 'floor', got '" + m + "'");
+}
+
+/// self * 2 ** other in the floating result type (exact: a power of two scales without rounding, up to overflow).
+std::vector<HostTensor> GraphEvaluator::ldexp() {
+  Operand a = required_operand(0, "self");
+  Operand b = required_operand(1, "other");
+  HostTensor out = output();
+  DType compute = opmath_type(out.dtype);
+  std::vector<double> x = broadcast(a, out.sizes, compute, compute);
+  std::vector<double> y = broadcast(b, out.sizes, compute, compute);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = round_to_dtype(compute, x[i] * std::pow(2.0, y[i]));
+  return {output_from_values(0, x)};
 }
 
 std::vector<HostTensor> GraphEvaluator::elementwise(const std::function<double(double)>& fn) {
@@ -1615,6 +1628,7 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.logical_xor.default"] = [](GraphEvaluator& E) { return E.binary(Binary::LogicalXor, false); };
     t["aten.atan2.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Atan2, false); };
     t["aten.hypot.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Hypot, false); };
+    t["aten.ldexp.Tensor"] = [](GraphEvaluator& E) { return E.ldexp(); };
     const std::pair<const char*, Unary> more_unary[] = {
         {"tan", Unary::Tan}, {"atan", Unary::Atan}, {"asin", Unary::Asin}, {"acos", Unary::Acos},
         {"sinh", Unary::Sinh}, {"cosh", Unary::Cosh}, {"asinh", Unary::Asinh}, {"acosh", Unary::Acosh},

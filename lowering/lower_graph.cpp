@@ -1000,6 +1000,21 @@ std::vector<TensorValue> lower_leaky_relu(GraphLowering& L) {
   })};
 }
 
+/// ldexp(self, other) = self * 2 ** other, in the (floating) result type, as eager computes it (PyTorch 2.11 keeps
+/// it whole; earlier releases decompose it so).
+std::vector<TensorValue> lower_ldexp(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  TensorValue other = L.tensor(1, "other");
+  DType compute = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, {&self, &other}, [&](const std::vector<Index>& c) {
+    Expr x = Expr::cast(L.at(self, L.broadcast_coords(self, m.sizes, c)), compute);
+    Expr e = Expr::cast(L.at(other, L.broadcast_coords(other, m.sizes, c)), compute);
+    Expr scale = Expr::binary(BinaryOp::Pow, Expr::constant(2, compute), e, compute);
+    return Expr::cast(Expr::binary(BinaryOp::Mul, x, scale, compute), m.dtype);
+  })};
+}
+
 /// elu(self, alpha, scale, input_scale): x * scale where x > 0, else expm1(x * input_scale) * alpha * scale (core
 /// ATen on recent PyTorch, which no longer decomposes it).
 std::vector<TensorValue> lower_elu(GraphLowering& L) {
@@ -2323,6 +2338,7 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.where.ScalarOther"] = lower_where;
     t["aten.leaky_relu.default"] = lower_leaky_relu;
     t["aten.elu.default"] = lower_elu;
+    t["aten.ldexp.Tensor"] = lower_ldexp;
     t["aten.elu_backward.default"] = lower_elu_backward;
     t["aten.hardtanh.default"] = lower_hardtanh;
     // Reductions.

@@ -102,6 +102,8 @@ TEST_P(OpCoverage, FloatPointwise) {
   g.output(g.call("aten.elu_backward.default", {t(y), f(0.7), f(1.5), f(0.5), b(false), t(x)}));
   g.output(g.call("aten.elu_backward.default", {t(y), f(0.7), f(1.5), f(0.5), b(true), t(elu)}));
   g.output(g.call("aten.sub.Tensor", {f(1.0), t(x)}));
+  g.output(g.call("aten.ldexp.Tensor",
+                  {t(x), t(g.call("aten.round.default", {t(g.call("aten.mul.Tensor", {t(y), f(4.0)}))}))}));
   ValueRef gt = g.call("aten.gt.Scalar", {t(x), f(0.0)});
   ValueRef lt = g.call("aten.lt.Scalar", {t(y), f(0.5)});
   g.output(g.call("aten.logical_xor.default", {t(gt), t(lt)}));
