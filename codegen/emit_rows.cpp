@@ -20,13 +20,14 @@ std::optional<PersistentRows> KernelPrinter::persistent_rows() const {
   if (groups <= 4 * warp) {
     plan.threads = std::min(warp, pow2_at_least(groups));  // a warp (or part of one) per row: shuffles only
   } else {
-    // About 16 values per thread and operand, 32 (four 16-byte vectors) for 16-bit types; 8 for plain reductions,
-    // which are then shaped as Triton's (more threads per row, one row per block over the whole grid, evict-first
-    // loads): on the H200, under do_bench's dirty L2, sum over 16k x 4k f32 rows took 0.0678 ms shaped so
-    // (Inductor's: 0.0677), against 0.0711 with 16 values, the capped grid and plain loads, and 0.0704-0.0717 with
-    // one or two of the three changes alone. LayerNorm over 16k x 4k bf16 rows (bench/shapes/ln.cu): 0.0713 ms
-    // median with 32 values (128 threads) against 0.0736 with 16 (256 threads); a same-size copy 0.0679.
-    const int values = plan.reads_only ? 8 : plan.width == 8 ? 32 : 16;
+    // About 16 values per thread and operand; 32 (four 16-byte vectors) for 16-bit types in rows long enough to
+    // keep 128 threads (4 warps) so; 8 for plain reductions, which are then shaped as Triton's (more threads per
+    // row, one row per block over the whole grid, evict-first loads). On the H200, under do_bench's dirty L2: sum
+    // over 16k x 4k f32 rows took 0.0678 ms shaped so (Inductor's: 0.0677), against 0.0711 with 16 values, the
+    // capped grid and plain loads, and 0.0704-0.0717 with one or two of the three changes alone; LayerNorm over
+    // 16k x 4k bf16 rows (bench/shapes/ln.cu) 0.0713 ms median with 32 values (128 threads) against 0.0736 with 16
+    // (256 threads), a same-size copy 0.0679. Shorter 16-bit rows (2048: 64 threads at 32) are unmeasured.
+    const int values = plan.reads_only ? 8 : plan.width == 8 && groups >= 4 * 128 ? 32 : 16;
     const int target_groups = std::max(1, values / plan.width);
     plan.threads = std::min(1024, pow2_at_least(ceil_div(groups, target_groups)));
   }
