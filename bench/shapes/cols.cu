@@ -306,6 +306,99 @@ __global__ void __launch_bounds__(16 * TY) stage2w(const float* __restrict__ par
   }
 }
 
+// Persistent full-row tiles: NB blocks of 512 threads (2 float4 per thread: a whole 16 KB row); block b sums tiles
+// b, b + NB, ... of K consecutive rows, each tile's 2K loads issued at once, into partial b.
+template <int NB, int K>
+__global__ void __launch_bounds__(512) ptiles(const float* __restrict__ x, float* __restrict__ part) {
+  float4 a0 = {0, 0, 0, 0}, a1 = {0, 0, 0, 0};
+  for (int t = blockIdx.x; t < R / K; t += NB) {
+    const float* p = x + (size_t)t * K * C + threadIdx.x * 4;
+    float4 v[2 * K];
+#pragma unroll
+    for (int r = 0; r < K; ++r) { v[2 * r] = ld4<1>(p + (size_t)r * C); v[2 * r + 1] = ld4<1>(p + (size_t)r * C + 2048); }
+#pragma unroll
+    for (int r = 0; r < K; ++r) {
+      a0.x += v[2 * r].x; a0.y += v[2 * r].y; a0.z += v[2 * r].z; a0.w += v[2 * r].w;
+      a1.x += v[2 * r + 1].x; a1.y += v[2 * r + 1].y; a1.z += v[2 * r + 1].z; a1.w += v[2 * r + 1].w;
+    }
+  }
+  *(float4*)(part + (size_t)blockIdx.x * C + threadIdx.x * 4) = a0;
+  *(float4*)(part + (size_t)blockIdx.x * C + threadIdx.x * 4 + 2048) = a1;
+}
+
+// Row-sum-shaped tiles over the whole grid, deterministic: a block takes the next tile number (launch order, so
+// every lower tile has started), sums its K rows (2K loads at once, as the row sums read), stores the tile's partial
+// in a ring slot (waiting for the slot's previous group to have been summed), and the last tile of each group of G
+// sums the group's partials in order into the group's partial; the last group sums those in order into out.
+constexpr int kTilesMax = 4096;
+__device__ unsigned ring_tile, ring_final, ring_group[kTilesMax], ring_gen[kTilesMax];
+template <int K, int G, int SLOTS>
+__global__ void __launch_bounds__(512) ring(const float* __restrict__ x, float* __restrict__ slots,
+                                             float* __restrict__ gpart, float* __restrict__ out) {
+  constexpr int tiles = R / K, groups = tiles / G;
+  __shared__ unsigned tile_s;
+  __shared__ bool last;
+  if (threadIdx.x == 0) tile_s = atomicAdd(&ring_tile, 1u);
+  __syncthreads();
+  const unsigned t = tile_s;
+  const float* p = x + (size_t)t * K * C + threadIdx.x * 4;
+  float4 v[2 * K];
+#pragma unroll
+  for (int r = 0; r < K; ++r) { v[2 * r] = ld4<1>(p + (size_t)r * C); v[2 * r + 1] = ld4<1>(p + (size_t)r * C + 2048); }
+  float4 a0 = v[0], a1 = v[1];
+#pragma unroll
+  for (int r = 1; r < K; ++r) {
+    a0.x += v[2 * r].x; a0.y += v[2 * r].y; a0.z += v[2 * r].z; a0.w += v[2 * r].w;
+    a1.x += v[2 * r + 1].x; a1.y += v[2 * r + 1].y; a1.z += v[2 * r + 1].z; a1.w += v[2 * r + 1].w;
+  }
+  const unsigned slot = t % SLOTS, gen = t / SLOTS;
+  if (threadIdx.x == 0 && gen > 0)
+    while (*(volatile unsigned*)&ring_gen[slot] < gen) __nanosleep(100);
+  __syncthreads();
+  float* sp = slots + (size_t)slot * C + threadIdx.x * 4;
+  __stcg((float4*)sp, a0);
+  __stcg((float4*)(sp + 2048), a1);
+  __threadfence();
+  __syncthreads();
+  const unsigned g = t / G;
+  if (threadIdx.x == 0) last = atomicAdd(&ring_group[g], 1u) == G - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  float4 s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
+  for (int j = 0; j < G; ++j) {
+    const float* q = slots + (size_t)((g * G + j) % SLOTS) * C + threadIdx.x * 4;
+    float4 u0 = __ldcg((const float4*)q), u1 = __ldcg((const float4*)(q + 2048));
+    s0.x += u0.x; s0.y += u0.y; s0.z += u0.z; s0.w += u0.w;
+    s1.x += u1.x; s1.y += u1.y; s1.z += u1.z; s1.w += u1.w;
+  }
+  float* gp = gpart + (size_t)g * C + threadIdx.x * 4;
+  __stcg((float4*)gp, s0);
+  __stcg((float4*)(gp + 2048), s1);
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    ring_group[g] = 0;
+    for (int j = 0; j < G; ++j) atomicAdd(&ring_gen[(g * G + j) % SLOTS], 1u);
+    last = atomicAdd(&ring_final, 1u) == groups - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  s0 = {0, 0, 0, 0}; s1 = {0, 0, 0, 0};
+  for (int j = 0; j < groups; ++j) {
+    const float* q = gpart + (size_t)j * C + threadIdx.x * 4;
+    float4 u0 = __ldcg((const float4*)q), u1 = __ldcg((const float4*)(q + 2048));
+    s0.x += u0.x; s0.y += u0.y; s0.z += u0.z; s0.w += u0.w;
+    s1.x += u1.x; s1.y += u1.y; s1.z += u1.z; s1.w += u1.w;
+  }
+  *(float4*)(out + threadIdx.x * 4) = s0;
+  *(float4*)(out + threadIdx.x * 4 + 2048) = s1;
+  __syncthreads();
+  if (threadIdx.x == 0) { ring_tile = 0; ring_final = 0; }
+  for (int j = threadIdx.x; j < SLOTS; j += 512) ring_gen[j] = 0;
+}
+
 __global__ void copyk(const float4* __restrict__ a, float4* __restrict__ b, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) b[i] = a[i];
 }
@@ -351,6 +444,13 @@ void run_wgrid() {
   wgrid<B, K, U><<<(R / K) * (C / (B * 4)), B>>>(x, part);
   stage2w<R / K, TY><<<C / 64, 16 * TY>>>(part, out);
 }
+template <int NB, int K> void run_ptiles_only() { ptiles<NB, K><<<NB, 512>>>(x, part); }
+template <int NB, int K> void run_ptiles() {
+  ptiles<NB, K><<<NB, 512>>>(x, part);
+  stage2w<NB, 16><<<C / 64, 256>>>(part, out);
+}
+float *slots, *gpart;
+template <int K, int G, int SLOTS> void run_ring() { ring<K, G, SLOTS><<<R / K, 512>>>(x, slots, gpart, out); }
 void run_copy() { copyk<<<132 * 16, 256>>>((const float4*)x, (float4*)cpy, (size_t)R * C / 8); }
 
 int main() {
@@ -360,6 +460,8 @@ int main() {
   cudaMalloc(&rowout, R * 4);
   cudaMalloc(&cpy, (size_t)R * C * 2);
   cudaMalloc(&counters, 64 * 4);
+  cudaMalloc(&slots, (size_t)4096 * C * 4);
+  cudaMalloc(&gpart, (size_t)1024 * C * 4);
   cudaMemset(counters, 0, 64 * 4);
   {
     std::vector<float> h((size_t)R * C);
@@ -370,19 +472,17 @@ int main() {
       {"rowsum reference", run_rowsum},
       {"slices S16 TY16 + stage2v (s9)", run_slices_v<16, 16, 4, 1>},
       {"stage1i only G128 U8", run_stage1i_only<128, 8>},
-      {"wgrid only B256 K32 U8", run_wgrid_only<256, 32, 8>},
-      {"wgrid only B256 K64 U8", run_wgrid_only<256, 64, 8>},
-      {"wgrid only B128 K32 U8", run_wgrid_only<128, 32, 8>},
-      {"wgrid only B1024 K32 U8", run_wgrid_only<1024, 32, 8>},
-      {"wgrid only B256 K16 U8", run_wgrid_only<256, 16, 8>},
-      {"wgrid B256 K32 U8 TY16", run_wgrid<256, 32, 8, 16>},
-      {"wgrid B256 K64 U8 TY16", run_wgrid<256, 64, 8, 16>},
-      {"wgrid B256 K64 U16 TY16", run_wgrid<256, 64, 16, 16>},
-      {"wgrid B128 K32 U8 TY16", run_wgrid<128, 32, 8, 16>},
-      {"wgrid B128 K64 U8 TY8", run_wgrid<128, 64, 8, 8>},
-      {"wgrid B1024 K32 U8 TY16", run_wgrid<1024, 32, 8, 16>},
-      {"wgrid B256 K16 U8 TY16", run_wgrid<256, 16, 8, 16>},
-      {"wgrid B256 K128 U8 TY8", run_wgrid<256, 128, 8, 8>},
+      {"ptiles only NB512 K8", run_ptiles_only<512, 8>},
+      {"ptiles only NB512 K4", run_ptiles_only<512, 4>},
+      {"ptiles only NB256 K8", run_ptiles_only<256, 8>},
+      {"ptiles NB512 K8", run_ptiles<512, 8>},
+      {"ptiles NB256 K8", run_ptiles<256, 8>},
+      {"ptiles NB512 K4", run_ptiles<512, 4>},
+      {"ring K8 G16 S1024", run_ring<8, 16, 1024>},
+      {"ring K8 G16 S2048 (no reuse)", run_ring<8, 16, 2048>},
+      {"ring K4 G16 S2048", run_ring<4, 16, 2048>},
+      {"ring K8 G32 S1024", run_ring<8, 32, 1024>},
+      {"ring K16 G8 S1024", run_ring<16, 8, 1024>},
   };
   // Check each variant's result against the first split variant.
   std::vector<float> want(C), got(C);
