@@ -556,6 +556,12 @@ class MetaInference {
 
 using Metas = std::vector<TensorMeta>;
 Metas one(DType t, std::vector<Index> sizes) { return {TensorMeta::contiguous(t, std::move(sizes))}; }
+/// A view op's `_copy` twin: the same sizes, contiguous.
+Metas copied(const Metas& views) {
+  Metas out;
+  for (const TensorMeta& v : views) out.push_back(TensorMeta::contiguous(v.dtype, v.sizes));
+  return out;
+}
 DType to_float(DType t) { return is_floating(t) ? t : DType::Float32; }
 bool is_integral_or_bool(DType t) { return t == DType::Bool || is_integer(t); }
 
@@ -1432,6 +1438,27 @@ Metas nextafter(const MetaInference& m) {
   return one(t, m.broadcast({"self", "other"}));
 }
 
+/// narrow_copy(self, dim, start, length): `length` elements of dim from start (negative start counts from the end).
+Metas narrow_copy(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  if (in.rank() == 0) m.fail("self", "cannot narrow a 0-d tensor");
+  size_t d = static_cast<size_t>(m.wrap_dim("dim", m.int_arg("dim"), in.rank()));
+  const Index length = m.arg("length").integer();
+  if (length.is_const() && length.value() < 0) m.fail("length", "must be non-negative");
+  auto size = in.sizes[d].as_const();
+  const Index start = m.arg("start").integer();
+  if (size && start.is_const() && length.is_const()) {
+    int64_t st = start.value() < 0 ? start.value() + *size : start.value();
+    if (st < 0 || st + length.value() > *size) {
+      m.fail("start", "start " + std::to_string(start.value()) + " + length " + std::to_string(length.value()) +
+                          " exceeds dimension size " + std::to_string(*size));
+    }
+  }
+  std::vector<Index> sizes = in.sizes;
+  sizes[d] = length;
+  return one(in.dtype, sizes);
+}
+
 Metas as_strided(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   const std::vector<Index>& sizes = m.arg("size").ints();
@@ -1702,6 +1729,8 @@ const OpDef kOps[] = {
     {"aten::ge.Scalar(Tensor self, Scalar other) -> Tensor", RULE(compare(m))},
     {"aten::isnan(Tensor self) -> Tensor", RULE(unary_predicate(m))},
     {"aten::isinf(Tensor self) -> Tensor", RULE(unary_predicate(m))},
+    {"aten::signbit(Tensor self) -> Tensor", RULE(unary_predicate(m))},
+    {"aten::angle(Tensor self) -> Tensor", RULE(unary_float(m))},
     {"aten::logical_not(Tensor self) -> Tensor", RULE(unary_predicate(m))},
     {"aten::logical_and(Tensor self, Tensor other) -> Tensor", RULE(logical_binary(m))},
     {"aten::logical_or(Tensor self, Tensor other) -> Tensor", RULE(logical_binary(m))},
@@ -1872,6 +1901,12 @@ const OpDef kOps[] = {
     {"aten::erfinv(Tensor self) -> Tensor", RULE(unary_float(m))},
     {"aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
      RULE(as_strided(m))},
+    // Views' copying twins (functionalized graphs, OpInfo's *_copy ops that PyTorch does not decompose).
+    {"aten::as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
+     RULE(copied(as_strided(m)))},
+    {"aten::permute_copy(Tensor self, int[] dims) -> Tensor", RULE(copied(permute(m)))},
+    {"aten::view_copy(Tensor self, SymInt[] size) -> Tensor", RULE(copied(view(m, "size", true)))},
+    {"aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor", RULE(narrow_copy(m))},
     {"aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, "
      "float eps) -> (Tensor, Tensor, Tensor)",
      RULE(native_group_norm(m)), /*device_statistics=*/true},

@@ -1584,6 +1584,12 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
                              "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
                              "aten.squeeze.default"})
       t[name] = [](GraphEvaluator& E) { return E.reshape(); };
+    t["aten.view_copy.default"] = [](GraphEvaluator& E) { return E.reshape(); };
+    t["aten.permute_copy.default"] = [](GraphEvaluator& E) {
+      auto dims = E.ints_arg(1, "dims");
+      if (!dims) E.fail("missing argument 'dims'");
+      return E.permute(*dims);
+    };
     t["aten.permute.default"] = [](GraphEvaluator& E) {
       auto dims = E.ints_arg(1, "dims");
       if (!dims) E.fail("missing argument 'dims'");
@@ -1654,6 +1660,12 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.leaky_relu.default"] = [](GraphEvaluator& E) {
       double s = round_to_dtype(opmath_type(E.out_meta().dtype), E.float_arg(1, "negative_slope", 0.01));
       return E.elementwise([=](double x) { return x > 0 ? x : x * s; });
+    };
+    t["aten.signbit.default"] = [](GraphEvaluator& E) {
+      return E.elementwise([](double x) { return std::signbit(x) ? 1.0 : 0.0; });
+    };
+    t["aten.angle.default"] = [](GraphEvaluator& E) {
+      return E.elementwise([](double x) { return std::isnan(x) ? x : x < 0 ? 3.14159265358979323846 : 0.0; });
     };
     t["aten.elu.default"] = [](GraphEvaluator& E) {
       double alpha = E.float_arg(1, "alpha", 1), scale = E.float_arg(2, "scale", 1);
@@ -1741,6 +1753,8 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.unbind.int"] = [](GraphEvaluator& E) { return E.split(true); };
     t["aten.diagonal.default"] = [](GraphEvaluator& E) { return E.diagonal(); };
     t["aten.as_strided.default"] = [](GraphEvaluator& E) { return E.as_strided(); };
+    t["aten.as_strided_copy.default"] = [](GraphEvaluator& E) { return E.as_strided(); };
+    t["aten.narrow_copy.default"] = [](GraphEvaluator& E) { return E.slice(); };
     t["aten.fmax.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Fmax, false); };
     t["aten.fmin.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Fmin, false); };
     t["aten.copysign.Tensor"] = [](GraphEvaluator& E) { return E.binary(Binary::Copysign, false); };

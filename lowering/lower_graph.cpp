@@ -969,6 +969,32 @@ std::vector<TensorValue> lower_float_predicate(GraphLowering& L, UnaryOp op) {
   return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>&) { return Expr::constant(0, m.dtype); })};
 }
 
+/// signbit: the sign bit of floats (-0.0 and NaNs with it set too: copysign(1, x) < 0); integers below zero.
+std::vector<TensorValue> lower_signbit(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  DType compute = compute_type(self.dtype);
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    Expr x = Expr::cast(L.at(self, c), compute);
+    if (self.dtype == DType::Bool) return Expr::constant(0, m.dtype);
+    if (is_floating(compute)) x = Expr::binary(BinaryOp::Copysign, Expr::constant(1, compute), x, compute);
+    return Expr::cast(Expr::binary(BinaryOp::Lt, x, Expr::constant(0, compute), DType::Bool), m.dtype);
+  })};
+}
+
+/// angle of a real tensor: pi below zero, else 0; NaN stays NaN (eager's angle_impl).
+std::vector<TensorValue> lower_angle(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor(0, "self");
+  DType compute = compute_type(m.dtype);
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    Expr x = Expr::cast(L.at(self, c), compute);
+    Expr negative = Expr::binary(BinaryOp::Lt, x, Expr::constant(0, compute), DType::Bool);
+    Expr v = Expr::where(negative, Expr::constant(3.14159265358979323846, compute), Expr::constant(0, compute));
+    return Expr::cast(Expr::where(Expr::unary(UnaryOp::IsNan, x), x, v), m.dtype);
+  })};
+}
+
 /// round.decimals: round(x * 10^d) / 10^d (d < 0: round(x / 10^-d) * 10^-d), as eager computes it.
 std::vector<TensorValue> lower_round_decimals(GraphLowering& L) {
   int64_t decimals = L.int_arg(kKwargOnly, "decimals", 0);
@@ -2353,6 +2379,8 @@ const std::map<std::string, LowerFn>& lowerings() {
     }
     t["aten.isnan.default"] = [](GraphLowering& L) { return lower_float_predicate(L, UnaryOp::IsNan); };
     t["aten.isinf.default"] = [](GraphLowering& L) { return lower_float_predicate(L, UnaryOp::IsInf); };
+    t["aten.signbit.default"] = lower_signbit;
+    t["aten.angle.default"] = lower_angle;
     t["aten.round.decimals"] = lower_round_decimals;
     t["aten.where.ScalarSelf"] = lower_where;
     t["aten.where.ScalarOther"] = lower_where;
@@ -2442,6 +2470,13 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten._native_batch_norm_legit_no_training.default"] = [](GraphLowering& L) { return lower_batch_norm(L, 0); };
     t["aten._native_batch_norm_legit_functional.default"] = [](GraphLowering& L) { return lower_batch_norm(L, 1); };
     t["aten._native_batch_norm_legit.no_stats"] = [](GraphLowering& L) { return lower_batch_norm(L, 2); };
+    // Views' copying twins: a lowered view is already index arithmetic realized into its own buffer. narrow_copy's
+    // (dim, start, length) reads as slice's (dim, start) with the step's default; the length is the meta's size.
+    for (const auto& [twin, view] : {std::pair{"aten.permute_copy.default", "aten.permute.default"},
+                                     std::pair{"aten.view_copy.default", "aten.view.default"},
+                                     std::pair{"aten.as_strided_copy.default", "aten.as_strided.default"},
+                                     std::pair{"aten.narrow_copy.default", "aten.slice.Tensor"}})
+      t[twin] = t.at(view);
     return t;
   }();
   return table;

@@ -97,11 +97,15 @@ TEST_P(OpCoverage, FloatPointwise) {
   g.output(g.call("aten.hardtanh.default", {t(x), f(-0.5), f(0.75)}));
   // elu (core ATen on recent PyTorch) and its backward from the input and from the result; `1 - x` as a Python
   // decomposition traces it (logit's): sub.Tensor with a number for self.
+  ValueRef inf0 = g.call("aten.mul.Tensor", {t(x), f(0.0)});  // +-0.0 by x's sign
   ValueRef elu = g.call("aten.elu.default", {t(x), f(0.7), f(1.5), f(0.5)});
   g.output(elu);
   g.output(g.call("aten.elu_backward.default", {t(y), f(0.7), f(1.5), f(0.5), b(false), t(x)}));
   g.output(g.call("aten.elu_backward.default", {t(y), f(0.7), f(1.5), f(0.5), b(true), t(elu)}));
   g.output(g.call("aten.sub.Tensor", {f(1.0), t(x)}));
+  g.output(g.call("aten.signbit.default", {t(g.call("aten.neg.default", {t(inf0)}))}));
+  g.output(g.call("aten.signbit.default", {t(x)}));
+  g.output(g.call("aten.angle.default", {t(x)}));
   g.output(g.call("aten.ldexp.Tensor",
                   {t(x), t(g.call("aten.round.default", {t(g.call("aten.mul.Tensor", {t(y), f(4.0)}))}))}));
   ValueRef gt = g.call("aten.gt.Scalar", {t(x), f(0.0)});
@@ -240,6 +244,12 @@ TEST_P(OpCoverage, LayoutOps) {
   g.output(g.call("aten.slice_scatter.default", {t(x), t(y), i(1), i(-3)}));
   ValueRef row = g.call("aten.slice.Tensor", {t(g.call("aten.select.int", {t(y), i(0), i(0)})), i(0), i(0), i(2)});
   g.output(g.call("aten.copy.default", {t(k), t(row)}));  // [2, 7] float broadcast into [6, 2, 7] int64
+  // Views' copying twins, of an input and of a computed value.
+  ValueRef ex = g.call("aten.exp.default", {t(x)});
+  g.output(g.call("aten.permute_copy.default", {t(ex), ints({2, 0, 1})}));
+  g.output(g.call("aten.view_copy.default", {t(x), ints({42, 10})}));
+  g.output(g.call("aten.narrow_copy.default", {t(ex), i(1), i(-4), i(3)}));
+  g.output(g.call("aten.as_strided_copy.default", {t(x), ints({3, 4}), ints({5, 2}), i(7)}));
   check(g, GetParam());
 }
 
