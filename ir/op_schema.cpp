@@ -783,6 +783,19 @@ Metas scan(const MetaInference& m) {
   return one(sum_dtype(m, in.dtype), in.sizes);
 }
 
+Metas cum_extreme(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
+  return {TensorMeta::contiguous(in.dtype, in.sizes), TensorMeta::contiguous(DType::Int64, in.sizes)};
+}
+
+Metas logcumsumexp(const MetaInference& m) {
+  TensorMeta in = m.tensor("self");
+  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
+  if (!is_floating(in.dtype)) m.fail("self", "logcumsumexp needs a floating-point tensor");
+  return one(in.dtype, in.sizes);
+}
+
 Metas reduce_all(const MetaInference& m, std::optional<DType> dtype) {
   TensorMeta in = m.tensor("self");
   return one(dtype.value_or(in.dtype), {});
@@ -1815,6 +1828,9 @@ const OpDef kOps[] = {
     {"aten::all(Tensor self) -> Tensor", RULE(any_all(m, false))},
     {"aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", RULE(scan(m))},
     {"aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", RULE(scan(m))},
+    {"aten::cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", RULE(cum_extreme(m))},
+    {"aten::cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", RULE(cum_extreme(m))},
+    {"aten::logcumsumexp(Tensor self, int dim) -> Tensor", RULE(logcumsumexp(m))},
     {"aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", RULE(amax_amin(m))},
     {"aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
      RULE(reduce_one_dim(m, m.tensor("self").dtype, DType::Int64))},

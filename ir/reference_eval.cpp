@@ -531,6 +531,8 @@ class GraphEvaluator {
                            std::vector<int64_t>* positions = nullptr) const;
   std::vector<HostTensor> div_mode();
   std::vector<HostTensor> ldexp();
+  std::vector<HostTensor> cum_extreme(bool is_max);
+  std::vector<HostTensor> logcumsumexp();
   std::vector<HostTensor> elementwise(const std::function<double(double)>& fn);
   std::vector<HostTensor> bitwise_not();
   std::vector<HostTensor> prod(bool all_dims);
@@ -1001,6 +1003,54 @@ std::vector<HostTensor> GraphEvaluator::scan(bool product) {
       }
     }
     out.storage[flat] = round_to_dtype(out.dtype, v);
+  });
+  return {out};
+}
+
+/// cummax / cummin as eager's scan: a NaN, or a value at least as extreme as the running one, takes over (so the
+/// index is the last position holding the extreme; after a NaN, the last NaN).
+std::vector<HostTensor> GraphEvaluator::cum_extreme(bool is_max) {
+  const HostTensor& self = tensor(0, "self");
+  HostTensor values = output(0), indices = output(1);
+  if (self.rank() == 0) return {output_from_values(0, self.values()), output_from_values(1, {0.0})};
+  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
+  for_each_index(self.sizes, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    double x = self.at(idx), best = x, pos = static_cast<double>(idx[dim]);
+    if (idx[dim] > 0) {
+      double prev = values.storage[flat - values.strides[dim]];
+      bool take = std::isnan(x) || (!std::isnan(prev) && (is_max ? x >= prev : x <= prev));
+      if (!take) {
+        best = prev;
+        pos = indices.storage[flat - indices.strides[dim]];
+      }
+    }
+    values.storage[flat] = best;
+    indices.storage[flat] = pos;
+  });
+  return {values, indices};
+}
+
+/// logcumsumexp in double: log(exp(a) + exp(b)) as max + log1p(exp(min - max)), an infinite max kept.
+std::vector<HostTensor> GraphEvaluator::logcumsumexp() {
+  const HostTensor& self = tensor(0, "self");
+  HostTensor out = output();
+  if (self.rank() == 0) return {output_from_values(0, self.values())};
+  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
+  std::vector<double> acc(out.storage.size());
+  for_each_index(self.sizes, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    double x = self.at(idx);
+    if (idx[dim] > 0) {
+      double a = acc[static_cast<size_t>(flat - out.strides[dim])];
+      double hi = std::max(a, x), lo = std::min(a, x);
+      if (std::isnan(a) || std::isnan(x))
+        x = std::nan("");
+      else if (!std::isinf(hi))
+        x = hi + std::log1p(std::exp(lo - hi));
+      else
+        x = hi;
+    }
+    acc[static_cast<size_t>(flat)] = x;
+    out.storage[flat] = round_to_dtype(out.dtype, x);
   });
   return {out};
 }
@@ -1753,6 +1803,9 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.unbind.int"] = [](GraphEvaluator& E) { return E.split(true); };
     t["aten.diagonal.default"] = [](GraphEvaluator& E) { return E.diagonal(); };
     t["aten.as_strided.default"] = [](GraphEvaluator& E) { return E.as_strided(); };
+    t["aten.cummax.default"] = [](GraphEvaluator& E) { return E.cum_extreme(true); };
+    t["aten.cummin.default"] = [](GraphEvaluator& E) { return E.cum_extreme(false); };
+    t["aten.logcumsumexp.default"] = [](GraphEvaluator& E) { return E.logcumsumexp(); };
     t["aten.as_strided_copy.default"] = [](GraphEvaluator& E) { return E.as_strided(); };
     t["aten.narrow_copy.default"] = [](GraphEvaluator& E) { return E.slice(); };
     t["aten.fmax.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Fmax, false); };

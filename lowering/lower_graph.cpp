@@ -1191,6 +1191,86 @@ std::vector<TensorValue> lower_scan(GraphLowering& L, ReduceOp op) {
   return {L.make(m.dtype, m.sizes, {&r}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(r, c), m.dtype); })};
 }
 
+/// The running extreme along `dim` (cummax / cummin): out[.., i, ..] = max over j <= i, a masked reduction whose
+/// masked-out terms repeat the element at i (idempotent, so no identity is needed for any dtype), NaN propagating.
+/// Indices as eager's scan keeps them: the last position holding the extreme (a NaN extreme: the last NaN so far).
+std::vector<TensorValue> lower_cum_extreme(GraphLowering& L, bool is_max) {
+  TensorValue self = L.tensor(0, "self");
+  const TensorMeta& m = L.out_meta(0);
+  const TensorMeta& mi = L.out_meta(1);
+  if (self.rank() == 0) {
+    return {L.make(m.dtype, m.sizes, {&self},
+                   [&](const std::vector<Index>& c) { return Expr::cast(L.at(self, c), m.dtype); }),
+            L.make(mi.dtype, mi.sizes, {}, [&](const std::vector<Index>&) { return Expr::constant(0, mi.dtype); })};
+  }
+  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
+  DType t = self.dtype == DType::Bool ? DType::Int32 : compute_type(self.dtype);
+  const ReduceOp op = is_max ? ReduceOp::Max : ReduceOp::Min;
+  auto at_j = [&](const std::vector<Index>& x, const Index& j) {
+    std::vector<Index> in = x;
+    in[dim] = j;
+    return Expr::cast(L.at(self, in), t);
+  };
+  auto inside = [&](const std::vector<Index>& x, const Index& j) {
+    return Expr::binary(BinaryOp::Le, Expr::index_value(j, DType::Int64), Expr::index_value(x[dim], DType::Int64),
+                        DType::Bool);
+  };
+  TensorValue peak =
+      L.reduction(m.sizes, {self.sizes[dim]}, {&self}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
+        return Expr::reduce(op, Expr::where(inside(x, rv[0]), at_j(x, rv[0]), at_j(x, x[dim])));
+      });
+  TensorValue where_at = L.reduction(
+      mi.sizes, {self.sizes[dim]}, {&self, &peak}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
+        Expr v = at_j(x, rv[0]), p = L.at(peak, x);
+        Expr hit = Expr::binary(BinaryOp::Eq, v, p, DType::Bool);
+        if (is_floating(t)) {
+          Expr both_nan = Expr::binary(BinaryOp::LogicalAnd, Expr::unary(UnaryOp::IsNan, v),
+                                       Expr::unary(UnaryOp::IsNan, p), DType::Bool);
+          hit = Expr::binary(BinaryOp::LogicalOr, hit, both_nan, DType::Bool);
+        }
+        Expr take = Expr::binary(BinaryOp::LogicalAnd, inside(x, rv[0]), hit, DType::Bool);
+        return Expr::reduce(
+            ReduceOp::Max, Expr::where(take, Expr::index_value(rv[0], DType::Int64), Expr::constant(-1, DType::Int64)));
+      });
+  return {L.make(m.dtype, m.sizes, {&peak},
+                 [&](const std::vector<Index>& c) { return Expr::cast(L.at(peak, c), m.dtype); }),
+          L.make(mi.dtype, mi.sizes, {&where_at},
+                 [&](const std::vector<Index>& c) { return Expr::cast(L.at(where_at, c), mi.dtype); })};
+}
+
+/// logcumsumexp along `dim`: with M the running maximum, M + log(sum over j <= i of exp(x_j - M)); an infinite M is
+/// the result (all -inf so far, or a +inf), a NaN propagates through M.
+std::vector<TensorValue> lower_logcumsumexp(GraphLowering& L) {
+  TensorValue self = L.tensor(0, "self");
+  const TensorMeta& m = L.out_meta();
+  if (self.rank() == 0) return lower_convert(L);
+  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
+  DType t = compute_type(m.dtype);
+  auto at_j = [&](const std::vector<Index>& x, const Index& j) {
+    std::vector<Index> in = x;
+    in[dim] = j;
+    return Expr::cast(L.at(self, in), t);
+  };
+  auto inside = [&](const std::vector<Index>& x, const Index& j) {
+    return Expr::binary(BinaryOp::Le, Expr::index_value(j, DType::Int64), Expr::index_value(x[dim], DType::Int64),
+                        DType::Bool);
+  };
+  TensorValue peak =
+      L.reduction(m.sizes, {self.sizes[dim]}, {&self}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
+        return Expr::reduce(ReduceOp::Max, Expr::where(inside(x, rv[0]), at_j(x, rv[0]), at_j(x, x[dim])));
+      });
+  TensorValue total = L.reduction(
+      m.sizes, {self.sizes[dim]}, {&self, &peak}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
+        Expr e = Expr::unary(UnaryOp::Exp, Expr::binary(BinaryOp::Sub, at_j(x, rv[0]), L.at(peak, x), t));
+        return Expr::reduce(ReduceOp::Sum, Expr::where(inside(x, rv[0]), e, Expr::constant(0, t)));
+      });
+  return {L.make(m.dtype, m.sizes, {&peak, &total}, [&](const std::vector<Index>& c) {
+    Expr p = L.at(peak, c);
+    Expr v = Expr::binary(BinaryOp::Add, p, Expr::unary(UnaryOp::Log, L.at(total, c)), t);
+    return Expr::cast(Expr::where(Expr::unary(UnaryOp::IsInf, p), p, v), m.dtype);
+  })};
+}
+
 // ---- more views and layout ops -------------------------------------------------------------------------------------
 
 /// Python slice bound: negative counts from the end, then clamped to [0, size].
@@ -2406,6 +2486,9 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.std.correction"] = lower_std;
     t["aten.cumsum.default"] = [](GraphLowering& L) { return lower_scan(L, ReduceOp::Sum); };
     t["aten.cumprod.default"] = [](GraphLowering& L) { return lower_scan(L, ReduceOp::Prod); };
+    t["aten.cummax.default"] = [](GraphLowering& L) { return lower_cum_extreme(L, true); };
+    t["aten.cummin.default"] = [](GraphLowering& L) { return lower_cum_extreme(L, false); };
+    t["aten.logcumsumexp.default"] = lower_logcumsumexp;
     // Views and layout.
     t["aten.slice.Tensor"] = lower_slice;
     t["aten.select.int"] = lower_select;

@@ -216,6 +216,19 @@ TEST_P(OpCoverage, Reductions) {
   g.output(g.call("aten.cumsum.default", {t(x), i(1)}));
   g.output(g.call("aten.cumsum.default", {t(n), i(0)}));
   g.output(g.call("aten.cumprod.default", {t(small), i(0)}));
+  // Running extremes: NaNs (the last NaN's index), integer ties (the last index), bf16, along dim 0 and 1.
+  for (const ValueRef& v : {nan, n, h})
+    for (const char* op : {"aten.cummax.default", "aten.cummin.default"}) {
+      ValueRef c = g.call(op, {t(v), i(v.node == n.node ? 2 : 1)});
+      g.output(Builder::nth(c, 0));
+      g.output(Builder::nth(c, 1));
+    }
+  ValueRef c0 = g.call("aten.cummax.default", {t(x), i(0)});
+  g.output(Builder::nth(c0, 0));
+  g.output(Builder::nth(c0, 1));
+  g.output(g.call("aten.logcumsumexp.default", {t(x), i(1)}));
+  g.output(g.call("aten.logcumsumexp.default", {t(nan), i(0)}));
+  g.output(g.call("aten.logcumsumexp.default", {t(g.call("aten.log.default", {t(pos)})), i(1)}));  // -inf, 0
   check(g, GetParam(), 1e-4, 1e-5);
 }
 
