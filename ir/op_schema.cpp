@@ -1928,14 +1928,14 @@ const OpDef kOps[] = {
      RULE(native_group_norm(m)), /*device_statistics=*/true},
     {"aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
      "Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-     RULE(batch_norm(m, 0))},
+     RULE(batch_norm(m, 0)), /*device_statistics=*/true},
     {"aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
      "Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, "
      "Tensor running_mean_out, Tensor running_var_out)",
-     RULE(batch_norm(m, 1))},
+     RULE(batch_norm(m, 1)), /*device_statistics=*/true},
     {"aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, "
      "float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-     RULE(batch_norm(m, 2))},
+     RULE(batch_norm(m, 2)), /*device_statistics=*/true},
 };
 
 #undef RULE

@@ -69,8 +69,8 @@ struct OpSchema {
   /// Returns a list (`Tensor(a)[]`: split, unbind): the node has one output per element, as many as infer_meta
   /// gives; num_outputs is 1 then and does not count them.
   bool returns_list = false;
-  /// Outputs 1 and 2 are per-group statistics (mean, rstd) whose dtype depends on the device: float32 for 16-bit
-  /// input on GPUs (and the meta device), the input's dtype on the cpu device. The node's meta decides.
+  /// Outputs 1 and 2 are per-group (per-channel) statistics (mean, rstd) whose dtype depends on the device: float32
+  /// for 16-bit input on GPUs (and the meta device), the input's dtype on the cpu device. The node's meta decides.
   bool device_statistics = false;
 
   /// Position of the argument called `name`, or -1.

@@ -2279,9 +2279,14 @@ std::vector<TensorValue> lower_batch_norm(GraphLowering& L, int kind) {
   // rounds the batch's mean and invstd to that type and normalises with the rounded values, as x * alpha + beta
   // (alpha = invstd * weight, beta = bias - mean * alpha): done so here too, else outputs near zero differ from
   // eager's by the statistics' rounding (0.02 on OpInfo's bf16 samples).
+  // Mixed parameters (float32 with 16-bit input) keep float32 statistics in eager, though PyTorch's meta function
+  // says 16-bit for them too.
   const TensorMeta& saved = L.out_meta(1);
-  const bool rounded_stats =
-      training && is_floating(saved.dtype) && compute_type(saved.dtype) != saved.dtype && saved.sizes == c_sizes;
+  bool mixed = false;
+  for (const auto* p : {&w, &b, &rm, &rv})
+    if (*p && (*p)->dtype != x.dtype) mixed = true;
+  const bool rounded_stats = training && !mixed && is_floating(saved.dtype) &&
+                             compute_type(saved.dtype) != saved.dtype && saved.sizes == c_sizes;
   auto rounded = [&](const TensorValue& v, DType t) {
     return L.make(acc, c_sizes, {&v},
                   [&](const std::vector<Index>& c) { return Expr::cast(Expr::cast(L.at(v, c), t), acc); });

@@ -480,6 +480,27 @@ TEST(OpCoverage2Schemas, ListReturningOpsRoundTripThroughJson) {
   EXPECT_THROW(read_graph_json(write_graph_json(wrong.graph()), "wrong.json"), std::exception);
 }
 
+TEST(OpCoverage2Schemas, BatchNormStatisticsFollowTheNodesDevice) {
+  // 16-bit batch norm saves float32 statistics on GPUs, the input's dtype on the cpu device: the node's meta decides,
+  // as for layer and group norm (the GPU's float32 metas were rejected, and bf16 batch norm ran eagerly there).
+  for (DType stats : {DType::Float32, DType::BFloat16, DType::Float16}) {
+    Builder g;
+    ValueRef x = g.input("x", DType::BFloat16, {4, 3, 5});
+    ValueRef w = g.input("w", DType::BFloat16, {3});
+    ValueRef rm = g.input("rm", DType::BFloat16, {3});
+    ValueRef bn = g.call_with(
+        "aten._native_batch_norm_legit_functional.default", {t(x), t(w), t(w), t(rm), t(rm), b(true), f(0.1), f(1e-5)},
+        {{DType::BFloat16, {4, 3, 5}}, {stats, {3}}, {stats, {3}}, {DType::Float32, {3}}, {DType::Float32, {3}}});
+    g.output_all(bn);
+    if (stats == DType::Float16) {
+      EXPECT_THROW(read_graph_json(write_graph_json(g.graph()), "bn.json"), std::exception);
+      continue;
+    }
+    Graph back = read_graph_json(write_graph_json(g.graph()), "bn.json");
+    EXPECT_EQ(back.nodes[bn.node].outputs[1].dtype, stats);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(WarpWidths, OpCoverage2, ::testing::Values("cpu", "cpu-w64"),
                          [](const auto& info) { return info.param == "cpu" ? std::string("w32") : std::string("w64"); });
 
