@@ -142,6 +142,8 @@ std::string KernelPrinter::compute(const Expr& e) {
         case BinaryOp::Fmin: return "hi_fmin(" + a + ", " + b + ")";
         case BinaryOp::Copysign: return "hi_copysign(" + a + ", " + b + ")";
         case BinaryOp::Nextafter: return libm("nextafter", at) + "(" + a + ", " + b + ")";
+        case BinaryOp::Zeta:
+          return "hi_zeta(" + a + ", " + b + ")";
       }
       break;
     }

@@ -55,10 +55,11 @@ std::string_view unary_op_name(UnaryOp op) {
 }
 
 std::string_view binary_op_name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "floordiv", "truncdiv", "remainder", "fmod", "pow",
-                                "maximum", "minimum", "atan2", "hypot", "eq", "ne", "lt", "le", "gt", "ge",
-                                "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-                                "bitwise_xor", "shl", "shr", "fmax", "fmin", "copysign", "nextafter"};
+  static const char* names[] = {
+      "add",         "sub",     "mul",     "div",         "floordiv",   "truncdiv",    "remainder",   "fmod",
+      "pow",         "maximum", "minimum", "atan2",       "hypot",      "eq",          "ne",          "lt",
+      "le",          "gt",      "ge",      "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+      "bitwise_xor", "shl",     "shr",     "fmax",        "fmin",       "copysign",    "nextafter",   "zeta"};
   return names[static_cast<int>(op)];
 }
 

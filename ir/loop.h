@@ -29,10 +29,38 @@ enum class UnaryOp : uint8_t {
   Lgamma, Digamma, Erfinv,
 };
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, FloorDiv, TruncDiv, Remainder, Fmod, Pow, Maximum, Minimum, Atan2, Hypot, Eq, Ne, Lt, Le, Gt, Ge,
-  LogicalAnd, LogicalOr, LogicalXor, BitwiseAnd, BitwiseOr, BitwiseXor, ShiftLeft, ShiftRight,
-  Fmax, Fmin,  ///< NaN-ignoring maximum / minimum (NaN only when both are NaN)
-  Copysign, Nextafter,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  TruncDiv,
+  Remainder,
+  Fmod,
+  Pow,
+  Maximum,
+  Minimum,
+  Atan2,
+  Hypot,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,
+  BitwiseAnd,
+  BitwiseOr,
+  BitwiseXor,
+  ShiftLeft,
+  ShiftRight,
+  Fmax,
+  Fmin,  ///< NaN-ignoring maximum / minimum (NaN only when both are NaN)
+  Copysign,
+  Nextafter,
+  Zeta,  ///< Hurwitz zeta(x, q) = sum over k >= 0 of (k + q)^-x
 };
 /// ArgMax/ArgMin: a Reduce with two args, (value, position): position is the element's flat (row-major) index over
 /// the reduction domain as an Int64 IndexValue; the result (Int64) is the position of the first extreme element, NaN

@@ -177,6 +177,33 @@ double floor_divide(double a, double b) {
   return f;
 }
 
+/// Hurwitz zeta(x, q) by direct summation of (k + q)^-x for k < 10 or until the base passes 9, then the integral
+/// and Euler-Maclaurin correction terms (Bernoulli numbers B_2j / (2j)!), in long double.
+double hurwitz_zeta(double x, double q) {
+  if (std::isnan(x) || std::isnan(q)) return std::nan("");
+  if (x == 1) return INFINITY;
+  if (x < 1) return std::nan("");
+  if (q <= 0) {
+    if (q == std::floor(q)) return INFINITY;
+    if (x != std::floor(x)) return std::nan("");
+  }
+  long double s = 0, a = q;
+  int k = 0;
+  for (; k < 10 || a <= 9; ++k, a += 1) s += std::pow(a, -static_cast<long double>(x));
+  // Tail from a: a^(1-x)/(x-1) + a^-x/2 + sum_j B_2j/(2j)! * (x)(x+1)...(x+2j-2) * a^(-x-2j+1).
+  const long double bernoulli[] = {1.0L / 6,       -1.0L / 30, 1.0L / 42,      -1.0L / 30,     5.0L / 66,
+                                   -691.0L / 2730, 7.0L / 6,   -3617.0L / 510, 43867.0L / 798, -174611.0L / 330};
+  long double tail =
+      std::pow(a, 1 - static_cast<long double>(x)) / (x - 1) + std::pow(a, -static_cast<long double>(x)) / 2;
+  long double rising = x, fact = 2;  // x (x+1) ... (x+2j-2), (2j)!
+  for (int j = 1; j <= 10; ++j) {
+    tail += bernoulli[j - 1] / fact * rising * std::pow(a, -static_cast<long double>(x) - 2 * j + 1);
+    rising *= (x + 2 * j - 1) * (x + 2 * j);
+    fact *= (2 * j + 1) * (2 * j + 2);
+  }
+  return static_cast<double>(s + tail);
+}
+
 /// Python's remainder: the sign of the divisor.
 double remainder(double a, double b) {
   double r = std::fmod(a, b);
@@ -184,10 +211,37 @@ double remainder(double a, double b) {
 }
 
 enum class Binary {
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum, FloorDiv, TruncDiv, Remainder, Fmod, BitwiseAnd, BitwiseOr, BitwiseXor,
-  Atan2, Hypot, Fmax, Fmin, Copysign, Nextafter,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Maximum,
+  Minimum,
+  FloorDiv,
+  TruncDiv,
+  Remainder,
+  Fmod,
+  BitwiseAnd,
+  BitwiseOr,
+  BitwiseXor,
+  Atan2,
+  Hypot,
+  Fmax,
+  Fmin,
+  Copysign,
+  Nextafter,
+  Zeta,
   // Comparisons and logic from here on (they compute in the operands' promoted type).
-  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor
 };
 
 bool is_comparison(Binary op) { return op >= Binary::Eq; }
@@ -531,6 +585,7 @@ class GraphEvaluator {
                            std::vector<int64_t>* positions = nullptr) const;
   std::vector<HostTensor> div_mode();
   std::vector<HostTensor> ldexp();
+  std::vector<HostTensor> polygamma();
   std::vector<HostTensor> cum_extreme(bool is_max);
   std::vector<HostTensor> logcumsumexp();
   std::vector<HostTensor> elementwise(const std::function<double(double)>& fn);
@@ -668,6 +723,9 @@ std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool r
       case Binary::Fmax: r = std::isnan(u) ? v : (std::isnan(v) ? u : std::max(u, v)); break;
       case Binary::Fmin: r = std::isnan(u) ? v : (std::isnan(v) ? u : std::min(u, v)); break;
       case Binary::Copysign: r = std::copysign(u, v); break;
+      case Binary::Zeta:
+        r = hurwitz_zeta(u, v);
+        break;
       case Binary::Nextafter:
         if (out.dtype == DType::Float64) r = std::nextafter(u, v);
         else if (out.dtype == DType::Float32) r = std::nextafterf(static_cast<float>(u), static_cast<float>(v));
@@ -878,6 +936,24 @@ std::vector<HostTensor> GraphEvaluator::div_mode() {
   if (m == "trunc") return binary(Binary::TruncDiv, false);
   if (m == "floor") return binary(Binary::FloorDiv, false);
   fail("rounding_mode must be None, 'trunc' or 'floor', got '" + m + "'");
+}
+
+/// polygamma(n, self): digamma for n = 0, else (-1)^(n+1) n! zeta(n + 1, x).
+std::vector<HostTensor> GraphEvaluator::polygamma() {
+  int64_t n = int_arg(0, "n");
+  if (n < 0) fail("polygamma's n must be non-negative");
+  const HostTensor& self = tensor(1, "self");
+  HostTensor out = output();
+  std::vector<double> v = self.values();
+  const double factor = (n % 2 ? 1.0 : -1.0) * std::tgamma(static_cast<double>(n) + 1);
+  const DType t = opmath_type(out.dtype);
+  for (double& x : v) {
+    x = round_to_dtype(t, x);
+    x = n == 0   ? digamma(x)
+        : n == 1 ? hurwitz_zeta(2, x)
+                 : factor * round_to_dtype(t, hurwitz_zeta(static_cast<double>(n) + 1, x));
+  }
+  return {output_from_values(0, v)};
 }
 
 /// self * 2 ** other in the floating result type (exact: a power of two scales without rounding, up to overflow).
@@ -1813,6 +1889,10 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.copysign.Tensor"] = [](GraphEvaluator& E) { return E.binary(Binary::Copysign, false); };
     t["aten.copysign.Scalar"] = [](GraphEvaluator& E) { return E.binary(Binary::Copysign, false); };
     t["aten.nextafter.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Nextafter, false); };
+    for (const char* name :
+         {"aten.special_zeta.default", "aten.special_zeta.self_scalar", "aten.special_zeta.other_scalar"})
+      t[name] = [](GraphEvaluator& E) { return E.binary(Binary::Zeta, false); };
+    t["aten.polygamma.default"] = [](GraphEvaluator& E) { return E.polygamma(); };
     t["aten.lgamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Lgamma); };
     t["aten.digamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Digamma); };
     t["aten.erfinv.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Erfinv); };

@@ -1041,6 +1041,58 @@ std::vector<TensorValue> lower_ldexp(GraphLowering& L) {
   })};
 }
 
+/// trigamma as PyTorch's calc_trigamma, in x's compute type T: reflection below 0.5, six recurrence steps, then the
+/// asymptotic series, whose polynomial eager evaluates in double (its coefficients are double literals) before
+/// rounding the sum to T.
+Expr trigamma_expr(Expr x, DType t) {
+  auto k = [&](double v, DType d) { return Expr::constant(v, d); };
+  auto bin = [](BinaryOp op, Expr a, Expr b, DType d) { return Expr::binary(op, std::move(a), std::move(b), d); };
+  const DType d = DType::Float64;
+  Expr reflect = bin(BinaryOp::Lt, x, k(0.5, t), DType::Bool);
+  Expr pi = k(3.14159265358979323846, t);
+  Expr s = Expr::unary(UnaryOp::Sin, bin(BinaryOp::Mul, pi, x, t));
+  Expr pole = bin(BinaryOp::Div, bin(BinaryOp::Mul, pi, pi, t), bin(BinaryOp::Mul, s, s, t), t);
+  Expr result = Expr::where(reflect, bin(BinaryOp::Sub, k(0, t), pole, t), k(0, t));
+  Expr sign = Expr::where(reflect, k(-1, t), k(1, t));
+  Expr v = Expr::where(reflect, bin(BinaryOp::Sub, k(1, t), x, t), x);
+  for (int i = 0; i < 6; ++i) {
+    result = bin(BinaryOp::Add, result, bin(BinaryOp::Div, k(1, t), bin(BinaryOp::Mul, v, v, t), t), t);
+    v = bin(BinaryOp::Add, v, k(1, t), t);
+  }
+  Expr ixx = Expr::cast(bin(BinaryOp::Div, k(1, t), bin(BinaryOp::Mul, v, v, t), t), d);
+  Expr poly = bin(
+      BinaryOp::Mul, ixx,
+      bin(BinaryOp::Sub, k(1.0 / 6, d),
+          bin(BinaryOp::Mul, ixx, bin(BinaryOp::Sub, k(1.0 / 30, d), bin(BinaryOp::Mul, ixx, k(1.0 / 42, d), d), d), d),
+          d),
+      d);
+  Expr head =
+      Expr::cast(bin(BinaryOp::Add, k(1, t), bin(BinaryOp::Div, k(1, t), bin(BinaryOp::Mul, k(2, t), v, t), t), t), d);
+  Expr tail = bin(BinaryOp::Div, bin(BinaryOp::Add, head, poly, d), Expr::cast(v, d), d);
+  result = Expr::cast(bin(BinaryOp::Add, Expr::cast(result, d), tail, d), t);
+  return bin(BinaryOp::Mul, sign, result, t);
+}
+
+/// polygamma(n, self) as PyTorch's calc_polygamma, in x's compute type: digamma for n = 0, trigamma for n = 1, else
+/// (-1)^(n+1) n! zeta(n + 1, x) with the Hurwitz zeta in double, rounded to that type before the factor multiplies.
+std::vector<TensorValue> lower_polygamma(GraphLowering& L) {
+  const TensorMeta& m = L.out_meta();
+  int64_t n = L.int_arg(0, "n");
+  if (n < 0) L.fail("n must be non-negative, got " + std::to_string(n));
+  TensorValue self = L.tensor(1, "self");
+  DType compute = compute_type(m.dtype);
+  const double factor = (n % 2 ? 1.0 : -1.0) * std::tgamma(static_cast<double>(n) + 1);
+  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
+    Expr x = Expr::cast(L.at(self, c), compute);
+    if (n == 0) return Expr::cast(Expr::unary(UnaryOp::Digamma, x), m.dtype);
+    if (n == 1) return Expr::cast(trigamma_expr(x, compute), m.dtype);
+    Expr z = Expr::binary(BinaryOp::Zeta, Expr::constant(static_cast<double>(n) + 1, DType::Float64),
+                          Expr::cast(x, DType::Float64), DType::Float64);
+    z = Expr::cast(Expr::cast(z, compute), DType::Float64);
+    return Expr::cast(Expr::binary(BinaryOp::Mul, Expr::constant(factor, DType::Float64), z, DType::Float64), m.dtype);
+  })};
+}
+
 /// elu(self, alpha, scale, input_scale): x * scale where x > 0, else expm1(x * input_scale) * alpha * scale (core
 /// ATen on recent PyTorch, which no longer decomposes it).
 std::vector<TensorValue> lower_elu(GraphLowering& L) {
@@ -2472,6 +2524,10 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.leaky_relu.default"] = lower_leaky_relu;
     t["aten.elu.default"] = lower_elu;
     t["aten.ldexp.Tensor"] = lower_ldexp;
+    t["aten.polygamma.default"] = lower_polygamma;
+    t["aten.special_zeta.default"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Zeta, false); };
+    t["aten.special_zeta.self_scalar"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Zeta, false); };
+    t["aten.special_zeta.other_scalar"] = [](GraphLowering& L) { return lower_binary(L, BinaryOp::Zeta, true); };
     t["aten.elu_backward.default"] = lower_elu_backward;
     t["aten.hardtanh.default"] = lower_hardtanh;
     // Reductions.

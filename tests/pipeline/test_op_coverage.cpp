@@ -105,6 +105,13 @@ TEST_P(OpCoverage, FloatPointwise) {
   g.output(g.call("aten.sub.Tensor", {f(1.0), t(x)}));
   g.output(g.call("aten.signbit.default", {t(g.call("aten.neg.default", {t(inf0)}))}));
   g.output(g.call("aten.signbit.default", {t(x)}));
+  // polygamma: the Hurwitz zeta for n >= 2 (negative x too); trigamma's series (n = 1) over positive x, since near
+  // its poles eager's float reflection (which it follows) is coarser than the reference; special_zeta.
+  for (int64_t n : {2, 3})
+    g.output(g.call("aten.polygamma.default", {i(n), t(g.call("aten.mul.Tensor", {t(x), f(3.0)}))}));
+  g.output(g.call("aten.polygamma.default", {i(1), t(g.call("aten.mul.Tensor", {t(ypos), f(3.0)}))}));
+  g.output(g.call("aten.special_zeta.default", {t(g.call("aten.add.Tensor", {t(ypos), f(1.2)})), t(x)}));
+  g.output(g.call("aten.special_zeta.other_scalar", {t(g.call("aten.add.Tensor", {t(ypos), f(1.0)})), f(2.5)}));
   g.output(g.call("aten.angle.default", {t(x)}));
   g.output(g.call("aten.ldexp.Tensor",
                   {t(x), t(g.call("aten.round.default", {t(g.call("aten.mul.Tensor", {t(y), f(4.0)}))}))}));

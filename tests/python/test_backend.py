@@ -813,3 +813,21 @@ def test_bfloat16_batch_norm_training_normalises_with_the_statistics_eager_cpu_s
         ulp = torch.exp2(torch.floor(torch.log2(e.abs().clamp_min(2.0**-100))) - 7)
         assert ((out.float() - e).abs() <= ulp).all(), ((out.float() - e).abs() / ulp).max()
         torch.testing.assert_close((rm2, rv2), (rm_, rv_))
+
+
+def test_polygamma_and_zeta_match_eager_across_their_domain():
+    # Positive, large and negative arguments, poles, inf and NaN; n = 0 (digamma), 1 (trigamma's series, as eager
+    # computes it in the argument's precision) and 2..4 (the Hurwitz zeta).
+    torch.manual_seed(0)
+    x = torch.cat([torch.randn(300) * 5, torch.rand(100) * 100, -torch.rand(100) * 10 - 0.01,
+                   torch.tensor([0.5, 1.0, -1.0, 0.0, float("inf"), float("nan")])])
+    for dtype, rtol in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
+        for n in range(5):
+            torch._dynamo.reset()
+            hipinductor.clear_reports()
+            got = compile(lambda t: torch.polygamma(n, t))(x.to(dtype))  # noqa: B023
+            torch.testing.assert_close(got, torch.polygamma(n, x.to(dtype)), rtol=rtol, atol=1e-6, equal_nan=True)
+            assert hipinductor.reports()[0]["fallback_ops"] == []
+    a, q = torch.rand(50) * 5 + 1, torch.rand(50) * 10 - 3
+    torch.testing.assert_close(compile(torch.special.zeta)(a, q), torch.special.zeta(a, q), rtol=1e-5, atol=1e-6,
+                               equal_nan=True)
