@@ -789,6 +789,17 @@ Metas cum_extreme(const MetaInference& m) {
   return {TensorMeta::contiguous(in.dtype, in.sizes), TensorMeta::contiguous(DType::Int64, in.sizes)};
 }
 
+/// bucketize / searchsorted: an insertion point per value (a number: one, 0-d), int64 or, with out_int32, int32.
+Metas search(const MetaInference& m, bool bucketize) {
+  const char* seq = bucketize ? "boundaries" : "sorted_sequence";
+  TensorMeta s = m.tensor(seq);
+  if (s.rank() < 1) m.fail(seq, "must have at least one dim");
+  if (bucketize && s.rank() != 1) m.fail(seq, "bucketize needs a 1-d boundaries tensor");
+  DType t = m.arg("out_int32").boolean() ? DType::Int32 : DType::Int64;
+  const Arg& v = m.arg("self");
+  return one(t, v.is_tensor() ? m.tensor("self").sizes : std::vector<Index>{});
+}
+
 Metas logcumsumexp(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   m.wrap_dim("dim", m.int_arg("dim"), in.rank());
@@ -1831,6 +1842,16 @@ const OpDef kOps[] = {
     {"aten::cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", RULE(cum_extreme(m))},
     {"aten::cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", RULE(cum_extreme(m))},
     {"aten::logcumsumexp(Tensor self, int dim) -> Tensor", RULE(logcumsumexp(m))},
+    {"aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+     RULE(search(m, true))},
+    {"aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+     RULE(search(m, true))},
+    {"aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, "
+     "str? side=None, Tensor? sorter=None) -> Tensor",
+     RULE(search(m, false))},
+    {"aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, "
+     "str? side=None, Tensor? sorter=None) -> Tensor",
+     RULE(search(m, false))},
     {"aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", RULE(amax_amin(m))},
     {"aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
      RULE(reduce_one_dim(m, m.tensor("self").dtype, DType::Int64))},

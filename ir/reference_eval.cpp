@@ -585,6 +585,7 @@ class GraphEvaluator {
                            std::vector<int64_t>* positions = nullptr) const;
   std::vector<HostTensor> div_mode();
   std::vector<HostTensor> ldexp();
+  std::vector<HostTensor> search(bool bucketize);
   std::vector<HostTensor> polygamma();
   std::vector<HostTensor> cum_extreme(bool is_max);
   std::vector<HostTensor> logcumsumexp();
@@ -936,6 +937,37 @@ std::vector<HostTensor> GraphEvaluator::div_mode() {
   if (m == "trunc") return binary(Binary::TruncDiv, false);
   if (m == "floor") return binary(Binary::FloorDiv, false);
   fail("rounding_mode must be None, 'trunc' or 'floor', got '" + m + "'");
+}
+
+/// bucketize / searchsorted by eager's binary search: lower bound moves past !(b >= v), upper bound past !(b > v).
+std::vector<HostTensor> GraphEvaluator::search(bool bucketize) {
+  const HostTensor& seq = tensor(bucketize ? 1 : 0, bucketize ? "boundaries" : "sorted_sequence");
+  Operand v = required_operand(bucketize ? 0 : 1, "self");
+  bool right = bool_arg(static_cast<size_t>(-1), "right", false);
+  const std::string side = str_arg(static_cast<size_t>(-1), "side", "");
+  if (side == "right")
+    right = true;
+  else if (side == "left")
+    right = false;
+  HostTensor out = output();
+  const int64_t len = seq.sizes.back();
+  std::vector<double> sv = seq.values();
+  std::vector<double> vals = v.tensor ? v.tensor->values() : std::vector<double>{v.number};
+  const int64_t per_row = v.tensor && v.tensor->rank() > 0 ? v.tensor->sizes.back() : 1;
+  for (size_t i = 0; i < vals.size(); ++i) {
+    const int64_t row = seq.rank() > 1 ? static_cast<int64_t>(i) / per_row : 0;
+    int64_t lo = 0, hi = len;
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      double b = sv[static_cast<size_t>(row * len + mid)];
+      if (right ? !(b > vals[i]) : !(b >= vals[i]))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    vals[i] = static_cast<double>(lo);
+  }
+  return {output_from_values(0, vals)};
 }
 
 /// polygamma(n, self): digamma for n = 0, else (-1)^(n+1) n! zeta(n + 1, x).
@@ -1893,6 +1925,10 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
          {"aten.special_zeta.default", "aten.special_zeta.self_scalar", "aten.special_zeta.other_scalar"})
       t[name] = [](GraphEvaluator& E) { return E.binary(Binary::Zeta, false); };
     t["aten.polygamma.default"] = [](GraphEvaluator& E) { return E.polygamma(); };
+    for (const char* name : {"aten.bucketize.Tensor", "aten.bucketize.Scalar"})
+      t[name] = [](GraphEvaluator& E) { return E.search(true); };
+    for (const char* name : {"aten.searchsorted.Tensor", "aten.searchsorted.Scalar"})
+      t[name] = [](GraphEvaluator& E) { return E.search(false); };
     t["aten.lgamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Lgamma); };
     t["aten.digamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Digamma); };
     t["aten.erfinv.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Erfinv); };

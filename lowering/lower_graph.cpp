@@ -1323,6 +1323,55 @@ std::vector<TensorValue> lower_logcumsumexp(GraphLowering& L) {
   })};
 }
 
+/// bucketize / searchsorted over a sorted sequence of at most kMaxSearchLength entries: the insertion point counts
+/// the entries the binary search passes, !(b >= v) (left) or !(b > v) (right), so a NaN value lands after every entry
+/// as eager's search puts it. A masked sum rather than a search (the IR has no data-dependent loops): quadratic, so
+/// longer sequences and a sorter stay eager's. A sequence with NaN entries (which sorting puts last) can give
+/// another insertion point than eager's search.
+constexpr int64_t kMaxSearchLength = 4096;
+std::vector<TensorValue> lower_search(GraphLowering& L, bool bucketize) {
+  const TensorMeta& m = L.out_meta();
+  const size_t seq_pos = bucketize ? 1 : 0, value_pos = bucketize ? 0 : 1;
+  TensorValue seq = L.tensor(seq_pos, bucketize ? "boundaries" : "sorted_sequence");
+  std::optional<TensorValue> values;
+  std::optional<Scalar> value_number;
+  if (L.required(value_pos, "self").is_tensor())
+    values = L.tensor(value_pos, "self");
+  else
+    value_number = L.scalar(value_pos, "self");
+  if (L.optional_tensor(kKwargOnly, "sorter")) L.fail("a sorter is not lowered");
+  bool right = L.bool_arg(kKwargOnly, "right", false);
+  const std::string side = L.str_arg(kKwargOnly, "side", "");
+  if (side == "right")
+    right = true;
+  else if (side == "left")
+    right = false;
+  if (seq.rank() < 1) L.fail("the sorted sequence must have at least one dim");
+  auto length = seq.sizes.back().as_const();
+  if (!length || *length > kMaxSearchLength)
+    L.fail("sorted sequences longer than " + std::to_string(kMaxSearchLength) + " are not lowered");
+  const bool batched = seq.rank() > 1;
+  if (batched && (!values || values->rank() != seq.rank())) L.fail("batched sequences need values of the same rank");
+  DType t = compute_type(values ? promote_types(seq.dtype, values->dtype) : seq.dtype);
+  std::vector<const TensorValue*> ts{&seq};
+  if (values) ts.push_back(&*values);
+  TensorValue count =
+      L.reduction(m.sizes, {Index(*length)}, ts, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
+        std::vector<Index> at_seq{rv[0]};
+        if (batched) {
+          at_seq.assign(x.begin(), x.end() - 1);
+          at_seq.push_back(rv[0]);
+        }
+        Expr b = Expr::cast(L.at(seq, at_seq), t);
+        Expr v = values ? Expr::cast(L.at(*values, x), t) : scalar_expr(*value_number, t);
+        Expr passed =
+            Expr::unary(UnaryOp::LogicalNot, Expr::binary(right ? BinaryOp::Gt : BinaryOp::Ge, b, v, DType::Bool));
+        return Expr::reduce(ReduceOp::Sum, Expr::cast(passed, DType::Int64));
+      });
+  return {L.make(m.dtype, m.sizes, {&count},
+                 [&](const std::vector<Index>& c) { return Expr::cast(L.at(count, c), m.dtype); })};
+}
+
 // ---- more views and layout ops -------------------------------------------------------------------------------------
 
 /// Python slice bound: negative counts from the end, then clamped to [0, size].
@@ -2550,6 +2599,10 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.cummax.default"] = [](GraphLowering& L) { return lower_cum_extreme(L, true); };
     t["aten.cummin.default"] = [](GraphLowering& L) { return lower_cum_extreme(L, false); };
     t["aten.logcumsumexp.default"] = lower_logcumsumexp;
+    for (const char* name : {"aten.bucketize.Tensor", "aten.bucketize.Scalar"})
+      t[name] = [](GraphLowering& L) { return lower_search(L, true); };
+    for (const char* name : {"aten.searchsorted.Tensor", "aten.searchsorted.Scalar"})
+      t[name] = [](GraphLowering& L) { return lower_search(L, false); };
     // Views and layout.
     t["aten.slice.Tensor"] = lower_slice;
     t["aten.select.int"] = lower_select;

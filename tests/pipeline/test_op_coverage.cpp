@@ -111,6 +111,17 @@ TEST_P(OpCoverage, FloatPointwise) {
     g.output(g.call("aten.polygamma.default", {i(n), t(g.call("aten.mul.Tensor", {t(x), f(3.0)}))}));
   g.output(g.call("aten.polygamma.default", {i(1), t(g.call("aten.mul.Tensor", {t(ypos), f(3.0)}))}));
   g.output(g.call("aten.special_zeta.default", {t(g.call("aten.add.Tensor", {t(ypos), f(1.2)})), t(x)}));
+  // bucketize / searchsorted over sorted rows (cumulative sums): ties (the rows themselves), NaN values, left and
+  // right, int32, batched rows, a number.
+  ValueRef rows = g.call("aten.cumsum.default", {t(ypos), i(1)});
+  ValueRef row0 = g.call("aten.select.int", {t(rows), i(0), i(0)});
+  ValueRef wide = g.call("aten.mul.Tensor", {t(x), f(10.0)});
+  g.output(g.call("aten.bucketize.Tensor", {t(wide), t(row0)}, {{"out_int32", b(true)}, {"right", b(true)}}));
+  g.output(g.call("aten.bucketize.Tensor", {t(g.call("aten.log.default", {t(x)})), t(row0)}));
+  g.output(g.call("aten.searchsorted.Tensor", {t(rows), t(rows)}));
+  g.output(g.call("aten.searchsorted.Tensor", {t(rows), t(rows)}, {{"side", s("right")}}));
+  g.output(g.call("aten.searchsorted.Tensor", {t(rows), t(wide)}));
+  g.output(g.call("aten.searchsorted.Scalar", {t(row0), f(3.5)}));
   g.output(g.call("aten.special_zeta.other_scalar", {t(g.call("aten.add.Tensor", {t(ypos), f(1.0)})), f(2.5)}));
   g.output(g.call("aten.angle.default", {t(x)}));
   g.output(g.call("aten.ldexp.Tensor",
