@@ -7,7 +7,9 @@ caches) and warm start (a new process, caches hit: time from torch.compile to th
 after one eager run of the case in that process). Memory-bound cases also time a copy of their own byte count
 (same_size_copy), for reference.
 Cases as in ../shared/anchors: eight memory-bound kernels, and model blocks written with torch.nn (MLP with
-LayerNorm+GELU, a GPT-style block, a LLaMA-style block with RMSNorm+SwiGLU+RoPE), bf16 inference.
+LayerNorm+GELU, a GPT-style block, a LLaMA-style block with RMSNorm+SwiGLU+RoPE), bf16 inference; with
+--cases models, the anchors' whole models too (GPT-2, BERT and LLaMA from transformers, ViT-B/16 and ResNet-50 from
+timm, random weights), where those packages are installed.
 
     python3 bench/run_bench.py [--cases softmax_f32_8kx8k,...] [--out bench/results/h200-DATE.json] [--no-warm]
                               [--rounds N]
@@ -126,6 +128,33 @@ MODELS = {
 }
 
 
+# The anchors' whole models (../shared/anchors/measure_models.py: Hugging Face transformers and timm, random weights,
+# the same configurations and inputs), where those packages are installed. Not in the default case list: each
+# takes a minute or more of compiling; name them with --cases, or --cases models for all five.
+def _hf(config_name, model_name, vocab, shape, **config):
+    import transformers
+
+    model = getattr(transformers, model_name)(getattr(transformers, config_name)(**config))
+    return model, [torch.randint(0, vocab, shape)]
+
+
+def _timm(name):
+    import timm
+
+    return timm.create_model(name, pretrained=False), [torch.randn(32, 3, 224, 224)]
+
+
+REAL_MODELS = {
+    "gpt2_4l": lambda: _hf("GPT2Config", "GPT2Model", 50257, (8, 512), n_layer=4),
+    "bert_4l": lambda: _hf("BertConfig", "BertModel", 30522, (8, 512), num_hidden_layers=4),
+    "llama_2l": lambda: _hf("LlamaConfig", "LlamaModel", 32000, (4, 1024), num_hidden_layers=2, hidden_size=2048,
+                            intermediate_size=5632, num_attention_heads=16, num_key_value_heads=16,
+                            vocab_size=32000),
+    "vit_b16": lambda: _timm("vit_base_patch16_224"),
+    "resnet50": lambda: _timm("resnet50"),
+}
+
+
 def make_case(name):
     """(callable, inputs, bytes moved or None)."""
     torch.manual_seed(0)
@@ -133,9 +162,19 @@ def make_case(name):
         fn, mk, factor = MICRO[name]
         args = mk()
         return fn, args, args[0].numel() * args[0].element_size() * factor
-    model, args = MODELS[name]()
+    model, args = {**MODELS, **REAL_MODELS}[name]()
     model = model.to(DEV, torch.bfloat16).eval()
-    return model, [a.to(DEV, torch.bfloat16) for a in args], None
+    return model, [a.to(DEV, torch.bfloat16 if a.is_floating_point() else a.dtype) for a in args], None
+
+
+def main_tensor(out):
+    """The tensor a case's result is compared by: the output itself, a model output's last_hidden_state, or the
+    first entry of a tuple."""
+    if isinstance(out, torch.Tensor):
+        return out
+    if getattr(out, "last_hidden_state", None) is not None:
+        return out.last_hidden_state
+    return main_tensor(out[0])
 
 
 def bench(fn, args):
@@ -224,7 +263,7 @@ def run_case(name, copy_gbps, hip_cache, warm):
         ref = fn(*args)
         torch._dynamo.reset()
         c = torch.compile(fn)
-        row["inductor_cold_compile_s"], _ = first_call_s(c, args)
+        row["inductor_cold_compile_s"], inductor_out = first_call_s(c, args)
         torch._dynamo.reset()
         hipinductor.clear_reports()
         h = torch.compile(fn, backend="hipinductor")
@@ -260,8 +299,11 @@ def run_case(name, copy_gbps, hip_cache, warm):
     row["hipinductor_kernel_facts"] = [
         {k: f[k] for k in ("name", "registers", "local_bytes", "static_shared_bytes")}
         for f in hipinductor.kernel_facts() if f["graph"] in names]
-    row["max_abs_err_vs_eager"] = (out.float() - ref.float()).abs().max().item()
-    row["ok"] = bool(torch.allclose(out.float(), ref.float(), atol=3e-2, rtol=3e-2))
+    out, ref = main_tensor(out).float(), main_tensor(ref).float()
+    row["max_abs_err_vs_eager"] = (out - ref).abs().max().item()
+    # Inductor's, for scale: bf16 models round differently under any compiler.
+    row["inductor_max_abs_err_vs_eager"] = (main_tensor(inductor_out).float() - ref).abs().max().item()
+    row["ok"] = bool(torch.allclose(out, ref, atol=3e-2, rtol=3e-2))
     if nbytes:
         for k in ("eager", "inductor", "hipinductor", "same_size_copy"):
             gbps = nbytes / row[f"{k}_ms"] / 1e6
@@ -297,6 +339,10 @@ def main():
     # time. An empty one, set before CUDA starts, keeps the cold numbers cold (the warm-start children inherit it).
     os.environ["CUDA_CACHE_PATH"] = tempfile.mkdtemp(prefix="cuda-compute-cache-")
     names = args.cases.split(",") if args.cases else list(MICRO) + list(MODELS)
+    names = [n for name in names for n in (REAL_MODELS if name == "models" else [name])]
+    unknown = [n for n in names if n not in {**MICRO, **MODELS, **REAL_MODELS}]
+    if unknown:
+        parser.error(f"unknown case {unknown[0]!r} (cases: {', '.join([*MICRO, *MODELS, *REAL_MODELS])}, models)")
     copy_gbps = copy_bandwidth()
     results = {"gpu": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
                "torch": torch.__version__, "copy_GBps": copy_gbps, "rounds": ROUNDS, "cases": {}}

@@ -287,16 +287,19 @@ class GraphReader {
     for (size_t i = 0; i < inferred.size(); ++i) {
       std::string field = meta.is_array() ? "meta[" + std::to_string(i) + "]" : "meta";
       const TensorMeta& given = node.outputs[i];
-      // Layer/group norm statistics: float32 (GPUs) or the input's dtype (cpu device), as the node's meta says.
-      const bool statistics_dtype = schema->device_statistics && (i == 1 || i == 2) && !node.args.empty() &&
-                                    node.args[0].is_tensor() &&
-                                    (given.dtype == DType::Float32 ||
-                                     given.dtype == g_.meta(node.args[0].tensor()).dtype);
+      // Norm statistics follow the device, as the node's meta says: float32 (GPUs) or the input's dtype (cpu
+      // device); batch norm's when not training are [C] on GPUs where the cpu device's are empty ([0]).
+      const bool statistics = schema->device_statistics && (i == 1 || i == 2) && !node.args.empty() &&
+                              node.args[0].is_tensor();
+      const TensorMeta* input = statistics ? &g_.meta(node.args[0].tensor()) : nullptr;
+      const bool statistics_dtype = statistics && (given.dtype == DType::Float32 || given.dtype == input->dtype);
+      const bool statistics_sizes = statistics && input->rank() >= 2 && inferred[i].sizes == std::vector<Index>{0} &&
+                                    given.sizes == std::vector<Index>{input->sizes[1]};
       if (given.dtype != inferred[i].dtype && !statistics_dtype) {
         fail("node '" + node.name + "': " + field + ": dtype " + std::string(dtype_name(given.dtype)) +
              " inconsistent with " + op_ + ", which gives " + std::string(dtype_name(inferred[i].dtype)));
       }
-      if (given.sizes != inferred[i].sizes) {
+      if (given.sizes != inferred[i].sizes && !statistics_sizes) {
         fail("node '" + node.name + "': " + field + ": sizes " + sizes_text(given.sizes) + " inconsistent with " +
              op_ + ", which gives " + sizes_text(inferred[i].sizes));
       }

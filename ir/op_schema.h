@@ -70,7 +70,8 @@ struct OpSchema {
   /// gives; num_outputs is 1 then and does not count them.
   bool returns_list = false;
   /// Outputs 1 and 2 are per-group (per-channel) statistics (mean, rstd) whose dtype depends on the device: float32
-  /// for 16-bit input on GPUs (and the meta device), the input's dtype on the cpu device. The node's meta decides.
+  /// for 16-bit input on GPUs (and the meta device), the input's dtype on the cpu device; so do the sizes of batch
+  /// norm's when not training: [C] on GPUs, [0] (what infer_meta gives) on the cpu device. The node's meta decides.
   bool device_statistics = false;
 
   /// Position of the argument called `name`, or -1.
