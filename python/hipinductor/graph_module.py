@@ -27,6 +27,7 @@ import torch
 import torch.fx as fx
 
 from . import _C, fast_path
+from .empty_cat_inputs import drop_empty_cat_inputs
 from .gemm_epilogue import fuse_gemm_activations
 from .options import Options
 
@@ -153,18 +154,20 @@ class CompiledFxGraph:
         self.lock = threading.Lock()
         self.report = Report(
             name=self.name, ops_lowered=[], fallback_ops=[], kernels=0, compile_ms=0.0, cache_hits=0,
-            segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], early_compiles=0, shared_compiles=0,
-            build_ms=0.0, first_call_ms=None, gemm_epilogues=0)
+            segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], eager_empty=[], early_compiles=0, shared_compiles=0,
+            build_ms=0.0, first_call_ms=None, gemm_epilogues=0, empty_cat_inputs=0)
         self.forced_eager: set[fx.Node] = set()
         self.graph_eager_reason: str | None = None
+        for n in gm.graph.nodes:  # AOTAutograd gives lifted constants no "val": their own tensor tells the same
+            if (n.op == "get_attr" and not isinstance(n.meta.get("val"), torch.Tensor)
+                    and isinstance(getattr(gm, n.target, None), torch.Tensor)):
+                n.meta["val"] = getattr(gm, n.target)
+        self.report["empty_cat_inputs"] = drop_empty_cat_inputs(gm)
         if options.gemm_epilogue:
             self.report["gemm_epilogues"] = fuse_gemm_activations(gm)
         nodes = list(gm.graph.nodes)
         self._placeholders = [n for n in nodes if n.op == "placeholder"]
         self._constants = [n for n in nodes if n.op == "get_attr"]
-        for n in self._constants:  # AOTAutograd gives lifted constants no "val": their own tensor tells the same
-            if not isinstance(n.meta.get("val"), torch.Tensor) and isinstance(getattr(gm, n.target, None), torch.Tensor):
-                n.meta["val"] = getattr(gm, n.target)
         self._output = next(n for n in nodes if n.op == "output")
         self._symbolic = any(_has_symbols(n.meta.get("val")) for n in self._placeholders)
         # Fast paths (fast_path.py) need sizes known when written, and HIPINDUCTOR_CHECK needs the general path.
@@ -223,6 +226,8 @@ class CompiledFxGraph:
                 return False, problem
             if t.device != tensors[0].device:
                 return False, "inputs on several devices"
+        if any(_statically_empty(t) for t in tensors):
+            return False, _EMPTY
         return True, ""
 
     def _decide(self) -> dict:
@@ -252,6 +257,7 @@ class CompiledFxGraph:
         lowered_ops: list[str] = []
         fallback_ops: list[str] = []
         eager_views: list[str] = []
+        eager_empty: list[str] = []
         for node in self.gm.graph.nodes:
             if node.op != "call_function" or node.target is operator.getitem:
                 continue
@@ -260,6 +266,8 @@ class CompiledFxGraph:
                 lowered_ops.append(op_name(node))
             elif why == _EAGER_VIEW:
                 eager_views.append(op_name(node))
+            elif why == _EMPTY:
+                eager_empty.append(op_name(node))
             else:
                 fallback_ops.append(op_name(node))
                 _warn_fallback_once(op_name(node), why)
@@ -269,6 +277,7 @@ class CompiledFxGraph:
         self.report["ops_lowered"] = sorted(set(lowered_ops))
         self.report["fallback_ops"] = sorted(set(fallback_ops))
         self.report["eager_views"] = sorted(set(eager_views))
+        self.report["eager_empty"] = sorted(set(eager_empty))
         self.report["segments"] = sum(isinstance(s, Segment) for s in self.steps)
 
     def _schedule(self, lowered: set) -> list:
@@ -729,6 +738,13 @@ class CompiledFxGraph:
 
 
 _EAGER_VIEW = "a view whose users run eagerly"
+# Nodes reading or producing a tensor with no elements run eagerly, where they cost no kernel: in a segment, an empty
+# tensor made the whole segment run eagerly (no index math on sizes of 0), the other nodes' kernels with it.
+_EMPTY = "an empty tensor"
+
+
+def _statically_empty(t: torch.Tensor) -> bool:
+    return all(isinstance(s, int) for s in t.shape) and 0 in t.shape
 _VIEW_LIKE = {"aten._unsafe_view.default", "aten.reshape.default", "aten.alias.default"}
 
 

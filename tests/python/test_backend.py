@@ -430,6 +430,50 @@ def test_fast_path_is_written_after_the_first_call_and_keyed_by_layout():
     assert len(graph._fast) == 2
 
 
+def test_a_cache_grown_from_an_empty_tensor_is_a_copy_in_a_kernel_with_a_fast_path():
+    # transformers' DynamicCache: keys start as torch.tensor([]) and grow by torch.cat([keys, k], -2). The empty
+    # tensor made the segment holding the cat (and the mask and RoPE beside it, in GPT-2 and LLaMA) run node by node
+    # in eager PyTorch, and the graph had no fast path.
+    def f(x, w):
+        k = (x @ w).view(2, 6, 3, 4).transpose(1, 2)
+        keys = torch.cat([torch.tensor([], dtype=x.dtype), k], dim=-2)
+        values = torch.cat([torch.zeros(2, 3, 0, 4), k * 2], dim=-2)
+        mask = torch.arange(6)[None, :] <= torch.arange(6)[:, None]
+        return keys, torch.where(mask, values @ keys.transpose(-1, -2), -1e4)
+
+    x, w = torch.randn(2, 6, 8), torch.randn(8, 12)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x, w), f(x, w))
+    (report,) = hipinductor.reports()
+    assert report["empty_cat_inputs"] == 2
+    assert set(report["fallback_ops"]) <= {"aten.bmm.default", "aten.mm.default", "aten.view.default"}
+    graph = _graph_of_last_compile()
+    assert not any(str(n.target) == "aten.lift_fresh_copy.default" for n in graph.gm.graph.nodes)
+    assert len(graph._fast) == 1 and callable(next(iter(graph._fast.values())))
+
+
+def test_nodes_of_empty_tensors_run_eagerly_and_the_rest_in_kernels_with_a_fast_path():
+    # An empty tensor in a segment made the whole segment run eagerly (relu and the add beside it too), and the
+    # graph had no fast path.
+    def f(x, w):
+        return torch.relu(x @ w)[:, :0] * 2 + 1, torch.relu(x @ w) + 1, (torch.relu(x @ w)[:0] + 3).sum(0)
+
+    x, w = torch.randn(4, 8), torch.randn(8, 3)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x, w), f(x, w))
+    (report,) = hipinductor.reports()
+    assert {"aten.mul.Tensor", "aten.sum.dim_IntList"} <= set(report["eager_empty"])
+    assert "aten.relu.default" in report["ops_lowered"] and report["kernels"] >= 1
+    fast = next(iter(_graph_of_last_compile()._fast.values()))
+    assert callable(fast), "no fast path"
+
+
 def test_fast_path_runs_a_segment_generally_when_an_eager_op_changes_layout():
     # The fast path compares the layouts eager ops produce with those its kernels were compiled for; an eager op
     # that returns another layout (here: bmm made to return a column-major result) must not be misread.
