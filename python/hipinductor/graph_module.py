@@ -27,6 +27,7 @@ import torch
 import torch.fx as fx
 
 from . import _C, fast_path
+from .channels_last import channels_last_convs
 from .empty_cat_inputs import drop_empty_cat_inputs
 from .gemm_epilogue import fuse_gemm_activations
 from .options import Options
@@ -155,7 +156,8 @@ class CompiledFxGraph:
         self.report = Report(
             name=self.name, ops_lowered=[], fallback_ops=[], kernels=0, compile_ms=0.0, cache_hits=0,
             segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], eager_empty=[], early_compiles=0, shared_compiles=0,
-            build_ms=0.0, first_call_ms=None, gemm_epilogues=0, empty_cat_inputs=0)
+            build_ms=0.0, first_call_ms=None, gemm_epilogues=0, empty_cat_inputs=0,
+            channels_last_convs=0)
         self.forced_eager: set[fx.Node] = set()
         self.graph_eager_reason: str | None = None
         for n in gm.graph.nodes:  # AOTAutograd gives lifted constants no "val": their own tensor tells the same
@@ -165,6 +167,8 @@ class CompiledFxGraph:
         self.report["empty_cat_inputs"] = drop_empty_cat_inputs(gm)
         if options.gemm_epilogue:
             self.report["gemm_epilogues"] = fuse_gemm_activations(gm)
+        if options.channels_last_convs and kind == "inference":
+            self.report["channels_last_convs"] = channels_last_convs(gm)
         nodes = list(gm.graph.nodes)
         self._placeholders = [n for n in nodes if n.op == "placeholder"]
         self._constants = [n for n in nodes if n.op == "get_attr"]

@@ -490,6 +490,36 @@ def test_pow_by_a_small_number_is_eagers_product_not_a_pow_call(tmp_path, dtype)
     assert "mul(" in kernels.read_text() and "pow(" not in kernels.read_text()
 
 
+def test_channels_last_convolutions_give_the_kernels_around_them_nhwc_layouts(monkeypatch):
+    # GPU graphs only by default (cuDNN's bf16/fp16 convolutions run NHWC natively); widened to the cpu here.
+    from hipinductor import channels_last
+
+    monkeypatch.setattr(channels_last, "DEVICE_TYPES", ("cpu",))
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                              torch.nn.Conv2d(8, 8, 1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                              torch.nn.Conv2d(8, 4, 3, stride=2)).to(torch.bfloat16).eval()
+    x = torch.randn(2, 3, 12, 12, dtype=torch.bfloat16)
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    with torch.no_grad():
+        want = net(x)
+        got = compile(net)(x)
+    (report,) = hipinductor.reports()
+    assert report["channels_last_convs"] == 3
+    # The graph's output keeps eager's contiguous layout; values as eager's within bf16 rounding.
+    assert got.is_contiguous() and got.shape == want.shape
+    torch.testing.assert_close(got, want, atol=3e-2, rtol=3e-2)
+    graph = _graph_of_last_compile()
+    convs = [n for n in graph.gm.graph.nodes if n.target is torch.ops.aten.convolution.default]
+    assert all(n.meta["val"].is_contiguous(memory_format=torch.channels_last) for n in convs)
+    # Copies only of the NCHW image and the two 3x3 weights: the 1x1 weight and conv results are NHWC already.
+    clones = [n for n in graph.gm.graph.nodes if n.target is torch.ops.aten.clone.default
+              and n.kwargs.get("memory_format") is torch.channels_last]
+    assert len(clones) == 3
+    assert "aten.relu.default" in report["ops_lowered"]
+
+
 def test_fast_path_runs_a_segment_generally_when_an_eager_op_changes_layout():
     # The fast path compares the layouts eager ops produce with those its kernels were compiled for; an eager op
     # that returns another layout (here: bmm made to return a column-major result) must not be misread.
