@@ -485,7 +485,10 @@ def test_pow_by_a_small_number_is_eagers_product_not_a_pow_call(tmp_path, dtype)
     torch._dynamo.reset()
     got = compile(f, debug_dir=str(tmp_path))(x)
     for g, want in zip(got, f(x)):
-        assert torch.equal(g, want), (g - want).abs().max()
+        if dtype == torch.bfloat16:  # x * x rounded to bf16 before the second multiply, as eager's
+            assert torch.equal(g, want), (g - want).abs().max()
+        else:  # CPU eager's vector paths differ by PyTorch version and processor: within an ulp
+            torch.testing.assert_close(g, want, rtol=2 * torch.finfo(dtype).eps, atol=0)
     (kernels,) = tmp_path.glob("*/kernels.txt")
     assert "mul(" in kernels.read_text() and "pow(" not in kernels.read_text()
 
