@@ -18,6 +18,14 @@ def _rewritable(conv: fx.Node, device_types) -> bool:
             and x.dtype in (torch.bfloat16, torch.float16) and isinstance(conv.args[1], fx.Node))
 
 
+def _symbolic(val) -> bool:
+    if isinstance(val, (list, tuple)):
+        return any(_symbolic(v) for v in val)
+    if isinstance(val, torch.Tensor):
+        return any(isinstance(s, torch.SymInt) for s in (*val.shape, *val.stride()))
+    return isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool))
+
+
 def _channels_last(val) -> bool:
     return isinstance(val, torch.Tensor) and val.is_contiguous(memory_format=torch.channels_last)
 
@@ -53,13 +61,12 @@ def channels_last_convs(gm: fx.GraphModule, device_types: tuple[str, ...] | None
     convs = [n for n in gm.graph.nodes if n.op == "call_function" and n.target is _CONV and _rewritable(n, device_types)]
     if not convs:
         return 0
-    vals = [n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"]
-    fake_mode = torch._guards.detect_fake_mode(vals)
-    if fake_mode is None or any(isinstance(s, torch.SymInt) for v in vals if isinstance(v, torch.Tensor)
-                                for s in (*v.shape, *v.stride())):
-        return 0
+    fake_mode = torch._guards.detect_fake_mode([n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"])
+    if fake_mode is None or any(_symbolic(n.meta.get("val")) for n in gm.graph.nodes):
+        return 0  # symbols (dynamic or data-dependent sizes) would come back as new ones
     output = next(n for n in gm.graph.nodes if n.op == "output")
     before = {n: n.meta["val"].stride() for n in output.all_input_nodes if isinstance(n.meta.get("val"), torch.Tensor)}
+    metas = {n: n.meta.get("val") for n in gm.graph.nodes}
     clones = []
     for conv in convs:
         args = list(conv.args)
@@ -68,7 +75,15 @@ def channels_last_convs(gm: fx.GraphModule, device_types: tuple[str, ...] | None
                 args[i] = gm.graph.call_function(_CLONE, (args[i],), {"memory_format": torch.channels_last})
             clones.append(args[i])
         conv.args = tuple(args)
-    _propagate(gm, fake_mode)
+    try:
+        _propagate(gm, fake_mode)
+    except Exception:  # noqa: BLE001 - an op fake tensors cannot run (data-dependent): the graph stays as it was
+        for c in clones:
+            c.replace_all_uses_with(c.args[0])
+            gm.graph.erase_node(c)
+        for n, val in metas.items():
+            n.meta["val"] = val
+        return 0
     for c in clones:  # copies of what is channels-last already (1x1 weights, earlier convolutions' results)
         if _channels_last(c.args[0].meta.get("val")):
             c.replace_all_uses_with(c.args[0])

@@ -523,6 +523,28 @@ def test_channels_last_convolutions_give_the_kernels_around_them_nhwc_layouts(mo
     assert "aten.relu.default" in report["ops_lowered"]
 
 
+def test_channels_last_leaves_graphs_it_cannot_recompute_as_they_were(monkeypatch):
+    # Data-dependent sizes (nonzero) would come back as new symbols: such a graph is left alone; and where computing
+    # the metas again fails, the rewrite is undone and the metas restored.
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from hipinductor import channels_last
+
+    def f(x, w):
+        y = torch.nn.functional.conv2d(x, w)
+        return y, torch.nonzero(y > 0)
+
+    x, w = torch.randn(1, 2, 6, 6, dtype=torch.bfloat16), torch.randn(3, 2, 3, 3, dtype=torch.bfloat16)
+    for fn, breaks in ((f, False), (lambda x, w: torch.nn.functional.conv2d(x, w).relu(), True)):
+        gm = make_fx(fn, tracing_mode="fake")(x, w)
+        metas = {n.name: n.meta.get("val") for n in gm.graph.nodes}
+        nodes = [n.name for n in gm.graph.nodes]
+        if breaks:
+            monkeypatch.setattr(channels_last, "_propagate", lambda *a: (_ for _ in ()).throw(RuntimeError("no")))
+        assert channels_last.channels_last_convs(gm, ("cpu",)) == 0
+        assert [n.name for n in gm.graph.nodes] == nodes
+        assert all(n.meta.get("val") is metas[n.name] for n in gm.graph.nodes)
+
+
 def test_fast_path_runs_a_segment_generally_when_an_eager_op_changes_layout():
     # The fast path compares the layouts eager ops produce with those its kernels were compiled for; an eager op
     # that returns another layout (here: bmm made to return a column-major result) must not be misread.
