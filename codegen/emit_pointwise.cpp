@@ -107,7 +107,98 @@ void KernelPrinter::emit_pointwise_elements() {
   }
 }
 
+bool KernelPrinter::emit_pointwise_transposed() {
+  constexpr int kTile = 32, kRows = 8;  // a 32 x 32 tile per block of 32 x 8 threads, 4 rows per thread
+  auto n = simplify(k_.numel, p_.size_ranges).as_const();
+  if (!n) return false;
+  // The flat index i = (xo * P + xp) * Q + xq, for P x Q the two innermost dims one computation walks (its
+  // outputs' memory order): the kernel's computations share i, not always their shapes (q, k^T and v of attention).
+  std::vector<std::pair<int64_t, int64_t>> splits;
+  for (int ci : k_.computations) {
+    const Computation& c = p_.computations[ci];
+    std::vector<Index> walked = c.sizes;
+    if (!k_.loop_order.empty()) {
+      walked.clear();
+      for (int d : k_.loop_order) walked.push_back(c.sizes[d]);
+    }
+    if (walked.size() < 2) continue;
+    auto pc = simplify(walked[walked.size() - 2], p_.size_ranges).as_const();
+    auto qc = simplify(walked.back(), p_.size_ranges).as_const();
+    if (pc && qc && *pc % kTile == 0 && *qc % kTile == 0 && *n % (*pc * *qc) == 0 &&
+        std::find(splits.begin(), splits.end(), std::make_pair(*pc, *qc)) == splits.end())
+      splits.emplace_back(*pc, *qc);
+  }
+  const VarRanges saved = ranges_;
+  for (const auto& [P, Q] : splits) {
+    const int64_t O = *n / (P * Q);
+    ranges_ = saved;
+    ranges_["xo"] = Range::loop(O);
+    ranges_["xp"] = Range::loop(P);
+    ranges_["xq"] = Range::loop(Q);
+    std::vector<Expr> bodies;
+    std::vector<Index> stores;
+    lane_views({{"i", (Index::var("xo") * P + Index::var("xp")) * Q + Index::var("xq")}}, bodies, stores);
+    auto along = [&](const Index& f, const char* var) { return classify_lanes(f, var, ranges_); };
+    bool stores_coalesce = true;
+    for (size_t c = 0; c < stores.size(); ++c)
+      if (!is_local(p_.computations[k_.computations[c]].buffer) && along(stores[c], "xq") != LaneAccess::Contiguous)
+        stores_coalesce = false;
+    std::vector<Expr> tiled;
+    for (const Expr& load : external_loads(bodies))
+      if (load->args.empty() && along(load->index, "xq") == LaneAccess::Gather &&
+          along(load->index, "xp") == LaneAccess::Contiguous)
+        tiled.push_back(load);
+    if (!stores_coalesce || tiled.empty() || tiled.size() > 4) continue;
+    emit_transposed_tiles(O, P, Q, bodies, stores, tiled);
+    ranges_ = saved;
+    return true;
+  }
+  ranges_ = saved;
+  return false;
+}
+
+void KernelPrinter::emit_transposed_tiles(int64_t O, int64_t P, int64_t Q, const std::vector<Expr>& bodies,
+                                          const std::vector<Index>& stores, const std::vector<Expr>& tiled) {
+  constexpr int kTile = 32, kRows = 8;
+  const std::string I = index_type_, t = std::to_string(kTile), rows = std::to_string(kRows);
+  const int64_t ptiles = P / kTile, qtiles = Q / kTile, tiles = O * ptiles * qtiles;
+  block_ = kTile * kRows;
+  grid_ = Index(tiles);
+  transposed_tiles_used_ = true;
+  line("// " + t + " x " + t + " tiles of " + std::to_string(tiled.size()) +
+       " transposed operand(s) through shared memory: read with lanes along the walk's dim of " + std::to_string(P) +
+       ", computed and stored with lanes along its innermost (" + std::to_string(Q) + ")");
+  std::vector<std::string> names;
+  for (size_t k = 0; k < tiled.size(); ++k) {
+    names.push_back("tile" + std::to_string(k));
+    line("__shared__ " + value_type(tiled[k]->dtype) + " " + names[k] + "[" + t + "][" + std::to_string(kTile + 1) +
+         "];");
+  }
+  line("const int tx = threadIdx.x % " + t + ", ty = threadIdx.x / " + t + ";");
+  open("for (" + I + " tile = blockIdx.x; tile < " + std::to_string(tiles) + "; tile += gridDim.x)");
+  line("const " + I + " xo = tile / " + std::to_string(ptiles * qtiles) + ";");
+  line("const " + I + " tp = (tile / " + std::to_string(qtiles) + ") % " + std::to_string(ptiles) + " * " + t +
+       ", tq = tile % " + std::to_string(qtiles) + " * " + t + ";");
+  line("#pragma unroll");
+  open("for (int r = 0; r < " + t + "; r += " + rows + ")");
+  line("const " + I + " xp = tp + tx, xq = tq + ty + r;");
+  for (size_t k = 0; k < tiled.size(); ++k) line(names[k] + "[ty + r][tx] = " + expr(tiled[k]) + ";");
+  close();
+  line("__syncthreads();");
+  line("#pragma unroll");
+  open("for (int r = 0; r < " + t + "; r += " + rows + ")");
+  line("const " + I + " xp = tp + ty + r, xq = tq + tx;");
+  for (size_t k = 0; k < tiled.size(); ++k)
+    cse_.back()[tiled[k].hash()].emplace_back(tiled[k], names[k] + "[tx][ty + r]");
+  for (size_t c = 0; c < bodies.size(); ++c) store(p_.computations[k_.computations[c]], bodies[c], stores[c]);
+  close();
+  line("__syncthreads();");
+  close();
+  local_value_.clear();
+}
+
 void KernelPrinter::emit_pointwise() {
+  if (emit_pointwise_transposed()) return;
   const std::string I = index_type_, blk = std::to_string(block_);
   auto n = simplify(k_.numel, p_.size_ranges).as_const();
   const int v = n ? vector_width("i", *n, false) : 1;

@@ -365,6 +365,7 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
       ek.whole_grid = true;
       block_ = kPointwiseBlock;
       emit_pointwise();
+      ek.needs_sync = transposed_tiles_used_;
       break;
     case KernelKind::RowReduction: {
       if (auto plan = persistent_rows()) {

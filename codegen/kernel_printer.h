@@ -244,6 +244,15 @@ class KernelPrinter {
 
   void collect_params();
   void emit_pointwise();
+  /// Pointwise kernels reading an operand transposed (contiguous along the walk's second-innermost dim, not its
+  /// innermost) while every store is contiguous along the innermost: 32 x 32 tiles of such operands go through
+  /// shared memory, read with lanes along the dim they are contiguous in, so loads and stores both coalesce. False
+  /// (nothing printed) where that does not apply.
+  bool emit_pointwise_transposed();
+  /// Prints that form: `tiles` of O x P x Q (i = (xo * P + xp) * Q + xq) read into shared memory with lanes along xp,
+  /// then `bodies` computed and stored at `stores` with lanes along xq, the `tiled` loads read from the tiles.
+  void emit_transposed_tiles(int64_t O, int64_t P, int64_t Q, const std::vector<Expr>& bodies,
+                             const std::vector<Index>& stores, const std::vector<Expr>& tiled);
   /// The body of a one-element-per-iteration pointwise loop over `i`.
   void emit_pointwise_elements();
   /// Row kernel whose rows do not fit in registers (or have symbolic sizes): threads stride over the row in each
@@ -413,6 +422,8 @@ class KernelPrinter {
   bool persistent_rows_ = false;
   /// Column kernels: whether emit_column_slices or emit_column_vector_slices (which need __syncthreads) printed it.
   bool column_slices_used_ = false;
+  /// Pointwise kernels: whether emit_pointwise_transposed (tiles met in shared memory) printed it.
+  bool transposed_tiles_used_ = false;
 };
 
 }  // namespace hi::codegen_detail

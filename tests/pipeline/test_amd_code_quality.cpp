@@ -26,6 +26,7 @@ namespace {
 using test::A;
 using test::B;
 using test::F;
+using test::I;
 using test::L;
 using test::S;
 
@@ -39,6 +40,16 @@ Graph add_relu_f32() {
   ValueRef a = g.call("aten.add.Tensor", {A(x), A(y)}, DType::Float32, s);
   ValueRef r = g.call("aten.relu.default", {A(a)}, DType::Float32, s);
   g.output(r);
+  return g.graph();
+}
+
+/// x.transpose(1, 2) * 2, contiguous: the pointwise kernel reads x transposed, through shared-memory tiles.
+Graph transpose_bf16(int64_t b, int64_t m, int64_t n) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::BFloat16, {b, m, n});
+  ValueRef t = g.call("aten.transpose.int", {A(x), I(1), I(2)}, DType::BFloat16, {b, n, m});
+  ValueRef y = g.call("aten.mul.Tensor", {A(t), F(2.0)}, DType::BFloat16, {b, n, m});
+  g.output(y);
   return g.graph();
 }
 
@@ -105,6 +116,8 @@ const std::vector<QualityCase>& quality_cases() {
       {"row_sum_f32", row_sum_f32(4096, 4096), true, false},  // one value per row: no contiguous store
       {"column_sum_f32", column_sum_f32(16384, 4096), false, false},
       {"rope_cat_bf16", test::rope_graph(8192, 128, 64, DType::BFloat16), true, true},  // x, cos, sin: 16 bytes
+      // Tiles through LDS: 2-byte loads along the input's rows, 2-byte stores along the output's.
+      {"transpose_bf16", transpose_bf16(64, 256, 512), false, false},
   };
   return cases;
 }
