@@ -430,6 +430,17 @@ def test_fast_path_is_written_after_the_first_call_and_keyed_by_layout():
     assert len(graph._fast) == 2
 
 
+def _matches_eager_on_fresh_calls(f, *args, calls=3):
+    """Compiles f afresh, checks `calls` calls (the general path, then the fast path) against eager; its report."""
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    for _ in range(calls):
+        torch.testing.assert_close(compiled(*args), f(*args))
+    (report,) = hipinductor.reports()
+    return report
+
+
 def test_a_cache_grown_from_an_empty_tensor_is_a_copy_in_a_kernel_with_a_fast_path():
     # transformers' DynamicCache: keys start as torch.tensor([]) and grow by torch.cat([keys, k], -2). The empty
     # tensor made the segment holding the cat (and the mask and RoPE beside it, in GPT-2 and LLaMA) run node by node
@@ -441,13 +452,7 @@ def test_a_cache_grown_from_an_empty_tensor_is_a_copy_in_a_kernel_with_a_fast_pa
         mask = torch.arange(6)[None, :] <= torch.arange(6)[:, None]
         return keys, torch.where(mask, values @ keys.transpose(-1, -2), -1e4)
 
-    x, w = torch.randn(2, 6, 8), torch.randn(8, 12)
-    torch._dynamo.reset()
-    hipinductor.clear_reports()
-    compiled = compile(f)
-    for _ in range(3):
-        torch.testing.assert_close(compiled(x, w), f(x, w))
-    (report,) = hipinductor.reports()
+    report = _matches_eager_on_fresh_calls(f, torch.randn(2, 6, 8), torch.randn(8, 12))
     assert report["empty_cat_inputs"] == 2
     assert set(report["fallback_ops"]) <= {"aten.bmm.default", "aten.mm.default", "aten.view.default"}
     graph = _graph_of_last_compile()
@@ -461,13 +466,7 @@ def test_nodes_of_empty_tensors_run_eagerly_and_the_rest_in_kernels_with_a_fast_
     def f(x, w):
         return torch.relu(x @ w)[:, :0] * 2 + 1, torch.relu(x @ w) + 1, (torch.relu(x @ w)[:0] + 3).sum(0)
 
-    x, w = torch.randn(4, 8), torch.randn(8, 3)
-    torch._dynamo.reset()
-    hipinductor.clear_reports()
-    compiled = compile(f)
-    for _ in range(3):
-        torch.testing.assert_close(compiled(x, w), f(x, w))
-    (report,) = hipinductor.reports()
+    report = _matches_eager_on_fresh_calls(f, torch.randn(4, 8), torch.randn(8, 3))
     assert {"aten.mul.Tensor", "aten.sum.dim_IntList"} <= set(report["eager_empty"])
     assert "aten.relu.default" in report["ops_lowered"] and report["kernels"] >= 1
     fast = next(iter(_graph_of_last_compile()._fast.values()))
