@@ -956,7 +956,8 @@ std::vector<TensorValue> lower_pow_tensor_scalar(GraphLowering& L) {
   auto e = L.scalar(1, "exponent");
   const TensorMeta& m = L.out_meta();
   const double k = e ? e->value : 0.0;
-  const bool special = e && (k == 2 || k == 3 || (is_floating(m.dtype) && (k == 0.5 || k == -0.5 || k == -1 || k == -2)));
+  const bool special =
+      e && (k == 2 || k == 3 || (is_floating(m.dtype) && (k == 0.5 || k == -0.5 || k == -1 || k == -2)));
   if (!special) return lower_binary(L, BinaryOp::Pow, true);
   TensorValue self = L.tensor(0, "self");
   DType compute = compute_type(m.dtype);

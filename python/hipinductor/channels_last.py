@@ -58,7 +58,8 @@ def channels_last_convs(gm: fx.GraphModule, device_types: tuple[str, ...] | None
     shapes only: a training graph's saved activations would reach its backward graph in another layout than the one
     it was traced with. Returns the convolutions rewritten."""
     device_types = DEVICE_TYPES if device_types is None else device_types
-    convs = [n for n in gm.graph.nodes if n.op == "call_function" and n.target is _CONV and _rewritable(n, device_types)]
+    convs = [n for n in gm.graph.nodes
+             if n.op == "call_function" and n.target is _CONV and _rewritable(n, device_types)]
     if not convs:
         return 0
     fake_mode = torch._guards.detect_fake_mode([n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"])

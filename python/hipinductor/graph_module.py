@@ -155,8 +155,8 @@ class CompiledFxGraph:
         self.lock = threading.Lock()
         self.report = Report(
             name=self.name, ops_lowered=[], fallback_ops=[], kernels=0, compile_ms=0.0, cache_hits=0,
-            segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], eager_empty=[], early_compiles=0, shared_compiles=0,
-            build_ms=0.0, first_call_ms=None, gemm_epilogues=0, empty_cat_inputs=0,
+            segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], eager_empty=[], early_compiles=0,
+            shared_compiles=0, build_ms=0.0, first_call_ms=None, gemm_epilogues=0, empty_cat_inputs=0,
             channels_last_convs=0)
         self.forced_eager: set[fx.Node] = set()
         self.graph_eager_reason: str | None = None
@@ -749,6 +749,8 @@ _EMPTY = "an empty tensor"
 
 def _statically_empty(t: torch.Tensor) -> bool:
     return all(isinstance(s, int) for s in t.shape) and 0 in t.shape
+
+
 _VIEW_LIKE = {"aten._unsafe_view.default", "aten.reshape.default", "aten.alias.default"}
 
 

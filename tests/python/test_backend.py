@@ -549,8 +549,8 @@ def test_transposed_reads_go_through_shared_memory_tiles(tmp_path, dtype):
     # BERT's attention prologue: q and v scaled and copied, k transposed; the transposed read went lane by lane
     # across rows (31 us on the H200 for 8 x 12 x 512 x 64 against Inductor's two kernels' 10).
     def f(q, k, v):
-        return (q.to(torch.float32) * 0.125, k.transpose(-1, -2).contiguous().to(torch.float32) * 0.125, v.to(torch.float32),
-                (k.transpose(1, 2) + 1).contiguous())
+        return (q.to(torch.float32) * 0.125, k.transpose(-1, -2).contiguous().to(torch.float32) * 0.125,
+                v.to(torch.float32), (k.transpose(1, 2) + 1).contiguous())
 
     q, k, v = (torch.randn(2, 3, 96, 64).mul(4).to(dtype) for _ in range(3))
     torch._dynamo.reset()
@@ -561,8 +561,11 @@ def test_transposed_reads_go_through_shared_memory_tiles(tmp_path, dtype):
     assert "__shared__" in sources and "tile0[tx][ty + r]" in sources
     # With a broadcast operand, a value two outputs share and another output walked the other way.
     x, b = torch.randn(3, 64, 96).mul(4).to(dtype), torch.randn(64).mul(4).to(dtype)
-    g = lambda x, b: ((x.transpose(-1, -2) + b).relu().contiguous(), (x.transpose(-1, -2) + b).contiguous() * 3,  # noqa: E731
-                      x * 2)
+
+    def g(x, b):
+        shared = x.transpose(-1, -2) + b
+        return shared.relu().contiguous(), shared.contiguous() * 3, x * 2
+
     torch._dynamo.reset()
     for got, want in zip(compile(g)(x, b), g(x, b)):
         torch.testing.assert_close(got, want, rtol=0, atol=0)
