@@ -54,9 +54,10 @@ def channels_last_convs(gm: fx.GraphModule, device_types: tuple[str, ...] | None
     read them, which hipinductor's kernels produce in that layout. cuDNN's bf16/fp16 convolutions run NHWC natively;
     eager PyTorch's NCHW tensors cost them layout conversions (Inductor's layout optimization does the same). 1x1
     weights are channels-last already; a graph's contiguous outputs stay contiguous (others may come back in another
-    dense layout than eager's). Inference graphs of static
-    shapes only: a training graph's saved activations would reach its backward graph in another layout than the one
-    it was traced with. Returns the convolutions rewritten."""
+    dense layout than eager's). For inference graphs of static sizes (the caller's part: a training graph's saved
+    activations would reach its backward graph in another layout than the one it was traced with); graphs with
+    symbolic sizes are left alone, and so is a graph whose metas cannot be computed again. Returns the convolutions
+    rewritten."""
     device_types = DEVICE_TYPES if device_types is None else device_types
     convs = [n for n in gm.graph.nodes
              if n.op == "call_function" and n.target is _CONV and _rewritable(n, device_types)]
@@ -67,7 +68,7 @@ def channels_last_convs(gm: fx.GraphModule, device_types: tuple[str, ...] | None
         return 0  # symbols (dynamic or data-dependent sizes) would come back as new ones
     output = next(n for n in gm.graph.nodes if n.op == "output")
     before = {n: n.meta["val"].stride() for n in output.all_input_nodes if isinstance(n.meta.get("val"), torch.Tensor)}
-    metas = {n: n.meta.get("val") for n in gm.graph.nodes}
+    metas = {n: n.meta["val"] for n in gm.graph.nodes if "val" in n.meta}
     clones = []
     for conv in convs:
         args = list(conv.args)
@@ -82,8 +83,11 @@ def channels_last_convs(gm: fx.GraphModule, device_types: tuple[str, ...] | None
         for c in clones:
             c.replace_all_uses_with(c.args[0])
             gm.graph.erase_node(c)
-        for n, val in metas.items():
-            n.meta["val"] = val
+        for n in gm.graph.nodes:
+            if n in metas:
+                n.meta["val"] = metas[n]
+            else:
+                n.meta.pop("val", None)
         return 0
     for c in clones:  # copies of what is channels-last already (1x1 weights, earlier convolutions' results)
         if _channels_last(c.args[0].meta.get("val")):
