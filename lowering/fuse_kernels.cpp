@@ -22,12 +22,19 @@ class KernelFusion {
   }
 
  private:
+  /// Joins the latest kernel `c` fits, searching back from the last one but not past a kernel it reads from (that
+  /// kernel must run first): a value stored by another kernel in between no longer splits a chain (BERT's first
+  /// layer: the softmax's epilogue after the attention mask's own output ran as a kernel of its own, re-reading the
+  /// scores, 26 + 71 us on the H200 against the 51 of the later layers' single kernel).
   void place(int c) {
     const Computation& comp = p_.computations[c];
-    if (!p_.kernels.empty() && can_join(p_.kernels.back(), c)) {
-      p_.kernels.back().computations.push_back(c);
-      kernel_of_[c] = static_cast<int>(p_.kernels.size()) - 1;
-      return;
+    for (int k = static_cast<int>(p_.kernels.size()) - 1; k >= 0; --k) {
+      if (can_join(k, c)) {
+        p_.kernels[k].computations.push_back(c);
+        kernel_of_[c] = k;
+        return;
+      }
+      if (reads_from(c, k)) break;
     }
     Kernel k;
     if (!comp.is_reduction()) {
@@ -43,7 +50,19 @@ class KernelFusion {
     kernel_of_[c] = static_cast<int>(p_.kernels.size()) - 1;
   }
 
-  bool can_join(const Kernel& k, int c) const {
+  /// Whether computation `c` loads a buffer that a computation of kernel `k` produces.
+  bool reads_from(int c, int k) const {
+    bool reads = false;
+    visit(p_.computations[c].body, [&](const Expr& e) {
+      if (e->op != ExprOp::Load) return;
+      int prod = p_.producer(e->buffer);
+      reads = reads || (prod >= 0 && kernel_of_[prod] == k);
+    });
+    return reads;
+  }
+
+  bool can_join(int k_index, int c) const {
+    const Kernel& k = p_.kernels[k_index];
     const Computation& comp = p_.computations[c];
     switch (k.kind) {
       case KernelKind::Pointwise:
@@ -59,18 +78,19 @@ class KernelFusion {
         break;
       case KernelKind::ColumnReduction: return false;
     }
-    return reads_are_thread_local(k, comp);
+    return reads_are_thread_local(k_index, comp);
   }
 
-  /// Every load of a buffer produced inside `k` must address what the reading thread itself produced.
-  bool reads_are_thread_local(const Kernel& k, const Computation& comp) const {
+  /// Every load of a buffer produced inside kernel `k_index` must address what the reading thread itself produced.
+  bool reads_are_thread_local(int k_index, const Computation& comp) const {
+    const Kernel& k = p_.kernels[k_index];
     VarRanges ranges = kernel_var_ranges(p_, k);
     Expr body = substitute_vars(comp.body, kernel_var_map(comp, k), ranges);
     bool ok = true;
     visit(body, [&](const Expr& e) {
       if (!ok || e->op != ExprOp::Load) return;
       int prod = p_.producer(e->buffer);
-      if (prod < 0 || kernel_of_[prod] != static_cast<int>(p_.kernels.size()) - 1) return;
+      if (prod < 0 || kernel_of_[prod] != k_index) return;
       const Computation& pc = p_.computations[prod];
       Index written = simplify(substitute(Computation::store_index(p_.buffers[pc.buffer]),
                                           kernel_var_map(pc, k)),

@@ -30,6 +30,24 @@ def test_softmax_is_one_kernel_and_matches_eager():
     assert "aten._softmax.default" in report["ops_lowered"]
 
 
+def test_a_mask_stored_between_a_softmax_and_its_epilogue_does_not_split_them():
+    # BERT's first layer: the attention mask (a graph output, for the later layers) was computed between the
+    # softmax's reductions and its normalisation, and the normalisation became a kernel of its own that re-read the
+    # scores (26 + 71 us on the H200 against the later layers' single 51 us kernel).
+    b, h, s = 2, 3, 64
+
+    def f(x):
+        mask = (torch.arange(s)[None, :] <= torch.arange(s)[:, None]).expand(b, 1, s, s)
+        return mask, torch.softmax(x + torch.where(mask, 0.0, float("-inf")), -1)
+
+    x = torch.randn(b, h, s, s)
+    hipinductor.clear_reports()
+    for got, want in zip(compile(f)(x), f(x)):
+        torch.testing.assert_close(got, want)
+    (report,) = hipinductor.reports()
+    assert report["kernels"] == 2 and report["fallback_ops"] == []
+
+
 def test_layer_norm_gelu_residual_is_one_kernel():
     hipinductor.clear_reports()
     ln = torch.nn.LayerNorm(128)
