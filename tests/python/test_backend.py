@@ -63,6 +63,20 @@ def test_16_bit_logit_on_the_cpu_rounds_each_step_as_eager(dtype, eps):
     assert hipinductor.reports()[0]["fallback_ops"] == []
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_16_bit_cross_products_round_each_step_as_eager(dtype):
+    # Eager's cross kernels compute in c10::Half / BFloat16 arithmetic (each product and the difference rounded);
+    # PyTorch's decomposition computes in float and rounded once: a third of float16 results one ulp off.
+    a, b = (torch.randn(2, 4000, 3).mul(4).to(dtype).requires_grad_() for _ in range(2))
+    f = lambda x, y: torch.linalg.cross(x, y, dim=-1)  # noqa: E731
+    torch._dynamo.reset()
+    got, want = compile(f)(a, b), f(a, b)
+    assert torch.equal(got, want)
+    g = torch.randn_like(want)
+    grads = zip(torch.autograd.grad(got, (a, b), g), torch.autograd.grad(want, (a, b), g))
+    assert all(torch.equal(x, y) for x, y in grads)
+
+
 def test_layer_norm_gelu_residual_is_one_kernel():
     hipinductor.clear_reports()
     ln = torch.nn.LayerNorm(128)
