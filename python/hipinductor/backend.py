@@ -51,7 +51,24 @@ def decomposition_table() -> dict:
     cross = table.get(torch.ops.aten.linalg_cross.default)
     if cross is not None:
         table[torch.ops.aten.linalg_cross.default] = functools.partial(_cross_as_eager_computes_it, cross)
+    addr = table.get(torch.ops.aten.addr.default)
+    if addr is not None:
+        table[torch.ops.aten.addr.default] = functools.partial(_addr_as_eager_computes_it, addr)
     return table
+
+
+def _addr_as_eager_computes_it(decomposition, self, vec1, vec2, *, beta=1, alpha=1):
+    """addr of 16-bit tensors of one dtype as eager's CPU and CUDA kernels compute it: beta * self + alpha * vec1 *
+    vec2, left to right in the tensor's type (alpha and beta converted to it), and alpha * vec1 * vec2 alone where
+    beta is 0. PyTorch's decomposition computes beta * self + alpha * outer(vec1, vec2) in float and rounds once: a
+    quarter of bf16 results one ulp from eager's. Other tensors take the decomposition (CPU eager's float32 and
+    float64 go through BLAS's rank-1 update, whose fused multiply-adds no elementwise order reproduces)."""
+    if not (self.dtype == vec1.dtype == vec2.dtype and self.dtype in (torch.float16, torch.bfloat16)):
+        return decomposition(self, vec1, vec2, beta=beta, alpha=alpha)
+    product = (vec1 * _rounded(alpha, self.dtype))[:, None] * vec2[None, :]
+    if beta == 0:  # NaNs in self dropped, as eager drops them
+        return product.expand(torch.broadcast_shapes(self.shape, product.shape))
+    return self * _rounded(beta, self.dtype) + product
 
 
 def _cross_as_eager_computes_it(decomposition, a, b, dim=-1):
