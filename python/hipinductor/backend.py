@@ -45,15 +45,14 @@ def decomposition_table() -> dict:
     # An export-only decomposition: its second output is the attention weights where the op's backward reads the
     # logsumexp, so training through CPU attention got wrong gradients for q, k and v. Inductor leaves it out too.
     table.pop(torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default, None)
-    logit = table.get(torch.ops.aten.logit.default)
-    if logit is not None:
-        table[torch.ops.aten.logit.default] = functools.partial(_logit_as_eager_computes_it, logit)
-    cross = table.get(torch.ops.aten.linalg_cross.default)
-    if cross is not None:
-        table[torch.ops.aten.linalg_cross.default] = functools.partial(_cross_as_eager_computes_it, cross)
-    addr = table.get(torch.ops.aten.addr.default)
-    if addr is not None:
-        table[torch.ops.aten.addr.default] = functools.partial(_addr_as_eager_computes_it, addr)
+    # Decompositions that round once where eager's kernels round each step: 16-bit tensors take eager's steps, each
+    # override calling the decomposition for the rest.
+    overrides = {torch.ops.aten.logit.default: _logit_as_eager_computes_it,
+                 torch.ops.aten.linalg_cross.default: _cross_as_eager_computes_it,
+                 torch.ops.aten.addr.default: _addr_as_eager_computes_it}
+    for op, override in overrides.items():
+        if op in table:
+            table[op] = functools.partial(override, table[op])
     return table
 
 
