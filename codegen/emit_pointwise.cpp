@@ -36,6 +36,9 @@ Index fold_clamps(const Index& e, const Index& anchor, int64_t lo, int64_t hi, c
   }
 }
 
+/// Transposed reads' tiles: kTile x kTile elements per block of kTile x kRows threads (kTile / kRows rows each).
+constexpr int kTile = 32, kRows = 8;
+
 int count_in(const Expr& root, const Expr& load) {
   int n = 0;
   visit(root, [&](const Expr& e) { n += e == load; });
@@ -108,7 +111,6 @@ void KernelPrinter::emit_pointwise_elements() {
 }
 
 bool KernelPrinter::emit_pointwise_transposed() {
-  constexpr int kTile = 32, kRows = 8;  // a 32 x 32 tile per block of 32 x 8 threads, 4 rows per thread
   auto n = simplify(k_.numel, p_.size_ranges).as_const();
   if (!n) return false;
   // The flat index i = (xo * P + xp) * Q + xq, for P x Q the two innermost dims one computation walks (its
@@ -159,7 +161,6 @@ bool KernelPrinter::emit_pointwise_transposed() {
 
 void KernelPrinter::emit_transposed_tiles(int64_t O, int64_t P, int64_t Q, const std::vector<Expr>& bodies,
                                           const std::vector<Index>& stores, const std::vector<Expr>& tiled) {
-  constexpr int kTile = 32, kRows = 8;
   const std::string I = index_type_, t = std::to_string(kTile), rows = std::to_string(kRows);
   const int64_t ptiles = P / kTile, qtiles = Q / kTile, tiles = O * ptiles * qtiles;
   block_ = kTile * kRows;

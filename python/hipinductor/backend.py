@@ -56,13 +56,16 @@ def decomposition_table() -> dict:
     return table
 
 
+_HALF_TYPES = (torch.float16, torch.bfloat16)
+
+
 def _addr_as_eager_computes_it(decomposition, self, vec1, vec2, *, beta=1, alpha=1):
     """addr of 16-bit tensors of one dtype as eager's CPU and CUDA kernels compute it: beta * self + alpha * vec1 *
     vec2, left to right in the tensor's type (alpha and beta converted to it), and alpha * vec1 * vec2 alone where
     beta is 0. PyTorch's decomposition computes beta * self + alpha * outer(vec1, vec2) in float and rounds once: a
     quarter of bf16 results one ulp from eager's. Other tensors take the decomposition (CPU eager's float32 and
     float64 go through BLAS's rank-1 update, whose fused multiply-adds no elementwise order reproduces)."""
-    if not (self.dtype == vec1.dtype == vec2.dtype and self.dtype in (torch.float16, torch.bfloat16)):
+    if not (self.dtype == vec1.dtype == vec2.dtype and self.dtype in _HALF_TYPES):
         return decomposition(self, vec1, vec2, beta=beta, alpha=alpha)
     product = (vec1 * _rounded(alpha, self.dtype))[:, None] * vec2[None, :]
     if beta == 0:  # NaNs in self dropped, as eager drops them
@@ -74,7 +77,7 @@ def _cross_as_eager_computes_it(decomposition, a, b, dim=-1):
     """linalg_cross of two 16-bit tensors as eager's kernels (CPU and CUDA) compute it, in c10::Half / BFloat16
     arithmetic: each product and the difference rounded to the tensor's type. PyTorch's decomposition computes in
     float and rounds once (a third of float16 results one ulp from eager's). Other tensors take the decomposition."""
-    if a.dtype != b.dtype or a.dtype not in (torch.float16, torch.bfloat16):
+    if a.dtype != b.dtype or a.dtype not in _HALF_TYPES:
         return decomposition(a, b, dim)
     return inspect.unwrap(decomposition)(a, b, dim)  # the same steps without its cast to float
 
@@ -84,7 +87,7 @@ def _logit_as_eager_computes_it(decomposition, x, eps=None):
     each step (eps and 1 - eps too): the clamp, 1 - x, x / (1 - x), the log. PyTorch's decomposition (and CUDA's
     kernel) rounds once, which put 16 % of OpInfo's float16 sample 0.0007 away from CPU eager's. Other tensors take
     the decomposition."""
-    if x.device.type != "cpu" or x.dtype not in (torch.float16, torch.bfloat16):
+    if x.device.type != "cpu" or x.dtype not in _HALF_TYPES:
         return decomposition(x, eps)
     if eps is not None:
         lo = _rounded(eps, x.dtype)

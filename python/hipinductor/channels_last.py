@@ -18,14 +18,6 @@ def _rewritable(conv: fx.Node, device_types) -> bool:
             and x.dtype in (torch.bfloat16, torch.float16) and isinstance(conv.args[1], fx.Node))
 
 
-def _symbolic(val) -> bool:
-    if isinstance(val, (list, tuple)):
-        return any(_symbolic(v) for v in val)
-    if isinstance(val, torch.Tensor):
-        return any(isinstance(s, torch.SymInt) for s in (*val.shape, *val.stride()))
-    return isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool))
-
-
 def _channels_last(val) -> bool:
     return isinstance(val, torch.Tensor) and val.is_contiguous(memory_format=torch.channels_last)
 
@@ -58,16 +50,16 @@ def channels_last_convs(gm: fx.GraphModule, device_types: tuple[str, ...] | None
     activations would reach its backward graph in another layout than the one it was traced with); graphs with
     symbolic sizes are left alone, and so is a graph whose metas cannot be computed again. Returns the convolutions
     rewritten."""
+    from .graph_module import _has_symbols  # the graph module imports this module
+
     device_types = DEVICE_TYPES if device_types is None else device_types
     convs = [n for n in gm.graph.nodes
              if n.op == "call_function" and n.target is _CONV and _rewritable(n, device_types)]
     if not convs:
         return 0
     fake_mode = torch._guards.detect_fake_mode([n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"])
-    if fake_mode is None or any(_symbolic(n.meta.get("val")) for n in gm.graph.nodes):
+    if fake_mode is None or any(_has_symbols(n.meta.get("val")) for n in gm.graph.nodes):
         return 0  # symbols (dynamic or data-dependent sizes) would come back as new ones
-    output = next(n for n in gm.graph.nodes if n.op == "output")
-    before = {n: n.meta["val"].stride() for n in output.all_input_nodes if isinstance(n.meta.get("val"), torch.Tensor)}
     metas = {n: n.meta["val"] for n in gm.graph.nodes if "val" in n.meta}
     clones = []
     for conv in convs:
@@ -94,9 +86,10 @@ def channels_last_convs(gm: fx.GraphModule, device_types: tuple[str, ...] | None
             c.replace_all_uses_with(c.args[0])
             gm.graph.erase_node(c)
     # The graph's contiguous outputs stay contiguous: a result that became channels-last is copied back.
-    for n, strides in before.items():
-        val = n.meta["val"]
-        if val.stride() == strides or strides != torch.empty(val.shape, device="meta").stride():
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    for n in output.all_input_nodes:
+        was, val = metas.get(n), n.meta.get("val")
+        if not isinstance(was, torch.Tensor) or not was.is_contiguous() or val.is_contiguous():
             continue
         with gm.graph.inserting_before(output):
             back = gm.graph.call_function(_CLONE, (n,), {"memory_format": torch.contiguous_format})
