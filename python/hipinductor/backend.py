@@ -111,13 +111,22 @@ def _compiler(options: Options, kind: str):
     def compile_graph(gm: torch.fx.GraphModule, example_inputs):
         from functorch.compile import make_boxed_func
 
-        compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids))
+        compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids), static_inputs=_static_input_indices())
         with _reports_lock:
             _reports.append(compiled.report)
             _live_graphs.add(compiled)
         return make_boxed_func(compiled)
 
     return compile_graph
+
+
+def _static_input_indices() -> tuple[int, ...]:
+    """Which inputs of the graph being compiled are the module's parameters and buffers (AOTAutograd's
+    static_input_indices, what Inductor's CUDA graphs take as fixed): dynamo's guards already check that they have
+    the layouts they were traced with, so a call's layout key leaves them out, as Inductor's wrapper checks none."""
+    context = torch._guards.TracingContext.try_get()
+    metadata = getattr(context, "fw_metadata", None) if context is not None else None
+    return tuple(getattr(metadata, "static_input_indices", None) or ())
 
 
 def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict | None = None, **unused):

@@ -113,11 +113,19 @@ def build(graph, launches: dict, layouts: dict) -> Callable | None:
     for idx, ws in devices.items():
         w.globals["stream_of"] = _current_stream
         w.lines.append(f"s{idx} = stream_of({idx})")
+        # Segment outputs allocated as Inductor's wrapper allocates its buffers: straight from the caching
+        # allocator, without the dispatcher (the current device's), where the call runs on that device.
+        if _ALLOC_CURRENT_GPU is not None:
+            w.globals.update(alloc_current_gpu=_ALLOC_CURRENT_GPU, current_gpu=torch.cuda.current_device)
+            other = w.bind("alloc_on", _allocator_on(torch.device("cuda", idx)))
+            w.lines.append(f"e{idx} = alloc_current_gpu if current_gpu() == {idx} else {other}")
+        else:
+            w.lines.append(f"e{idx} = {w.bind('alloc_on', _allocator_on(torch.device('cuda', idx)))}")
         if ws:
             dev = w.bind("d", torch.device("cuda", idx))
             w.lines.append(f"w{idx} = empty({ws}, dtype=uint8, device={dev})")
             w.lines.append(f"wp{idx} = w{idx}.data_ptr()")
-    w.globals.update(empty=torch.empty, empty_strided=torch.empty_strided, uint8=torch.uint8)
+    w.globals.update(empty=torch.empty, uint8=torch.uint8)
 
     counter = 0
     for i, step in enumerate(steps):
@@ -146,10 +154,12 @@ def build(graph, launches: dict, layouts: dict) -> Callable | None:
                 checks.append(f"not ({' | '.join(to_align)}) & {_ALIGN - 1}")
             general = w.bind("general", _general_runner(graph, step))
             body = []
+            if launch.device.type == "cpu":
+                alloc = w.bind("alloc_cpu", _ALLOC_CPU or _allocator_on(launch.device))
+            else:
+                alloc = f"e{launch.device.index or 0}"
             for name, (sizes, strides, dtype) in zip(outs, launch.outputs):
-                dt = w.bind("t", dtype)
-                dev = w.bind("d", launch.device)
-                body.append(f"{name} = empty_strided({tuple(sizes)!r}, {tuple(strides)!r}, dtype={dt}, device={dev})")
+                body.append(f"{name} = {alloc}({tuple(sizes)!r}, {tuple(strides)!r}, {w.bind('t', dtype)})")
             run = w.bind("run", launch.compiled.run)
             out_ptrs = "[" + ", ".join(f"{o}.data_ptr()" for o in outs) + "]"
             if launch.device.type == "cpu":
@@ -195,6 +205,20 @@ def build(graph, launches: dict, layouts: dict) -> Callable | None:
     fn = namespace["fast_call"]
     fn.source = source
     return fn
+
+
+# What Inductor's wrapper code allocates with: empty_strided made in C++, (sizes, strides, dtype), on the CPU or on
+# the current GPU.
+_GUARDS = getattr(getattr(torch._C, "_dynamo", None), "guards", None)
+_ALLOC_CPU = getattr(_GUARDS, "_empty_strided_cpu", None)
+_ALLOC_CURRENT_GPU = getattr(_GUARDS, "_empty_strided_cuda", None)
+
+
+def _allocator_on(device: torch.device) -> Callable:
+    def alloc(sizes, strides, dtype):
+        return torch.empty_strided(sizes, strides, dtype=dtype, device=device)
+
+    return alloc
 
 
 try:
@@ -306,10 +330,11 @@ _METHODS = {
     "aten.unbind.int": "unbind",
 }
 _FUNCTIONS = {
-    "aten.mm.default": torch.mm,
-    "aten.bmm.default": torch.bmm,
-    "aten.addmm.default": torch.addmm,
-    "aten.baddbmm.default": torch.baddbmm,
+    f"aten.{name}.default": getattr(torch, name)
+    for name in ("mm", "bmm", "addmm", "baddbmm", "convolution", "_scaled_dot_product_cudnn_attention",
+                 "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+                 "_native_batch_norm_legit_no_training")
+    if hasattr(torch, name)
 }
 
 

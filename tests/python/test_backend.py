@@ -490,6 +490,38 @@ def test_fast_path_is_written_after_the_first_call_and_keyed_by_layout():
     assert len(graph._fast) == 2
 
 
+def test_fast_path_key_leaves_out_the_modules_parameters_and_buffers():
+    """Dynamo's guards check the layouts of a module's parameters and buffers (AOTAutograd's static inputs); the
+    call's key checks the rest, so a user input of another layout still takes a path of its own."""
+    net = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.BatchNorm1d(8), torch.nn.ReLU()).eval()
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    compiled = compile(net)
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(5, 16)
+            torch.testing.assert_close(compiled(x), net(x))
+    graph = _graph_of_last_compile()
+    params = {tuple(p.shape) for p in list(net.parameters()) + list(net.buffers()) if p.dim()}
+    keyed = [graph._placeholders[i] for i in graph._key_inputs]
+    # The key reads the user's input alone; every other input is one of the module's tensors.
+    assert [tuple(n.meta["val"].shape) for n in keyed] == [(5, 16)]
+    others = [n for n in graph._placeholders if n not in keyed]
+    assert others and all(tuple(n.meta["val"].shape) in params | {()} for n in others)
+    # The graph called directly (as AOTAutograd calls it) with the input transposed in memory: a fast path of its
+    # own, still correct. The real arguments are those of a compiled call, caught on their way into the fast path.
+    (key, fast), seen = next(iter(graph._fast.items())), []
+    graph._fast[key] = lambda args: seen.append(list(args)) or fast(args)
+    with torch.no_grad():
+        compiled(x)
+        (args,) = seen
+        xt = torch.randn(16, 5).t()
+        args = [xt if n in keyed else a for n, a in zip(graph._placeholders, args)]
+        for _ in range(2):
+            torch.testing.assert_close(graph(*args)[0], net(xt))
+    assert len(graph._fast) == 2
+
+
 def _matches_eager_on_fresh_calls(f, *args, calls=3):
     """Compiles f afresh, checks `calls` calls (the general path, then the fast path) against eager; its report."""
     torch._dynamo.reset()

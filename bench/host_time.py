@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Host time per call (not a test): how long the CPU spends issuing a case's compiled function, for eager, Inductor
+and hipinductor: N calls issued back to back while a sleep kernel queued first keeps the GPU busy (so no launch waits
+on the GPU and the time is the host's alone), total / N, best of 3. Small model blocks and whole models are host-bound
+on a fast GPU: there do_bench's per-call time is this host time, not the kernels'.
+
+    python3 bench/host_time.py [--cases gpt_block,resnet50] [--calls 20] [--profile FILE] [--primitives]
+                               [--out FILE.json]
+
+--profile: hipinductor's calls are also run under cProfile; the top functions of each case are appended to FILE.
+--api FILE: each variant's CUDA runtime/driver calls over 5 calls (count, host time), from the profiler, appended to
+FILE: a synchronizing call (cudaStreamSynchronize, cudaMalloc, ...) there is where the host waits for the GPU.
+--primitives: first the host cost of the steps a fast path is made of (allocation, data_ptr, a launch of ours
+against one of PyTorch's), in us.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import math
+import os
+import pstats
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_bench  # noqa: E402  (the benchmark's cases)
+
+
+def host_ms(fn, args, calls):
+    """Host ms per call of `fn`: `calls` calls issued behind a sleep kernel that outlasts them, best of 3."""
+    best = math.inf
+    for _ in range(3):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(int(2e9))  # about a second of GPU time: longer than issuing the calls
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn(*args)
+        best = min(best, (time.perf_counter() - t0) * 1e3 / calls)
+        torch.cuda.synchronize()
+    return best
+
+
+def api_calls(fn, args, calls=5) -> str:
+    """The CUDA runtime / driver calls of `calls` calls of `fn`: name, count, host us in total."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn(*args)
+        torch.cuda.synchronize()
+    rows = [(e.key, e.count, e.cpu_time_total) for e in prof.key_averages()
+            if e.key.startswith(("cuda", "cu")) and not e.key.startswith("cudnn")]
+    rows.sort(key=lambda r: -r[2])
+    ops = sorted(((e.key, e.count, e.cpu_time_total) for e in prof.key_averages() if e.key.startswith("aten::")),
+                 key=lambda r: -r[2])[:12]
+    return "\n".join(f"{k:50s} {c:6d} {t:10.1f} us" for k, c, t in rows + [("--- aten", 0, 0.0)] + ops)
+
+
+def primitives() -> dict:
+    """us per call of the steps fast paths are made of, on an idle GPU (each loop of 2000 issues faster than the GPU
+    runs it, except where noted)."""
+    import hipinductor  # noqa: F401
+    from hipinductor.graph_module import _args_key, _current_stream
+
+    x = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+    alloc_cuda = getattr(torch._C._dynamo.guards, "_empty_strided_cuda", None)
+
+    def relu_add(a):
+        return torch.relu(a) + 1
+
+    torch._dynamo.reset()
+    ind = torch.compile(relu_add)
+    ind(x)
+    torch._dynamo.reset()
+    hip = torch.compile(relu_add, backend="hipinductor")
+    hip(x)
+    steps = {
+        "empty_strided": lambda: torch.empty_strided((1024, 1024), (1024, 1), dtype=torch.bfloat16, device="cuda"),
+        "data_ptr": x.data_ptr,
+        "storage_data_ptr": lambda: x.untyped_storage().data_ptr(),
+        "args_key_1": lambda: _args_key((x,)),
+        "current_stream": lambda: _current_stream(0),
+        "eager_clamp_min_out": lambda: torch.clamp_min(x, 0, out=y),
+        "eager_add": lambda: torch.add(x, 1),
+        "inductor_relu_add": lambda: ind(x),
+        "hipinductor_relu_add": lambda: hip(x),
+    }
+    if alloc_cuda is not None:
+        steps["_empty_strided_cuda"] = lambda: alloc_cuda((1024, 1024), (1024, 1), torch.bfloat16)
+    out = {}
+    with torch.no_grad():
+        for name, f in steps.items():
+            for _ in range(100):
+                f()
+            torch.cuda.synchronize()
+            best = math.inf
+            for _ in range(3):
+                t0 = time.perf_counter()
+                for _ in range(2000):
+                    f()
+                best = min(best, (time.perf_counter() - t0) / 2000 * 1e6)
+                torch.cuda.synchronize()
+            out[name] = best
+            print(f"{name:24s} {best:7.2f} us", flush=True)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", default="mlp_block,gpt_block,llama_block")
+    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--profile", help="file for cProfile listings of hipinductor's calls")
+    parser.add_argument("--primitives", action="store_true", help="time fast paths' steps first")
+    parser.add_argument("--api", help="file for each variant's CUDA API calls")
+    parser.add_argument("--out", help="JSON file for the results")
+    opts = parser.parse_args()
+    import hipinductor  # noqa: F401  (registers the backend)
+
+    result = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "calls": opts.calls}
+    if opts.primitives:
+        result["primitives_us"] = primitives()
+    rows = result["cases"] = {}
+    for name in opts.cases.split(","):
+        fn, args, _ = run_bench.make_case(name)
+        row = {}
+        with torch.no_grad():
+            variants = {"eager": fn}
+            torch._dynamo.reset()
+            variants["inductor"] = torch.compile(fn)
+            variants["inductor"](*args)
+            torch._dynamo.reset()
+            variants["hipinductor"] = h = torch.compile(fn, backend="hipinductor")
+            h(*args)
+            for k, f in variants.items():
+                for _ in range(3):
+                    f(*args)
+                row[f"{k}_host_ms"] = host_ms(f, args, opts.calls)
+            if opts.api:
+                for k, f in variants.items():
+                    with open(opts.api, "a") as out:
+                        out.write(f"==== {name} {k}\n{api_calls(f, args)}\n")
+            if opts.profile:
+                torch.cuda.synchronize()
+                pr = cProfile.Profile()
+                pr.enable()
+                for _ in range(opts.calls):
+                    h(*args)
+                pr.disable()
+                torch.cuda.synchronize()
+                s = io.StringIO()
+                pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(40)
+                with open(opts.profile, "a") as f:
+                    f.write(f"==== {name}\n{s.getvalue()}")
+        rows[name] = row
+        print(name, " ".join(f"{k} {v:.3f}" for k, v in row.items()), flush=True)
+        del variants, fn, args
+        torch.cuda.empty_cache()
+    if opts.out:
+        with open(opts.out, "w") as f:
+            json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
