@@ -53,7 +53,23 @@ def decomposition_table() -> dict:
     for op, override in overrides.items():
         if op in table:
             table[op] = functools.partial(override, table[op])
+    # Matrix products over an inner size of 1 (rotary embeddings' inverse frequencies times positions) are outer
+    # products: one multiply per element, which a kernel fuses with what reads it, where the GEMM was a library call
+    # of its own.
+    table[torch.ops.aten.mm.default] = _product_over_inner_size_one
+    table[torch.ops.aten.bmm.default] = _product_over_inner_size_one
     return table
+
+
+def _product_over_inner_size_one(a, b):
+    """mm / bmm of [.., M, 1] by [.., 1, N] as the elementwise product a * b: the same value as a GEMM's (a single
+    product in float32 or wider, rounded once to the tensor's type, as cuBLAS's and CPU BLAS's with a zero beta),
+    contiguous as theirs. Other products (NotImplemented) stay GEMMs."""
+    k = a.shape[-1]
+    if (not isinstance(k, int) or k != 1 or a.dtype != b.dtype or not a.dtype.is_floating_point
+            or a.dim() != b.dim() or a.layout != torch.strided or b.layout != torch.strided):
+        return NotImplemented
+    return (a * b).contiguous()
 
 
 _HALF_TYPES = (torch.float16, torch.bfloat16)

@@ -1067,3 +1067,25 @@ def test_polygamma_and_zeta_match_eager_across_their_domain():
     a, q = torch.rand(50) * 5 + 1, torch.rand(50) * 10 - 3
     torch.testing.assert_close(compile(torch.special.zeta)(a, q), torch.special.zeta(a, q), rtol=1e-5, atol=1e-6,
                                equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
+def test_matrix_products_over_an_inner_size_of_one_are_kernels_equal_to_the_gemm(dtype):
+    """A rotary embedding's frequencies times positions, bmm [B, M, 1] x [B, 1, N], and mm [M, 1] x [1, N]: one
+    product per element, in a kernel with what reads it, bit for bit the GEMM's. An inner size of 2 stays a GEMM."""
+    def f(a, b, c, d):
+        return torch.cat((torch.bmm(a, b), torch.bmm(a, b)), -1).transpose(1, 2), torch.mm(c, d) + 1
+
+    args = [torch.randn(3, 5, 1, dtype=dtype), torch.randn(3, 1, 7, dtype=dtype), torch.randn(4, 1, dtype=dtype),
+            torch.randn(1, 6, dtype=dtype)]
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    for got, want in zip(compile(f)(*args), f(*args)):
+        assert torch.equal(got, want)
+    (report,) = hipinductor.reports()
+    assert report["fallback_ops"] == [] and report["kernels"] >= 1
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    a, b = torch.randn(3, 5, 2, dtype=dtype), torch.randn(3, 2, 7, dtype=dtype)
+    torch.testing.assert_close(compile(torch.bmm)(a, b), torch.bmm(a, b))
+    assert hipinductor.reports()[0]["fallback_ops"] == ["aten.bmm.default"]
