@@ -127,7 +127,9 @@ def _compiler(options: Options, kind: str):
     def compile_graph(gm: torch.fx.GraphModule, example_inputs):
         from functorch.compile import make_boxed_func
 
-        compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids), static_inputs=_static_input_indices())
+        # A backward graph's inputs are saved values and gradients, which the forward's static indices do not name.
+        static = _static_input_indices() if kind in ("forward", "inference") else ()
+        compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids), static_inputs=static)
         with _reports_lock:
             _reports.append(compiled.report)
             _live_graphs.add(compiled)

@@ -1089,3 +1089,23 @@ def test_matrix_products_over_an_inner_size_of_one_are_kernels_equal_to_the_gemm
     a, b = torch.randn(3, 5, 2, dtype=dtype), torch.randn(3, 2, 7, dtype=dtype)
     torch.testing.assert_close(compile(torch.bmm)(a, b), torch.bmm(a, b))
     assert hipinductor.reports()[0]["fallback_ops"] == ["aten.bmm.default"]
+
+
+def test_training_graphs_key_the_forward_without_parameters_and_the_backward_by_every_input():
+    """The forward graph's static inputs are the module's parameters; the backward graph's inputs (saved values,
+    gradients) are all keyed, whatever the forward's static indices say."""
+    from hipinductor.backend import _live_graphs
+
+    net = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.Tanh())
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    compiled = compile(net)
+    for _ in range(2):
+        x = torch.randn(3, 6, requires_grad=True)
+        compiled(x).sum().backward()
+    names = {r["name"] for r in hipinductor.reports()}
+    graphs = {g.name.split("_")[0]: g for g in list(_live_graphs) if g.name in names}
+    forward, backward = graphs["forward"], graphs["backward"]
+    keyed = [tuple(forward._placeholders[i].meta["val"].shape) for i in forward._key_inputs]
+    assert keyed == [(3, 6)] and len(forward._placeholders) == 3
+    assert backward._key_inputs is None
