@@ -1109,3 +1109,47 @@ def test_training_graphs_key_the_forward_without_parameters_and_the_backward_by_
     keyed = [tuple(forward._placeholders[i].meta["val"].shape) for i in forward._key_inputs]
     assert keyed == [(3, 6)] and len(forward._placeholders) == 3
     assert backward._key_inputs is None
+
+
+def test_uint8_cpu_bilinear_and_bicubic_interpolation_equal_eagers_fixed_point_kernel():
+    """CPU eager interpolates uint8 images in fixed point, one off from the rounded float decomposition for up to a
+    quarter of the pixels: those calls run eagerly (as one op of ours), bit for bit; float images keep the kernels."""
+    import torch.nn.functional as F
+
+    def f(x):
+        return (F.interpolate(x, scale_factor=2, mode="bilinear"),
+                F.interpolate(x, size=(7, 9), mode="bicubic", align_corners=True),
+                F.interpolate(x, scale_factor=0.6, mode="bilinear", antialias=True),
+                F.upsample_bilinear(x, scale_factor=1.5))
+
+    torch.manual_seed(0)
+    x = torch.randint(0, 256, (2, 3, 8, 10), dtype=torch.uint8)
+    for image in (x, x.contiguous(memory_format=torch.channels_last)):
+        torch._dynamo.reset()
+        hipinductor.clear_reports()
+        for got, want in zip(compile(f)(image), f(image)):
+            assert torch.equal(got, want) and got.is_contiguous() == want.is_contiguous()
+        assert hipinductor.reports()[0]["fallback_ops"] == ["hipinductor.eager_interpolation.default"]
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    xf = x.float()
+    for got, want in zip(compile(f)(xf), f(xf)):
+        torch.testing.assert_close(got, want)
+    (report,) = hipinductor.reports()
+    assert report["kernels"] >= 1 and "hipinductor.eager_interpolation.default" not in report["fallback_ops"]
+
+
+def test_a_python_float_argument_dynamo_asks_to_specialize_still_compiles():
+    """Dynamo traces a Python float argument as a tensor and, where AOTAutograd cannot keep it one (clamp's bound),
+    asks to trace the frame again with the float specialized (TensorifyScalarRestartAnalysis, raised from inside the
+    backend). That request is dynamo's: swallowed, the whole graph ran eagerly for that value."""
+    def f(x, bound):
+        return torch.clamp(x * 2, min=bound).exp()
+
+    torch._dynamo.reset()
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    x = torch.randn(8)
+    torch.testing.assert_close(compiled(x, 0.5), f(x, 0.5))
+    (report,) = hipinductor.reports()
+    assert report["kernels"] == 1 and report["eager_reason"] is None
