@@ -65,13 +65,13 @@ def api_calls(fn, args, calls=5) -> str:
 
 def primitives() -> dict:
     """us per call of the steps fast paths are made of, on an idle GPU (each loop of 2000 issues faster than the GPU
-    runs it, except where noted)."""
+    runs it)."""
     import hipinductor  # noqa: F401
+    from hipinductor.fast_path import _ALLOC_CURRENT_GPU as alloc_cuda
     from hipinductor.graph_module import _args_key, _current_stream
 
     x = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
     y = torch.empty_like(x)
-    alloc_cuda = getattr(torch._C._dynamo.guards, "_empty_strided_cuda", None)
 
     def relu_add(a):
         return torch.relu(a) + 1

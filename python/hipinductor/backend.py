@@ -16,6 +16,7 @@ import torch
 from . import _C
 from .graph_module import CompiledFxGraph, Segment, gpu_target
 from .options import Options
+from .uint8_interpolation import uint8_cpu_interpolations_whole
 
 log = logging.getLogger("hipinductor")
 
@@ -67,7 +68,7 @@ def _product_over_inner_size_one(a, b):
     contiguous as theirs. Other products (NotImplemented) stay GEMMs."""
     k = a.shape[-1]
     if (not isinstance(k, int) or k != 1 or a.dtype != b.dtype or not a.dtype.is_floating_point
-            or a.dim() != b.dim() or a.layout != torch.strided or b.layout != torch.strided):
+            or a.layout != torch.strided or b.layout != torch.strided):
         return NotImplemented
     return (a * b).contiguous()
 
@@ -127,9 +128,7 @@ def _compiler(options: Options, kind: str):
     def compile_graph(gm: torch.fx.GraphModule, example_inputs):
         from functorch.compile import make_boxed_func
 
-        # A backward graph's inputs are saved values and gradients, which the forward's static indices do not name.
-        static = _static_input_indices() if kind in ("forward", "inference") else ()
-        compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids), static_inputs=static)
+        compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids), static_inputs=_static_input_indices())
         with _reports_lock:
             _reports.append(compiled.report)
             _live_graphs.add(compiled)
@@ -139,9 +138,9 @@ def _compiler(options: Options, kind: str):
 
 
 def _static_input_indices() -> tuple[int, ...]:
-    """Which inputs of the graph being compiled are the module's parameters and buffers (AOTAutograd's
-    static_input_indices, what Inductor's CUDA graphs take as fixed): dynamo's guards already check that they have
-    the layouts they were traced with, so a call's layout key leaves them out, as Inductor's wrapper checks none."""
+    """Which inputs of the forward / inference graph being compiled are the module's parameters and buffers
+    (AOTAutograd's static_input_indices, what Inductor's CUDA graphs take as fixed): dynamo's guards already check
+    that they have the layouts they were traced with."""
     context = torch._guards.TracingContext.try_get()
     metadata = getattr(context, "fw_metadata", None) if context is not None else None
     return tuple(getattr(metadata, "static_input_indices", None) or ())
@@ -156,7 +155,7 @@ def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict 
     from torch._dynamo.backends.common import aot_autograd
     from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
 
-    _uint8_cpu_interpolations_whole(gm)
+    uint8_cpu_interpolations_whole(gm)
     try:
         return aot_autograd(
             fw_compiler=_compiler(opts, "forward"),
@@ -178,105 +177,6 @@ def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict 
         log.warning("hipinductor: AOTAutograd could not trace a graph of %d nodes (%s: %s); it runs in eager "
                     "PyTorch", len(gm.graph.nodes), type(e).__name__, msg[0][:300] if msg else "")
         return gm.forward
-
-
-def _uint8_cpu_interpolations_whole(gm: torch.fx.GraphModule) -> int:
-    """Bilinear / bicubic interpolation of 4-d uint8 cpu images, as dynamo records it (F.interpolate, or torch._C._nn's
-    .vec functions; AOTAutograd decomposes both into float index arithmetic), becomes the ATen op with its output
-    size and scales, as eager's .vec calls it: AOTAutograd keeps that op whole and the planner runs it eagerly. CPU
-    eager interpolates uint8 in fixed point (int16 weights), one off from the rounded float result for up to a
-    quarter of the pixels; CUDA's kernels and every other dtype match the decomposition and keep it. Returns the
-    calls rewritten."""
-    rewritten = 0
-    for node in list(gm.graph.nodes):
-        call = _interpolation_call(node)
-        if call is None:
-            continue
-        whole, image, align_corners, scales = call
-        x, out = image.meta.get("example_value"), node.meta.get("example_value")
-        if not (isinstance(x, torch.Tensor) and x.dtype == torch.uint8 and x.device.type == "cpu" and x.dim() == 4
-                and isinstance(out, torch.Tensor) and all(isinstance(d, int) for d in out.shape)):
-            continue
-        node.target = _eager_interpolation()
-        node.args, node.kwargs = (image, whole.name(), list(out.shape[-2:]), align_corners, *scales), {}
-        rewritten += 1
-    if rewritten:
-        gm.recompile()
-    return rewritten
-
-
-def _interpolation_call(node: torch.fx.Node):
-    """(the ATen op, image node, align_corners, (scale_h, scale_w)) of a bilinear / bicubic interpolation call whose
-    arguments are constants (but the image); None for anything else."""
-    if node.op != "call_function":
-        return None
-    if node.target in _INTERPOLATE_FORMS:
-        try:
-            a = inspect.signature(node.target).bind(*node.args, **node.kwargs).arguments
-        except TypeError:
-            return None
-        a.update(_INTERPOLATE_FORMS[node.target])
-        mode, antialias = a.get("mode", "nearest"), a.get("antialias", False)
-        if mode not in ("bilinear", "bicubic") or not isinstance(antialias, bool):
-            return None
-        name = ("_upsample_%s2d_aa" if antialias else "upsample_%s2d") % mode
-        align_corners, factor = a.get("align_corners") or False, a.get("scale_factor")
-        # F.interpolate hands the kernel its scale factors unless it recomputes them (or was given a size)
-        factors = None if factor is None or a.get("recompute_scale_factor") else factor
-        if isinstance(factors, (int, float)):
-            factors = (factors, factors)
-    elif node.target in _INTERPOLATION_FUNCTIONS and not node.kwargs and len(node.args) == 4:
-        name = _INTERPOLATION_FUNCTIONS[node.target]
-        _, _, align_corners, factors = node.args
-    else:
-        return None
-    image = node.args[0] if node.args else None
-    if not isinstance(image, torch.fx.Node) or not isinstance(align_corners, bool):
-        return None
-    if factors is None:
-        scales = (None, None)
-    elif (isinstance(factors, (list, tuple)) and len(factors) == 2
-          and all(isinstance(f, (int, float)) and not isinstance(f, bool) for f in factors)):
-        scales = tuple(float(f) for f in factors)
-    else:
-        return None
-    op = getattr(torch.ops.aten, name, None)
-    return (op.default, image, align_corners, scales) if op is not None else None
-
-
-@functools.lru_cache(maxsize=None)
-def _eager_interpolation():
-    """hipinductor::eager_interpolation(image, op, size, align_corners, scale_h, scale_w): the upsample ATen op named
-    `op`, called eagerly. An op of our own, so that AOTAutograd keeps it whole: the ATen ops' own decompositions run
-    at the autograd key while it traces."""
-
-    @torch.library.custom_op("hipinductor::eager_interpolation", mutates_args=(),
-                             schema="(Tensor image, str op, int[] size, bool align_corners, float? scale_h, "
-                                    "float? scale_w) -> Tensor")
-    def eager_interpolation(image, op, size, align_corners, scale_h, scale_w):
-        name = op.split("::")[-1]
-        return getattr(torch.ops.aten, name).default(image, size, align_corners, scale_h, scale_w)
-
-    @eager_interpolation.register_fake
-    def _(image, op, size, align_corners, scale_h, scale_w):
-        channels_last = image.dim() == 4 and image.is_contiguous(memory_format=torch.channels_last)
-        out = image.new_empty((*image.shape[:2], *size))
-        return out.contiguous(memory_format=torch.channels_last) if channels_last else out
-
-    return eager_interpolation
-
-
-# F.interpolate and the older names dynamo records as they are, with the arguments each passes on to it.
-_INTERPOLATE_FORMS = {
-    torch.nn.functional.interpolate: {},
-    torch.nn.functional.upsample: {},
-    torch.nn.functional.upsample_bilinear: {"mode": "bilinear", "align_corners": True},
-}
-_INTERPOLATION_FUNCTIONS = {
-    getattr(torch._C._nn, name): name
-    for name in ("upsample_bilinear2d", "upsample_bicubic2d", "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa")
-    if hasattr(torch._C._nn, name)
-}
 
 
 _warmed_devices: set = set()

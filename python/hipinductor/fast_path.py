@@ -221,13 +221,12 @@ def _allocator_on(device: torch.device) -> Callable:
     return alloc
 
 
-try:
-    # What Inductor's wrapper code calls: an alias made in C++, its storage offset the base's plus the last argument.
-    _reinterpret = torch._C._dynamo.guards._reinterpret_tensor
-except AttributeError:  # pragma: no cover - older PyTorch
+def _reinterpret_as_strided(base, sizes, strides, offset_increment):  # pragma: no cover - older PyTorch
+    return base.as_strided(sizes, strides, base.storage_offset() + offset_increment)
 
-    def _reinterpret(base, sizes, strides, offset_increment):
-        return base.as_strided(sizes, strides, base.storage_offset() + offset_increment)
+
+# What Inductor's wrapper code calls: an alias made in C++, its storage offset the base's plus the last argument.
+_reinterpret = getattr(_GUARDS, "_reinterpret_tensor", None) or _reinterpret_as_strided
 
 # Views producing a list of views (their getitems are the tensors).
 _LIST_VIEWS = ("aten.split.Tensor", "aten.split_with_sizes.default", "aten.unbind.int", "aten.chunk.default",

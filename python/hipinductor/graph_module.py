@@ -178,11 +178,12 @@ class CompiledFxGraph:
         # Fast paths (fast_path.py) need sizes known when written, and HIPINDUCTOR_CHECK needs the general path.
         self._fast_paths_apply = not self.options.check and not any(_has_symbols(n.meta.get("val")) for n in nodes)
         self._fast: dict[tuple, Any] = {}  # graph inputs' layouts -> fast_path function, or False
-        # The inputs whose layouts select the fast path: all but the module's parameters and buffers, when dynamo's
-        # guards check those (ResNet-50: 1 input of 268; the key costs about 0.3 us per input and call).
-        static = {i for i in static_inputs
-                  if 0 <= i < len(self._placeholders) and isinstance(self._placeholders[i].meta.get("val"), torch.Tensor)}
-        self._key_inputs = ([i for i in range(len(self._placeholders)) if i not in static] if static else None)
+        # The inputs whose layouts select the fast path: all but the module's parameters and buffers, whose layouts
+        # dynamo's guards check (ResNet-50: 1 input of 268; the key costs about 0.3 us per input and call). The static
+        # indices name a forward graph's inputs: a backward graph's (saved values, gradients) are all keyed.
+        static = {i for i in static_inputs if kind != "backward" and 0 <= i < len(self._placeholders)
+                  and isinstance(self._placeholders[i].meta.get("val"), torch.Tensor)}
+        self._key_inputs = [i for i in range(len(self._placeholders)) if i not in static] if static else None
         self._eager_calls: dict[fx.Node, _EagerCall] = {}
         self._plan()
         self._dump_aten_graph()
@@ -581,7 +582,7 @@ class CompiledFxGraph:
         if self._fast_paths_apply:
             try:
                 key = _args_key(args if self._key_inputs is None else [args[i] for i in self._key_inputs])
-            except (AttributeError, IndexError):  # not all tensors
+            except (AttributeError, IndexError):  # not all tensors, or fewer than the graph's inputs
                 pass
         fast = self._fast.get(key) if key is not None else None
         while True:
