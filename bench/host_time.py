@@ -10,6 +10,13 @@ on a fast GPU: there do_bench's per-call time is this host time, not the kernels
 --profile: hipinductor's calls are also run under cProfile; the top functions of each case are appended to FILE.
 --api FILE: each variant's CUDA runtime/driver calls over 5 calls (count, host time), from the profiler, appended to
 FILE: a synchronizing call (cudaStreamSynchronize, cudaMalloc, ...) there is where the host waits for the GPU.
+--gpu: also each variant's GPU time per call as do_bench takes it (256 MB flush, CUDA events) but with a sleep kernel
+queued between the flush and the start event, so every launch of the call is queued before the GPU reaches it (GPU
+time alone, no waiting on the host), beside plain do_bench's time: where do_bench's is the larger, the GPU waited on
+the host during the call.
+--breakdown: hipinductor's host time per call split: the whole call, its fast-path function alone (called with the
+arguments a call gave it, without dynamo's and AOTAutograd's wrappers), and that function with hipinductor's own
+kernel launches made no-ops (what is left: eager ops, allocation, views).
 --primitives: first the host cost of the steps a fast path is made of (allocation, data_ptr, a launch of ours
 against one of PyTorch's), in us.
 """
@@ -44,6 +51,67 @@ def host_ms(fn, args, calls):
         best = min(best, (time.perf_counter() - t0) * 1e3 / calls)
         torch.cuda.synchronize()
     return best
+
+
+def gpu_ms(fn, args, reps=50):
+    """Mean ms per call between CUDA events after do_bench's 256 MB flush, with a sleep kernel of about 2 ms between
+    the flush and the start event (longer than issuing a call), best of 3 rounds of `reps` calls."""
+    flush = torch.empty(int(256e6 // 4), dtype=torch.int, device="cuda")
+    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    end = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    best = math.inf
+    for _ in range(3):
+        torch.cuda.synchronize()
+        for i in range(reps):
+            flush.zero_()
+            torch.cuda._sleep(int(4e6))
+            start[i].record()
+            fn(*args)
+            end[i].record()
+        torch.cuda.synchronize()
+        best = min(best, sum(s.elapsed_time(e) for s, e in zip(start, end)) / reps)
+    return best
+
+
+def breakdown(h, args, calls) -> dict:
+    """Host ms per call of hipinductor's fast-path functions alone, and without their kernel launches (see --breakdown);
+    the compiled function `h` has run with `args` before."""
+    from hipinductor import backend
+
+    recorded = []  # (fast function, the arguments it was called with)
+    wrapped = []
+    for g in list(backend._live_graphs):
+        for key, f in list(g._fast.items()):
+            def rec(a, f=f):
+                recorded.append((f, list(a)))
+                return f(a)
+
+            g._fast[key] = rec
+            wrapped.append((g, key, f))
+    h(*args)
+    for g, key, f in wrapped:
+        g._fast[key] = f
+    if not recorded:
+        return {}
+
+    def all_fast():
+        for f, a in recorded:
+            f(list(a))
+
+    out = {"fast_paths": len(recorded), "fast_only_host_ms": host_ms(all_fast, (), calls)}
+    saved = []
+    for f, _ in recorded:
+        for name, value in list(f.__globals__.items()):
+            if name.startswith("run") and callable(value):
+                saved.append((f.__globals__, name, value))
+                f.__globals__[name] = lambda *a: None
+    try:
+        out["fast_no_launch_host_ms"] = host_ms(all_fast, (), calls)
+        out["launches_per_call"] = len(saved)
+    finally:
+        for ns, name, value in saved:
+            ns[name] = value
+    return out
 
 
 def api_calls(fn, args, calls=5) -> str:
@@ -120,6 +188,8 @@ def main():
     parser.add_argument("--profile", help="file for cProfile listings of hipinductor's calls")
     parser.add_argument("--primitives", action="store_true", help="time fast paths' steps first")
     parser.add_argument("--api", help="file for each variant's CUDA API calls")
+    parser.add_argument("--breakdown", action="store_true", help="split hipinductor's host time (see above)")
+    parser.add_argument("--gpu", action="store_true", help="also GPU time alone and do_bench's time per variant")
     parser.add_argument("--out", help="JSON file for the results")
     opts = parser.parse_args()
     import hipinductor  # noqa: F401  (registers the backend)
@@ -143,6 +213,13 @@ def main():
                 for _ in range(3):
                     f(*args)
                 row[f"{k}_host_ms"] = host_ms(f, args, opts.calls)
+            if opts.breakdown:
+                row.update({f"hipinductor_{k}": v for k, v in breakdown(h, args, opts.calls).items()})
+            if opts.gpu:
+                for _ in range(2):  # rounds interleaving the variants
+                    for k, f in variants.items():
+                        row[f"{k}_gpu_ms"] = min(row.get(f"{k}_gpu_ms", math.inf), gpu_ms(f, args))
+                        row[f"{k}_do_bench_ms"] = min(row.get(f"{k}_do_bench_ms", math.inf), run_bench.bench(f, args))
             if opts.api:
                 for k, f in variants.items():
                     with open(opts.api, "a") as out:
