@@ -246,6 +246,30 @@ int op_count(const Expr& e) {
   return count;
 }
 
+bool has_transcendental(const Expr& e) {
+  bool found = false;
+  visit(e, [&](const Expr& x) {
+    if (x->op == ExprOp::Unary) {
+      switch (x->unary_op()) {
+        case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Expm1: case UnaryOp::Log: case UnaryOp::Log2:
+        case UnaryOp::Log10: case UnaryOp::Log1p: case UnaryOp::Sin: case UnaryOp::Cos: case UnaryOp::Tan:
+        case UnaryOp::Asin: case UnaryOp::Acos: case UnaryOp::Atan: case UnaryOp::Sinh: case UnaryOp::Cosh:
+        case UnaryOp::Tanh: case UnaryOp::Asinh: case UnaryOp::Acosh: case UnaryOp::Atanh: case UnaryOp::Sigmoid:
+        case UnaryOp::Erf: case UnaryOp::Erfc: case UnaryOp::GeluErf: case UnaryOp::GeluTanh: case UnaryOp::Silu:
+        case UnaryOp::Lgamma: case UnaryOp::Digamma: case UnaryOp::Erfinv:
+          found = true;
+          break;
+        default:
+          break;
+      }
+    } else if (x->op == ExprOp::Binary) {
+      BinaryOp b = x->binary_op();
+      found = found || b == BinaryOp::Pow || b == BinaryOp::Atan2 || b == BinaryOp::Hypot || b == BinaryOp::Zeta;
+    }
+  });
+  return found;
+}
+
 Index Buffer::storage_elements() const {
   std::vector<Index> terms{offset, Index(1)};
   for (size_t i = 0; i < sizes.size(); ++i) {

@@ -147,6 +147,9 @@ Expr rewrite(const Expr& e, const std::function<std::optional<Expr>(const Expr&)
 void visit(const Expr& e, const std::function<void(const Expr&)>& f);
 /// Number of non-leaf operations, the recomputation cost used by fusion decisions.
 int op_count(const Expr& e);
+/// Whether `e` evaluates a transcendental function (exp, log, sin, tanh, erf, pow, ...): tens of instructions each,
+/// against the one load that reading a stored copy costs.
+bool has_transcendental(const Expr& e);
 
 enum class BufferKind : uint8_t { Input, Output, Intermediate };
 std::string_view buffer_kind_name(BufferKind k);

@@ -716,7 +716,9 @@ std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool r
       case Binary::LogicalOr: r = (u != 0) || (v != 0); break;
       case Binary::LogicalXor: r = (u != 0) != (v != 0); break;
       case Binary::FloorDiv: r = floor_divide(u, v); break;
-      case Binary::TruncDiv: r = std::trunc(u / v); break;
+      case Binary::TruncDiv:  // eager rounds a quotient of two tensors to their type, not one by a Python number
+        r = std::trunc(b.tensor ? round_to_dtype(compute, u / v) : u / v);
+        break;
       case Binary::Remainder: r = remainder(u, v); break;
       case Binary::Fmod: r = std::fmod(u, v); break;
       case Binary::Atan2: r = std::atan2(u, v); break;

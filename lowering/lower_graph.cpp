@@ -311,6 +311,7 @@ class GraphLowering {
   VarRanges ranges_;
   std::vector<std::vector<std::optional<TensorValue>>> values_;
   std::vector<int> uses_;
+  std::map<std::pair<int, size_t>, int> output_refs_;  ///< (node, output) -> times the graph's outputs list it
   int next_buffer_ = 0;
 };
 
@@ -463,7 +464,15 @@ void GraphLowering::lower_node(int index) {
       v.body = Expr::cast(v.body, m.dtype);
       v.dtype = m.dtype;
     }
-    if (uses_[index] > 1 && op_count(v.body) > options_.max_inline_ops) v = realize(v);
+    if (uses_[index] > 1 && op_count(v.body) > options_.max_inline_ops) {
+      v = realize(v);
+    } else if (auto o = output_refs_.find({index, i}); o != output_refs_.end() && uses_[index] > o->second &&
+               m.is_contiguous() && has_transcendental(v.body)) {
+      // A graph output is stored anyway: other nodes read that copy instead of evaluating its transcendentals again
+      // (as Inductor's outputs are buffers its consumers read). RoPE's cos/sin of [T, D], read by q and k of
+      // [B, H, T, D], were computed B * H times over; realize_output makes this buffer the output, no copy.
+      v = realize(v);
+    }
     values_[index][i] = std::move(v);
   }
 }
@@ -515,7 +524,10 @@ LoopProgram GraphLowering::run() {
     for (const Arg& a : n.args) count(a);
     for (const auto& [k, a] : n.kwargs) count(a);
   }
-  for (const ValueRef& r : g_.outputs) ++uses_[r.node];
+  for (const ValueRef& r : g_.outputs) {
+    ++uses_[r.node];
+    ++output_refs_[{r.node, r.output}];
+  }
 
   for (int i = 0; i < static_cast<int>(g_.nodes.size()); ++i) lower_node(i);
   node_ = nullptr;
@@ -945,6 +957,16 @@ std::vector<TensorValue> lower_div_mode(GraphLowering& L, bool scalar_other) {
   std::string mode = L.str_arg(kKwargOnly, "rounding_mode", "");
   if (mode.empty()) return lower_binary(L, BinaryOp::Div, scalar_other);
   if (mode != "trunc" && mode != "floor") L.fail("rounding_mode must be None, 'trunc' or 'floor', got '" + mode + "'");
+  const TensorMeta& m = L.out_meta();
+  if (mode == "trunc" && !scalar_other && L.required(1, "other").is_tensor() && is_floating(m.dtype) &&
+      dtype_bytes(m.dtype) == 2) {
+    // CPU and CUDA eager divide 16-bit tensors in float, round the quotient to the 16-bit type (c10::BFloat16's
+    // operator/), then truncate: bf16 -6.3125 / 1.0547 is -5.985 in float, -6.0 rounded, so -6 where trunc in
+    // float gives -5. A Python-number divisor keeps the float quotient (bf16 22.375 / 0.7 truncates to 31).
+    std::vector<TensorValue> q = lower_binary(L, BinaryOp::Div, scalar_other);
+    q[0].body = Expr::cast(Expr::unary(UnaryOp::Trunc, Expr::cast(q[0].body, DType::Float32)), m.dtype);
+    return q;
+  }
   return lower_binary(L, mode == "trunc" ? BinaryOp::TruncDiv : BinaryOp::FloorDiv, scalar_other);
 }
 

@@ -51,6 +51,35 @@ TEST(Fusion, TenPointwiseOpsAreOneKernel) {
   EXPECT_EQ(p.computations.size(), 1u);  // all inlined: no intermediate is ever realized
 }
 
+// RoPE's cos of [T, D] is a graph output (the next layer reads it) and also multiplies q of [B, H, T, D]: the q
+// kernel reads the stored cos instead of evaluating cos B * H times over; a cheap output (a * a) is still inlined.
+TEST(Fusion, ConsumersReadATranscendentalOutputInsteadOfRecomputingIt) {
+  test::GraphBuilder g;
+  ValueRef a = g.input("a", DType::Float32, {64, 32});
+  ValueRef q = g.input("q", DType::Float32, {4, 8, 64, 32});
+  ValueRef c = g.call("aten.cos.default", {A(a)}, DType::Float32, {64, 32});
+  ValueRef y = g.call("aten.mul.Tensor", {A(q), A(c)}, DType::Float32, {4, 8, 64, 32});
+  ValueRef d = g.call("aten.mul.Tensor", {A(a), A(a)}, DType::Float32, {64, 32});
+  ValueRef z = g.call("aten.mul.Tensor", {A(q), A(d)}, DType::Float32, {4, 8, 64, 32});
+  g.output(c);
+  g.output(y);
+  g.output(d);
+  g.output(z);
+  LoopProgram p = scheduled(g.graph());
+  ASSERT_EQ(p.kernels.size(), 2u) << p.str();
+  int cos_evaluations = 0, doubled_reads = 0;
+  for (const Computation& comp : p.computations)
+    visit(comp.body, [&](const Expr& e) {
+      cos_evaluations += e->op == ExprOp::Unary && e->unary_op() == UnaryOp::Cos;
+      doubled_reads += e->op == ExprOp::Load && e->buffer == p.outputs[2];
+    });
+  EXPECT_EQ(cos_evaluations, 1) << p.str();  // only where cos is stored
+  EXPECT_EQ(doubled_reads, 0) << p.str();   // a * a is evaluated where z needs it
+  for (size_t k = 0; k < p.outputs.size(); ++k)
+    EXPECT_EQ(p.buffers[p.outputs[k]].kind, BufferKind::Output);
+  EXPECT_EQ(p.workspace_bytes, 0);  // the stored cos is the output itself, no intermediate copy
+}
+
 TEST(Fusion, ReductionOverLeadingDimIsAColumnReduction) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {100, 48});
