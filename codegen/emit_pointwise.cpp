@@ -202,7 +202,15 @@ void KernelPrinter::emit_pointwise() {
   if (emit_pointwise_transposed()) return;
   const std::string I = index_type_, blk = std::to_string(block_);
   auto n = simplify(k_.numel, p_.size_ranges).as_const();
-  const int v = n ? vector_width("i", *n, false) : 1;
+  int v = n ? vector_width("i", *n, false) : 1;
+  // Transcendentals over few elements are bound by their instructions, not by memory: narrower vector groups (and,
+  // below, fewer groups per thread) until 64k threads share them. RoPE's cos/sin of [1024, 128] bf16 ran 32 blocks
+  // of 128 threads, each evaluating 64 sinf/cosf: 16 us on the H200, where Inductor's kernel took 1.
+  const bool transcendental = std::any_of(k_.computations.begin(), k_.computations.end(),
+                                          [&](int c) { return has_transcendental(p_.computations[c].body); });
+  constexpr int64_t kComputeThreads = 65536;
+  if (transcendental)
+    while (v > 1 && *n / v < kComputeThreads) v /= 2;
   if (v == 1) {
     open("for (" + I + " i = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; i < " + index(k_.numel) +
          "; i += (" + I + ")gridDim.x * " + blk + ")");
@@ -234,9 +242,11 @@ void KernelPrinter::emit_pointwise() {
   // took 66 registers; 1 group, far fewer; one input and four outputs with 4 groups, 144 VGPRs on gfx942 against 76
   // with 2). So a one-operand kernel loads 4 vectors per thread, a two-operand one 2 each (H200: tanh-gelu over bf16
   // with 4 took 0.0733 ms against 2's 0.0757; relu(a + b) with 4 each 0.1905 against 2's 0.1897).
-  const int e_count = pow2_at_most(std::min({int64_t{64} / (v * narrowest_bytes(accesses())),
-                                            ceil_div(groups, block_), int64_t{4} / std::max<int64_t>(1, arrays),
-                                            int64_t{10} / std::max<int64_t>(1, arrays + store_arrays_count)}));
+  int e_count = pow2_at_most(std::min({int64_t{64} / (v * narrowest_bytes(accesses())),
+                                      ceil_div(groups, block_), int64_t{4} / std::max<int64_t>(1, arrays),
+                                      int64_t{10} / std::max<int64_t>(1, arrays + store_arrays_count)}));
+  if (transcendental)
+    while (e_count > 1 && groups / e_count < kComputeThreads) e_count /= 2;
   const int64_t span = int64_t{block_} * e_count;
   grid_ = Index(ceil_div(groups, span));
   const std::string vs = std::to_string(v), es = std::to_string(e_count), per_thread = std::to_string(e_count * v);

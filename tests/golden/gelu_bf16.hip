@@ -3,7 +3,7 @@
 // from graph nodes: gelu
 extern "C" __global__ void __launch_bounds__(128) fused_gelu_0(const hi_bfloat16* __restrict__ in_ptr0, hi_bfloat16* __restrict__ out_ptr1) {
   // 8 elements per vector group, 4 groups per thread
-  for (int g0 = (int)blockIdx.x * 512 + threadIdx.x; g0 < 4096; g0 += (int)gridDim.x * 512) {
+  for (int g0 = (int)blockIdx.x * 512 + threadIdx.x; g0 < 262144; g0 += (int)gridDim.x * 512) {
     hi_bfloat16 ld0[32];
     #pragma unroll
     for (int e = 0; e < 4; ++e) {

@@ -2,17 +2,17 @@
 // fused_mul_add_relu_sigmoid_exp_tanh_etc_0: pointwise, computes out0
 // from graph nodes: mul add relu sigmoid exp tanh sub abs_1 sqrt neg
 extern "C" __global__ void __launch_bounds__(128) fused_mul_add_relu_sigmoid_exp_tanh_etc_0(const float* __restrict__ in_ptr0, float* __restrict__ out_ptr1) {
-  // 4 elements per vector group, 4 groups per thread
-  for (int g0 = (int)blockIdx.x * 512 + threadIdx.x; g0 < 131072; g0 += (int)gridDim.x * 512) {
-    float ld0[16];
+  // 4 elements per vector group, 2 groups per thread
+  for (int g0 = (int)blockIdx.x * 256 + threadIdx.x; g0 < 131072; g0 += (int)gridDim.x * 256) {
+    float ld0[8];
     #pragma unroll
-    for (int e = 0; e < 4; ++e) {
+    for (int e = 0; e < 2; ++e) {
       const int g = g0 + e * 128;
       hi_load_vec<4>(in_ptr0 + (g*4), &ld0[e * 4]);
     }
-    float st1[16];
+    float st1[8];
     #pragma unroll
-    for (int q = 0; q < 16; ++q) {
+    for (int q = 0; q < 8; ++q) {
       const int g = g0 + (q / 4) * 128;
       const int j = q % 4;
       const float t0 = ld0[q] * 2.0f;
@@ -29,7 +29,7 @@ extern "C" __global__ void __launch_bounds__(128) fused_mul_add_relu_sigmoid_exp
       st1[q] = t9;
     }
     #pragma unroll
-    for (int e = 0; e < 4; ++e) {
+    for (int e = 0; e < 2; ++e) {
       const int g = g0 + e * 128;
       hi_store_vec<4>(out_ptr1 + (g*4), &st1[e * 4]);
     }

@@ -309,5 +309,28 @@ TEST(Codegen, PointwiseGroupsPerThreadCountLoadAndStoreArrays) {
   EXPECT_EQ(groups_per_thread(two.graph()), "2");
 }
 
+TEST(Codegen, TranscendentalsOverFewElementsSpreadOverMoreThreads) {
+  // RoPE's cos/sin of [1024, 128] bf16: 8-wide groups, 4 per thread, made 32 blocks whose threads each evaluated 64
+  // sinf/cosf (16 us on the H200); two elements per thread now, 64k threads. The same size of relu (memory only)
+  // keeps its 8-wide groups, and a large cos keeps them too.
+  auto kernel_text = [](const Graph& graph) { return kernels_text(generate(graph, targeting("sm_90")).module); };
+  test::GraphBuilder rope;
+  ValueRef a = rope.input("a", DType::BFloat16, {1024, 128});
+  rope.output(rope.call_inferred("c", "aten.cos.default", {A(a)}));
+  rope.output(rope.call_inferred("s", "aten.sin.default", {A(a)}));
+  const std::string small = kernel_text(rope.graph());
+  EXPECT_NE(small.find("2 elements per vector group, 1 groups per thread"), std::string::npos) << small;
+  test::GraphBuilder relu;
+  ValueRef r = relu.input("r", DType::BFloat16, {1024, 128});
+  relu.output(relu.call_inferred("y", "aten.relu.default", {A(r)}));
+  const std::string memory = kernel_text(relu.graph());
+  EXPECT_NE(memory.find("8 elements per vector group, 4 groups per thread"), std::string::npos) << memory;
+  test::GraphBuilder big;
+  ValueRef b = big.input("b", DType::BFloat16, {8192, 1024});
+  big.output(big.call_inferred("c", "aten.cos.default", {A(b)}));
+  const std::string large = kernel_text(big.graph());
+  EXPECT_NE(large.find("8 elements per vector group, 4 groups per thread"), std::string::npos) << large;
+}
+
 }  // namespace
 }  // namespace hi

@@ -30,8 +30,8 @@ struct GoldenCase {
 
 Graph bf16_gelu_graph() {
   test::GraphBuilder g;
-  ValueRef x = g.input("x", DType::BFloat16, {256, 128});
-  ValueRef y = g.call("aten.gelu.default", {A(x)}, DType::BFloat16, {256, 128}, {{"approximate", S("tanh")}});
+  ValueRef x = g.input("x", DType::BFloat16, {2048, 1024});
+  ValueRef y = g.call("aten.gelu.default", {A(x)}, DType::BFloat16, {2048, 1024}, {{"approximate", S("tanh")}});
   g.output(y);
   return g.graph();
 }

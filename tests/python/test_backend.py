@@ -1138,7 +1138,9 @@ def test_uint8_cpu_bilinear_and_bicubic_interpolation_equal_eagers_fixed_point_k
     hipinductor.clear_reports()
     xf = x.float()
     for got, want in zip(compile(f)(xf), f(xf)):
-        torch.testing.assert_close(got, want)
+        # float32 rounding order: PyTorch 2.11's CPU bicubic kernel differs from its decomposition by up to 1.2e-4
+        # on these 0..255 pixels (8 ulps at 255); 2.6's did not.
+        torch.testing.assert_close(got, want, rtol=1.3e-6, atol=2.5e-4)
     (report,) = hipinductor.reports()
     assert report["kernels"] >= 1 and "hipinductor.eager_interpolation.default" not in report["fallback_ops"]
 
