@@ -49,6 +49,15 @@ template <int SH> __device__ __forceinline__ void store4(float* p, float4 v) {
 __device__ __forceinline__ void add4(float4& a, float4 v) { a.x += v.x; a.y += v.y; a.z += v.z; a.w += v.w; }
 __device__ __forceinline__ float hsum(float4 v) { return v.x + v.y + v.z + v.w; }
 
+// The 2K float4 loads of K whole rows from p (512 threads: columns t * 4 and t * 4 + 2048), all issued at once.
+template <int K> __device__ __forceinline__ void load_rows(const float* p, float4 (&v)[2 * K]) {
+#pragma unroll
+  for (int r = 0; r < K; ++r) {
+    v[2 * r] = load_first(p + (size_t)r * C);
+    v[2 * r + 1] = load_first(p + (size_t)r * C + 2048);
+  }
+}
+
 // Sum of a across the 512 threads, valid in thread 0.
 __device__ __forceinline__ float block_sum512(float a, float* sm) {
   for (int m = 16; m; m /= 2) a += __shfl_xor_sync(~0u, a, m);
@@ -67,11 +76,7 @@ __global__ void __launch_bounds__(512) rowsumK(const float* __restrict__ x, floa
   __shared__ float sm[16];
   const float* p = x + (size_t)blockIdx.x * K * C + threadIdx.x * 4;
   float4 v[2 * K];
-#pragma unroll
-  for (int r = 0; r < K; ++r) {
-    v[2 * r] = load_first(p + (size_t)r * C);
-    v[2 * r + 1] = load_first(p + (size_t)r * C + 2048);
-  }
+  load_rows<K>(p, v);
 #pragma unroll
   for (int r = 0; r < K; ++r) {
     float a = block_sum512(hsum(v[2 * r]) + hsum(v[2 * r + 1]), sm);
@@ -94,11 +99,7 @@ template <int K, int SH>
 __global__ void __launch_bounds__(512) fullrow(const float* __restrict__ x, float* __restrict__ part) {
   const float* p = x + (size_t)blockIdx.x * K * C + threadIdx.x * 4;
   float4 v[2 * K];
-#pragma unroll
-  for (int r = 0; r < K; ++r) {
-    v[2 * r] = load_first(p + (size_t)r * C);
-    v[2 * r + 1] = load_first(p + (size_t)r * C + 2048);
-  }
+  load_rows<K>(p, v);
   float4 a0 = {0, 0, 0, 0}, a1 = {0, 0, 0, 0};
 #pragma unroll
   for (int r = 0; r < K; ++r) {
@@ -134,11 +135,7 @@ __global__ void __launch_bounds__(512) onegrid(const float* __restrict__ x, floa
   for (int t = blockIdx.x; t < R / K; t += NB) {
     const float* p = x + (size_t)t * K * C + threadIdx.x * 4;
     float4 v[2 * K];
-#pragma unroll
-    for (int r = 0; r < K; ++r) {
-      v[2 * r] = load_first(p + (size_t)r * C);
-      v[2 * r + 1] = load_first(p + (size_t)r * C + 2048);
-    }
+    load_rows<K>(p, v);
 #pragma unroll
     for (int r = 0; r < K; ++r) {
       add4(a0, v[2 * r]);
