@@ -958,7 +958,7 @@ std::vector<TensorValue> lower_div_mode(GraphLowering& L, bool scalar_other) {
   if (mode.empty()) return lower_binary(L, BinaryOp::Div, scalar_other);
   if (mode != "trunc" && mode != "floor") L.fail("rounding_mode must be None, 'trunc' or 'floor', got '" + mode + "'");
   const TensorMeta& m = L.out_meta();
-  if (mode == "trunc" && !scalar_other && L.required(1, "other").is_tensor() && is_floating(m.dtype) &&
+  if (mode == "trunc" && L.required(1, "other").is_tensor() && is_floating(m.dtype) &&
       dtype_bytes(m.dtype) == 2) {
     // CPU and CUDA eager divide 16-bit tensors in float, round the quotient to the 16-bit type (c10::BFloat16's
     // operator/), then truncate: bf16 -6.3125 / 1.0547 is -5.985 in float, -6.0 rounded, so -6 where trunc in

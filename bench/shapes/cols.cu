@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "timing.h"
+#include "col_stage2.h"
 
 constexpr int R = 16384, C = 4096;
 
@@ -277,34 +278,6 @@ __global__ void __launch_bounds__(B) wgrid(const float* __restrict__ x, float* _
   float4 a = piped<U>(p, K, [](const float* q, int r) { return ld4<1>(q + (size_t)r * C); });
   *(float4*)(part + (size_t)g * C + c * 4) = a;
 }
-// Stage 2 over S partials: 16 groups of 4 outputs x TY slices per block.
-template <int S, int TY>
-__global__ void __launch_bounds__(16 * TY) stage2w(const float* __restrict__ part, float* __restrict__ out) {
-  int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  int c = blockIdx.x * 16 + tx;
-  float4 a = {0, 0, 0, 0};
-#pragma unroll 4
-  for (int r = ty; r < S; r += TY) {
-    float4 v = __ldcg((const float4*)(part + (size_t)r * C + c * 4));
-    a.x += v.x;
-    a.y += v.y;
-    a.z += v.z;
-    a.w += v.w;
-  }
-  __shared__ float4 sm[TY][16];
-  sm[ty][tx] = a;
-  __syncthreads();
-  if (ty == 0) {
-    for (int y = 1; y < TY; ++y) {
-      float4 b = sm[y][tx];
-      a.x += b.x;
-      a.y += b.y;
-      a.z += b.z;
-      a.w += b.w;
-    }
-    *(float4*)(out + c * 4) = a;
-  }
-}
 
 // Persistent full-row tiles: NB blocks of 512 threads (2 float4 per thread: a whole 16 KB row); block b sums tiles
 // b, b + NB, ... of K consecutive rows, each tile's 2K loads issued at once, into partial b.
@@ -442,12 +415,12 @@ void run_wgrid_only() {
 template <int B, int K, int U, int TY>
 void run_wgrid() {
   wgrid<B, K, U><<<(R / K) * (C / (B * 4)), B>>>(x, part);
-  stage2w<R / K, TY><<<C / 64, 16 * TY>>>(part, out);
+  stage2w<C, R / K, TY><<<C / 64, 16 * TY>>>(part, out);
 }
 template <int NB, int K> void run_ptiles_only() { ptiles<NB, K><<<NB, 512>>>(x, part); }
 template <int NB, int K> void run_ptiles() {
   ptiles<NB, K><<<NB, 512>>>(x, part);
-  stage2w<NB, 16><<<C / 64, 256>>>(part, out);
+  stage2w<C, NB, 16><<<C / 64, 256>>>(part, out);
 }
 float *slots, *gpart;
 template <int K, int G, int SLOTS> void run_ring() { ring<K, G, SLOTS><<<R / K, 512>>>(x, slots, gpart, out); }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "timing.h"
+#include "col_stage2.h"
 
 constexpr int R = 16384, C = 4096;
 
@@ -110,22 +111,6 @@ __global__ void __launch_bounds__(512) fullrow(const float* __restrict__ x, floa
   store4<SH>(part + (size_t)blockIdx.x * C + threadIdx.x * 4 + 2048, a1);
 }
 
-// Stage 2 over S partials: 16 groups of 4 outputs x TY slices per block, met in shared memory in slice order.
-template <int S, int TY>
-__global__ void __launch_bounds__(16 * TY) stage2w(const float* __restrict__ part, float* __restrict__ out) {
-  int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  int c = blockIdx.x * 16 + tx;
-  float4 a = {0, 0, 0, 0};
-#pragma unroll 8
-  for (int r = ty; r < S; r += TY) add4(a, __ldcg((const float4*)(part + (size_t)r * C + c * 4)));
-  __shared__ float4 sm[TY][16];
-  sm[ty][tx] = a;
-  __syncthreads();
-  if (ty == 0) {
-    for (int y = 1; y < TY; ++y) add4(a, sm[y][tx]);
-    *(float4*)(out + c * 4) = a;
-  }
-}
 
 // One persistent kernel: NB blocks (all resident), tiles of K whole rows, a grid barrier, then the final sums.
 template <int NB, int K>
@@ -241,14 +226,14 @@ template <int G> void run_rowsum_persist() { rowsum_persist<G><<<G, 512>>>(x, ro
 template <int K, int SH> void run_fullrow_only() { fullrow<K, SH><<<R / K, 512>>>(x, part); }
 template <int K, int SH, int TY> void run_fullrow() {
   fullrow<K, SH><<<R / K, 512>>>(x, part);
-  stage2w<R / K, TY><<<C / 64, 16 * TY>>>(part, out);
+  stage2w<C, R / K, TY><<<C / 64, 16 * TY>>>(part, out);
 }
 template <int NB, int K> void run_onegrid() { onegrid<NB, K><<<NB, 512>>>(x, part, barrier, ++epoch, out); }
 template <int T> void run_rowsumT() { rowsumT<T><<<R, T>>>(x, rowout); }
 template <int G, int T, int D> void run_colpersist_only() { colpersist<G, T, D><<<G, T>>>(x, part); }
 template <int G, int T, int D, int TY> void run_colpersist() {
   colpersist<G, T, D><<<G, T>>>(x, part);
-  stage2w<G, TY><<<C / 64, 16 * TY>>>(part, out);
+  stage2w<C, G, TY><<<C / 64, 16 * TY>>>(part, out);
 }
 void run_copy() { copyk<<<132 * 16, 256>>>((const float4*)x, (float4*)cpy, (size_t)R * C / 8); }
 
