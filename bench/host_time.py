@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import datetime
 import io
 import json
 import math
@@ -199,7 +200,8 @@ def main():
     opts = parser.parse_args()
     import hipinductor  # noqa: F401  (registers the backend)
 
-    result = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "calls": opts.calls}
+    result = {"gpu": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
+              "commit": run_bench.source_commit(), "torch": torch.__version__, "calls": opts.calls}
     if opts.primitives:
         result["primitives_us"] = primitives()
     rows = result["cases"] = {}

@@ -11,8 +11,13 @@ LayerNorm+GELU, a GPT-style block, a LLaMA-style block with RMSNorm+SwiGLU+RoPE)
 --cases models, the anchors' whole models too (GPT-2, BERT and LLaMA from transformers, ViT-B/16 and ResNet-50 from
 timm, random weights), where those packages are installed.
 
-    python3 bench/run_bench.py [--cases softmax_f32_8kx8k,...] [--out bench/results/h200-DATE.json] [--no-warm]
-                              [--rounds N]
+    python3 bench/run_bench.py [--cases softmax_f32_8kx8k,...] [--out bench/results/microbench-h200.json]
+                              [--no-warm] [--rounds N]
+
+Each suite's latest result is bench/results/<suite>-<gpu>.json (microbench: the eight kernels and the blocks;
+blocks: llama_2l and the blocks; models: --cases models), overwritten by the next run: git keeps the history.
+The results record the commit measured: `git rev-parse HEAD`, or $HIPINDUCTOR_COMMIT where the tree has no git
+metadata (the GPU machine receives a copy of the working tree).
 """
 
 from __future__ import annotations
@@ -316,6 +321,18 @@ def run_case(name, copy_gbps, hip_cache, warm):
     return row
 
 
+def source_commit() -> str | None:
+    """The commit being measured: $HIPINDUCTOR_COMMIT, else `git rev-parse HEAD` of this checkout, else None."""
+    if os.environ.get("HIPINDUCTOR_COMMIT"):
+        return os.environ["HIPINDUCTOR_COMMIT"]
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=os.path.dirname(os.path.abspath(__file__)),
+                             capture_output=True, text=True, check=True)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def main():
     global ROUNDS
     parser = argparse.ArgumentParser()
@@ -345,7 +362,7 @@ def main():
         parser.error(f"unknown case {unknown[0]!r} (cases: {', '.join([*MICRO, *MODELS, *REAL_MODELS])}, models)")
     copy_gbps = copy_bandwidth()
     results = {"gpu": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
-               "torch": torch.__version__, "copy_GBps": copy_gbps, "rounds": ROUNDS, "cases": {}}
+               "commit": source_commit(), "torch": torch.__version__, "copy_GBps": copy_gbps, "rounds": ROUNDS, "cases": {}}
     print(f"copy bandwidth: {copy_gbps:.0f} GB/s", flush=True)
     for name in names:
         try:

@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(256) stage2(const float* __restrict__ part, fl
   }
 }
 
-// Stage 2 as emitted since session 9 (emit_column_vector_slices): 16 groups of 4 outputs x 4 slices of the S partials
+// Stage 2 as emitted (emit_column_vector_slices): 16 groups of 4 outputs x 4 slices of the S partials
 // per 64-thread block, met in shared memory.
 template <int S>
 __global__ void __launch_bounds__(64) stage2v(const float* __restrict__ part, float* __restrict__ out) {

@@ -1,5 +1,5 @@
 // Why column-sum stage 1 trails the row sum over the same bytes (x[16384,4096] f32), and single-kernel column sums.
-// A harness (not a test), timed as do_bench times a case (timing.h: 256 MB memset before each call). Session 16.
+// A harness (not a test), timed as do_bench times a case (timing.h: 256 MB memset before each call).
 //   - rowsumK<K>: the emitted row-sum shape with K rows per block (K = 1 is the reference): does more work per
 //     block, with more loads in flight, slow a read stream down?
 //   - rowsum_persist<G>: G resident blocks, block b summing rows b, b + G, ...: does a persistent grid?
