@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Markdown tables of a benchmark result file (bench/run_bench.py's JSON), as docs/performance.md shows them.
+
+    python3 bench/tables.py bench/results/microbench-h200.json [more.json ...]
+
+Per case: ms of eager, Inductor and hipinductor (the best of the interleaved rounds), hipinductor's speed against
+Inductor (> 1: faster), % of the device copy bandwidth and of a copy of the case's own bytes (memory-bound cases),
+and cold compile seconds of both compilers.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def fmt(v, digits=3):
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def table(path: str) -> str:
+    with open(path) as f:
+        d = json.load(f)
+    head = (f"`{path}`: {d.get('gpu')}, {d.get('date')}, commit {d.get('commit') or 'not recorded'}, "
+            f"torch {d.get('torch')}, copy {fmt(d.get('copy_GBps'), 0)} GB/s, best of {d.get('rounds')} rounds")
+    rows = ["| case | eager ms | Inductor ms | hipinductor ms | vs Inductor | % copy | % same-size copy "
+            "| cold compile s (Inductor / hip) |",
+            "|---|---|---|---|---|---|---|---|"]
+    for name, c in d["cases"].items():
+        if "error" in c:
+            rows.append(f"| {name} | error: {c['error'][:80]} | | | | | | |")
+            continue
+        rows.append(f"| {name} | {fmt(c.get('eager_ms'))} | {fmt(c.get('inductor_ms'))} | "
+                    f"{fmt(c.get('hipinductor_ms'))} | {fmt(c.get('speedup_vs_inductor'), 2)}x | "
+                    f"{fmt(c.get('hipinductor_pct_copy'), 1)} | {fmt(c.get('hipinductor_pct_same_size_copy'), 1)} | "
+                    f"{fmt(c.get('inductor_cold_compile_s'), 2)} / {fmt(c.get('hipinductor_cold_compile_s'), 2)} |")
+    return head + "\n\n" + "\n".join(rows) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    for path in argv:
+        try:
+            print(table(path))
+        except (OSError, ValueError, KeyError) as e:
+            print(f"tables.py: {path}: {e}", file=sys.stderr)
+            return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
