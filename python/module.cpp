@@ -1,4 +1,4 @@
-// hipinductor._C: the compiler pipeline (tools/pipeline/compile_graph.h) and the devices that run its output (the cpu
+// hipinductor._C: the compiler pipeline (pipeline/compile_graph.h) and the devices that run its output (the cpu
 // device, the CUDA driver device, the HIP runtime device), for the Python package.
 //
 // Python hands over a graph as hipinductor-graph JSON (docs/graph-format.md) and gets a CompiledGraph back; running
@@ -39,7 +39,7 @@
 #include "runtime/compiler.h"
 #include "runtime/cpu_device.h"
 #include "runtime/gpu_devices.h"
-#include "tools/pipeline/compile_graph.h"
+#include "pipeline/graph_runner.h"
 
 #ifndef HIPINDUCTOR_VERSION
 #define HIPINDUCTOR_VERSION "0.0.0"

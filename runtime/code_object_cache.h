@@ -9,7 +9,7 @@
 //   meta.json                                 kernels, target, compiler, options, versions, compile_ms, created,
 //                                             checksums of binary and source, hardware facts (docs/cache.md)
 // next to a lock file <dir>/<key[0:2]>/<key>.lock. Graph entries (opaque payloads written by the pipeline, see
-// tools/pipeline/graph_cache.h) live in <dir>/graphs/<key[0:2]>/<key>.json, self-checksummed (cache_files.h).
+// pipeline/graph_cache.h) live in <dir>/graphs/<key[0:2]>/<key>.json, self-checksummed (cache_files.h).
 //
 // Invariants:
 //  - Writers build an entry in a temp dir next to it (".tmp-<key>-…", fsynced) and rename it into place, so readers

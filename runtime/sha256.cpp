@@ -1,105 +1,76 @@
 #include "runtime/sha256.h"
 
-#include <algorithm>
-#include <cstring>
+#include <stdexcept>
+
+#include "runtime/dynamic_library.h"
 
 namespace hi {
-
 namespace {
 
-constexpr std::array<uint32_t, 64> kRoundConstants = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+/// The few EVP functions a digest needs, with the signatures OpenSSL 1.1 and 3 share (opaque pointers stand for
+/// EVP_MD_CTX, EVP_MD and ENGINE).
+struct Crypto {
+  DynamicLibrary library;
+  void* (*ctx_new)();
+  void (*ctx_free)(void*);
+  const void* (*sha256)();
+  int (*init)(void*, const void*, void*);
+  int (*update)(void*, const void*, size_t);
+  int (*final)(void*, unsigned char*, unsigned int*);
 
-constexpr uint32_t rotate_right(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+  explicit Crypto(DynamicLibrary lib)
+      : library(std::move(lib)),
+        ctx_new(library.function<void* (*)()>("EVP_MD_CTX_new")),
+        ctx_free(library.function<void (*)(void*)>("EVP_MD_CTX_free")),
+        sha256(library.function<const void* (*)()>("EVP_sha256")),
+        init(library.function<int (*)(void*, const void*, void*)>("EVP_DigestInit_ex")),
+        update(library.function<int (*)(void*, const void*, size_t)>("EVP_DigestUpdate")),
+        final(library.function<int (*)(void*, unsigned char*, unsigned int*)>("EVP_DigestFinal_ex")) {}
+};
+
+const Crypto& crypto() {
+  // Opened once per process; the library stays loaded (its handle is never closed while hashes may run).
+  static const Crypto* api = new Crypto(DynamicLibrary::open_first(
+      "OpenSSL's libcrypto (SHA-256 of cache entries)", {"libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so"}));
+  return *api;
+}
+
+[[noreturn]] void failed(const char* step) {
+  throw std::runtime_error(std::string("SHA-256: libcrypto's ") + step + " failed");
+}
 
 }  // namespace
 
-Sha256::Sha256()
-    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
-
-void Sha256::compress(const uint8_t* block) {
-  uint32_t w[64];
-  for (int i = 0; i < 16; ++i)
-    w[i] = uint32_t(block[4 * i]) << 24 | uint32_t(block[4 * i + 1]) << 16 | uint32_t(block[4 * i + 2]) << 8 |
-           uint32_t(block[4 * i + 3]);
-  for (int i = 16; i < 64; ++i) {
-    uint32_t s0 = rotate_right(w[i - 15], 7) ^ rotate_right(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    uint32_t s1 = rotate_right(w[i - 2], 17) ^ rotate_right(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+Sha256::Sha256() {
+  const Crypto& c = crypto();
+  context_ = c.ctx_new();
+  if (!context_) failed("EVP_MD_CTX_new");
+  if (c.init(context_, c.sha256(), nullptr) != 1) {
+    c.ctx_free(context_);
+    failed("EVP_DigestInit_ex");
   }
-  uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
-  uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
-  for (int i = 0; i < 64; ++i) {
-    uint32_t s1 = rotate_right(e, 6) ^ rotate_right(e, 11) ^ rotate_right(e, 25);
-    uint32_t choose = (e & f) ^ (~e & g);
-    uint32_t t1 = h + s1 + choose + kRoundConstants[i] + w[i];
-    uint32_t s0 = rotate_right(a, 2) ^ rotate_right(a, 13) ^ rotate_right(a, 22);
-    uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
-    uint32_t t2 = s0 + majority;
-    h = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + t2;
-  }
-  state_[0] += a;
-  state_[1] += b;
-  state_[2] += c;
-  state_[3] += d;
-  state_[4] += e;
-  state_[5] += f;
-  state_[6] += g;
-  state_[7] += h;
 }
 
+Sha256::~Sha256() { crypto().ctx_free(context_); }
+
 Sha256& Sha256::update(const void* data, size_t size) {
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  total_bytes_ += size;
-  if (buffered_ > 0) {
-    size_t take = std::min(size, buffer_.size() - buffered_);
-    std::memcpy(buffer_.data() + buffered_, bytes, take);
-    buffered_ += take;
-    bytes += take;
-    size -= take;
-    if (buffered_ < buffer_.size()) return *this;
-    compress(buffer_.data());
-    buffered_ = 0;
-  }
-  for (; size >= 64; bytes += 64, size -= 64) compress(bytes);
-  std::memcpy(buffer_.data(), bytes, size);
-  buffered_ = size;
+  if (size > 0 && crypto().update(context_, data, size) != 1) failed("EVP_DigestUpdate");
   return *this;
 }
 
 std::array<uint8_t, 32> Sha256::digest() {
-  // Padding: 0x80, zeros up to 56 mod 64, then the message length in bits, big-endian.
-  uint64_t total_bits = total_bytes_ * 8;
-  uint8_t pad[72] = {0x80};
-  size_t pad_size = (buffered_ < 56 ? 56 : 120) - buffered_;
-  for (int i = 0; i < 8; ++i) pad[pad_size + i] = uint8_t(total_bits >> (56 - 8 * i));
-  update(pad, pad_size + 8);
-  std::array<uint8_t, 32> out;
-  for (int i = 0; i < 8; ++i)
-    for (int j = 0; j < 4; ++j) out[4 * i + j] = uint8_t(state_[i] >> (24 - 8 * j));
+  std::array<uint8_t, 32> out{};
+  unsigned int size = 0;
+  if (crypto().final(context_, out.data(), &size) != 1 || size != out.size()) failed("EVP_DigestFinal_ex");
   return out;
 }
 
 std::string Sha256::hex_digest() {
-  static const char* digits = "0123456789abcdef";
+  static const char* kDigits = "0123456789abcdef";
   std::string hex;
   for (uint8_t byte : digest()) {
-    hex += digits[byte >> 4];
-    hex += digits[byte & 15];
+    hex += kDigits[byte >> 4];
+    hex += kDigits[byte & 15];
   }
   return hex;
 }

@@ -1,5 +1,6 @@
-// SHA-256 (FIPS 180-4), self-contained: cache keys and code-object checksums must not depend on OpenSSL headers
-// being installed on the build machine.
+// SHA-256 of cache keys and entry checksums, computed by OpenSSL's libcrypto (EVP digest API, present in OpenSSL 1.1
+// and 3). libcrypto is opened at run time like the vendor libraries (dynamic_library.h): the build then needs no
+// OpenSSL headers, and every machine that runs PyTorch has the library (Python's hashlib and ssl link it).
 #pragma once
 
 #include <array>
@@ -11,9 +12,14 @@
 namespace hi {
 
 /// Incremental hasher: update() any number of times, then digest() once (the object is spent afterwards).
+/// Throws std::runtime_error naming the libraries tried when libcrypto cannot be opened.
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
   Sha256& update(const void* data, size_t size);
   Sha256& update(std::string_view text) { return update(text.data(), text.size()); }
   std::array<uint8_t, 32> digest();
@@ -21,11 +27,7 @@ class Sha256 {
   std::string hex_digest();
 
  private:
-  void compress(const uint8_t* block);
-  std::array<uint32_t, 8> state_;
-  std::array<uint8_t, 64> buffer_{};
-  size_t buffered_ = 0;
-  uint64_t total_bytes_ = 0;
+  void* context_ = nullptr;  ///< libcrypto's EVP_MD_CTX
 };
 
 /// Lowercase hex SHA-256 of `data`.

@@ -3,6 +3,8 @@
 set -euo pipefail
 build=${1:-build}
 build_abs=$(cd "$build" && pwd)
+# The loop IR is verified after every pass (CompileOptions::verify_passes), in the Python tests too.
+export HIPINDUCTOR_VERIFY_PASSES=1
 export HIPINDUCTOR_CACHE_DIR=${HIPINDUCTOR_CACHE_DIR:-$build_abs/test-cache}
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 

@@ -17,8 +17,8 @@
 #include "frontend/graph_json.h"
 #include "runtime/amd_code_object.h"
 #include "runtime/code_object_cache.h"
-#include "tools/pipeline/cli_errors.h"
-#include "tools/pipeline/compile_graph.h"
+#include "tools/cli_errors.h"
+#include "pipeline/compile_graph.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -11,7 +11,7 @@
 #include "runtime/amd_code_object.h"
 #include "runtime/code_object_cache.h"
 #include "tools/pipeline/check_numerics.h"
-#include "tools/pipeline/cli_errors.h"
+#include "tools/cli_errors.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"hipinductor-demo: compile one graph and show what came out"};

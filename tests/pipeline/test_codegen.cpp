@@ -4,7 +4,7 @@
 #include <regex>
 
 #include "tests/common/graph_builder.h"
-#include "tools/pipeline/compile_graph.h"
+#include "pipeline/compile_graph.h"
 
 namespace hi {
 namespace {

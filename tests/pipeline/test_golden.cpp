@@ -12,7 +12,7 @@
 #include "runtime/amd_code_object.h"
 #include "runtime/compiler.h"
 #include "tests/common/graph_builder.h"
-#include "tools/pipeline/compile_graph.h"
+#include "pipeline/compile_graph.h"
 
 namespace hi {
 namespace {

@@ -1,4 +1,4 @@
-// Graph entries (tools/pipeline/graph_cache.h): a warm start skips lowering and codegen, rebuilds exactly what
+// Graph entries (pipeline/graph_cache.h): a warm start skips lowering and codegen, rebuilds exactly what
 // GraphRunner needs, runs correctly, and falls back to a full compile when its entry or its code object is bad.
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include "runtime/temp_directory.h"
 #include "run_on_cpu.h"
 #include "tests/common/graph_builder.h"
-#include "tools/pipeline/graph_cache.h"
+#include "pipeline/graph_cache.h"
 
 namespace hi {
 namespace {

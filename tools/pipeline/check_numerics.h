@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ir/reference_eval.h"
-#include "tools/pipeline/compile_graph.h"
+#include "pipeline/graph_runner.h"
 
 namespace hi {
 

@@ -1,71 +1,18 @@
-// compile_graph: the whole pipeline for one graph, readable in one place:
-//   verify -> lower_graph -> split_reductions -> fuse_kernels -> plan_memory -> emit_hip -> compile (through the
-//   code-object cache)
-// each step optionally dumped to HIPINDUCTOR_DEBUG_DIR (or CompileOptions::debug_dir). GraphRunner then executes the
-// result on a Device: inputs and outputs are caller-owned device pointers, intermediates live in one workspace.
+// GraphRunner: executes a CompiledGraph (compile_graph.h) on a Device. Inputs and outputs are caller-owned device
+// pointers; intermediates live in one workspace, the runner's own or the caller's. Kernel argument arrays are built
+// once, so a run only writes pointers and launches.
 #pragma once
 
-#include <filesystem>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "codegen/emit_hip.h"
-#include "codegen/target.h"
-#include "ir/graph.h"
-#include "ir/loop.h"
-#include "lowering/lower_graph.h"
-#include "lowering/split_reductions.h"
-#include "runtime/code_object_cache.h"
-#include "runtime/compiler.h"
+#include "pipeline/compile_graph.h"
 #include "runtime/device.h"
 
 namespace hi {
-
-struct CompileOptions {
-  Target target;
-  std::string graph_name = "graph";
-  /// Where to dump every stage; empty: $HIPINDUCTOR_DEBUG_DIR if set, else no dumps.
-  std::string debug_dir;
-  /// Null: no caching. compile_graph does not own it.
-  CodeObjectCache* cache = nullptr;
-  LoweringOptions lowering;
-  SplitOptions split;
-  /// Appended to every kernel's name (compile_graphs keeps the names of graphs compiled together distinct).
-  std::string kernel_suffix;
-};
-
-struct CompiledGraph {
-  LoopProgram program;  ///< lowered, fused, memory-planned
-  EmittedModule module;
-  CompiledCode code;
-  bool cache_hit = false;
-  double lower_ms = 0;    ///< lowering, fusion, planning and codegen (on a graph-entry hit: reading the entry)
-  double compile_ms = 0;  ///< the compiler call (0 on a cache hit)
-  /// Came from a graph entry (graph_cache.h): lowering and codegen were skipped too, and `program` holds only the
-  /// buffers, inputs/outputs and the workspace plan (no computations or loop-IR kernels).
-  bool graph_cache_hit = false;
-  std::string cache_key;             ///< the code-object cache entry of `code`; empty when not cached
-  std::filesystem::path cache_dir;   ///< the cache directory holding it
-};
-
-/// Lowers, fuses, plans and emits `graph` for `target` without compiling (what golden tests and the AOT command
-/// read). Throws LoweringError for graphs the compiler cannot handle.
-CompiledGraph generate(const Graph& graph, const CompileOptions& options);
-
-/// generate() plus compilation of the module (through options.cache when given). With a cache, a graph entry for the
-/// same graph, target, compiler and build is used instead (skipping generate(); not when debug dumps are requested)
-/// and one is written after a compile (graph_cache.h). Throws CompileError.
-CompiledGraph compile_graph(const Graph& graph, const CompileOptions& options);
-
-/// Graphs for one target (a torch.compile graph's segments) compiled together: those that miss the cache are
-/// generated with kernel names made distinct (suffix "_g<i>") and their kernels compiled as one translation unit, in
-/// one compiler call (combine_modules). NVRTC spends ~20 ms per call before the first kernel and runs concurrent calls
-/// one at a time, so N calls cost about N times one. Each such result's module.source is that translation unit and
-/// its code the shared code object, as a graph entry later loads it; program and module.kernels are its own. Graph
-/// entries are read and written per graph as in compile_graph, and a single miss compiles as compile_graph does.
-/// `options` holds one CompileOptions per graph. Throws what compile_graph throws (CompileError for the unit).
-std::vector<CompiledGraph> compile_graphs(const std::vector<Graph>& graphs, const std::vector<CompileOptions>& options);
 
 /// Runs a CompiledGraph's kernels in order on a device. Kernel argument arrays are built once, at construction; a run
 /// only writes the input, output and workspace pointers into them and launches. One run at a time per runner (the

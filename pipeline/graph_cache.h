@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "tools/pipeline/compile_graph.h"
+#include "pipeline/compile_graph.h"
 
 namespace hi {
 

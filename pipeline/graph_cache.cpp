@@ -1,4 +1,4 @@
-#include "tools/pipeline/graph_cache.h"
+#include "pipeline/graph_cache.h"
 
 #include <dlfcn.h>
 #include <link.h>

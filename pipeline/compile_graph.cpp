@@ -1,0 +1,209 @@
+#include "pipeline/compile_graph.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "frontend/graph_json.h"
+#include "lowering/fuse_kernels.h"
+#include "lowering/plan_memory.h"
+#include "lowering/split_reductions.h"
+#include "pipeline/graph_cache.h"
+
+namespace hi {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Writes one stage's output under the debug directory; a no-op without one.
+class DebugDump {
+ public:
+  DebugDump(const CompileOptions& o) {
+    std::string dir = o.debug_dir;
+    if (dir.empty())
+      if (const char* env = std::getenv("HIPINDUCTOR_DEBUG_DIR")) dir = env;
+    if (dir.empty()) return;
+    dir_ = std::filesystem::path(dir) / o.graph_name;
+    std::filesystem::create_directories(dir_);
+  }
+  void operator()(const std::string& file, const std::string& text) const {
+    if (dir_.empty()) return;
+    std::ofstream(dir_ / file) << text;
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+/// Throws LoweringError naming `pass` when the loop IR it produced is not sound (CompileOptions::verify_passes).
+void verify_after(const char* pass, const LoopProgram& p, const CompileOptions& o) {
+  if (!o.verify_passes) return;
+  std::vector<std::string> problems = verify_loop_program(p);
+  if (problems.empty()) return;
+  throw LoweringError("internal: loop IR after " + std::string(pass) + " of graph '" + o.graph_name + "': " +
+                      problems.front() + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) +
+                                                                      " more problems)" : ""));
+}
+
+std::string plan_text(const LoopProgram& p) {
+  std::ostringstream os;
+  os << "workspace_bytes " << p.workspace_bytes << "\n";
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    if (p.workspace_offsets[b] >= 0) os << p.buffers[b].name << " at " << p.workspace_offsets[b] << "\n";
+  for (const Kernel& k : p.kernels) os << "launch " << k.name << "\n";
+  return os.str();
+}
+
+}  // namespace
+
+bool CompileOptions::default_verify_passes() {
+#ifndef NDEBUG
+  return true;
+#else
+  const char* env = std::getenv("HIPINDUCTOR_VERIFY_PASSES");
+  return env && std::string(env) == "1";
+#endif
+}
+
+CompiledGraph generate(const Graph& graph, const CompileOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  DebugDump dump(options);
+  dump("graph.json", write_graph_json(graph));
+
+  CompiledGraph out;
+  LoopProgram p = lower_graph(graph, options.lowering);
+  dump("loop_ir.txt", p.str());
+  size_t lowered = p.computations.size();
+  split_reductions(p, options.split);
+  if (p.computations.size() != lowered) dump("split.txt", p.str());
+  verify_after("split_reductions", p, options);
+  fuse_kernels(p);
+  for (Kernel& k : p.kernels) k.name += options.kernel_suffix;
+  dump("kernels.txt", p.str());
+  verify_after("fuse_kernels", p, options);
+  plan_memory(p);
+  dump("plan.txt", plan_text(p));
+  verify_after("plan_memory", p, options);
+  out.module = emit_hip(p, options.target);
+  dump("module." + options.target.file_tag() + ".hip", out.module.source);
+  out.program = std::move(p);
+  out.lower_ms = ms_since(start);
+  return out;
+}
+
+namespace {
+
+/// compile_graph's first step: the compiler for options.target (null when it is missing and there is no cache to
+/// look in) and, with a cache, the graph entry's key and the entry itself when it holds.
+std::optional<CompiledGraph> find_graph_entry(const Graph& graph, const CompileOptions& options,
+                                              std::unique_ptr<Compiler>& compiler, std::string& graph_key) {
+  if (!options.cache) return std::nullopt;
+  auto start = std::chrono::steady_clock::now();
+  try {
+    compiler = compiler_for(options.target);
+  } catch (const std::runtime_error&) {
+  }
+  if (compiler) graph_key = graph_entry_key(graph, options, *compiler);
+  // Skipped when debug dumps ask for every stage.
+  bool dumping = !options.debug_dir.empty() || std::getenv("HIPINDUCTOR_DEBUG_DIR");
+  if (graph_key.empty() || dumping) return std::nullopt;
+  std::optional<CompiledGraph> cached = load_graph_entry(*options.cache, graph_key, options.target);
+  if (cached) cached->lower_ms = ms_since(start);
+  return cached;
+}
+
+/// Compiles `module` through the cache of `options` into every graph of `graphs` (which it holds the kernels of),
+/// then writes their graph entries under `graph_keys`.
+void compile_module(const EmittedModule& module, const CompileOptions& options, Compiler& compiler,
+                    const std::vector<CompiledGraph*>& graphs, const std::vector<std::string>& graph_keys) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> kernel_names;
+  for (const EmittedKernel& k : module.kernels) kernel_names.push_back(k.name);
+  bool hit = false;
+  std::string key;
+  CompiledCode code = compile_cached(compiler, module.source, options.graph_name, options.target, {},
+                                     std::string(codegen_version()), options.cache, &hit, &key, kernel_names);
+  double ms = hit ? 0 : ms_since(start);
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    CompiledGraph& g = *graphs[i];
+    g.code = code;
+    g.cache_hit = hit;
+    g.cache_key = key;
+    g.compile_ms = ms / static_cast<double>(graphs.size());  // each graph's share of the one call
+    if (options.cache && !key.empty()) {
+      g.cache_dir = options.cache->directory();
+      if (!graph_keys[i].empty()) store_graph_entry(*options.cache, graph_keys[i], g);
+    }
+  }
+}
+
+}  // namespace
+
+CompiledGraph compile_graph(const Graph& graph, const CompileOptions& options) {
+  // Graph entry (graph_cache.h): a warm start skips generate() too. Skipped when the compiler is missing (generate's
+  // errors come first then).
+  std::string graph_key;
+  std::unique_ptr<Compiler> compiler;
+  if (std::optional<CompiledGraph> cached = find_graph_entry(graph, options, compiler, graph_key))
+    return std::move(*cached);
+  CompiledGraph out = generate(graph, options);
+  if (!compiler) compiler = compiler_for(options.target);
+  compile_module(out.module, options, *compiler, {&out}, {graph_key});
+  return out;
+}
+
+std::vector<CompiledGraph> compile_graphs(const std::vector<Graph>& graphs, const std::vector<CompileOptions>& options) {
+  if (graphs.size() != options.size())
+    throw std::invalid_argument("compile_graphs: " + std::to_string(graphs.size()) + " graphs but " +
+                                std::to_string(options.size()) + " options");
+  std::vector<std::optional<CompiledGraph>> done(graphs.size());
+  std::vector<std::string> keys(graphs.size());
+  std::unique_ptr<Compiler> compiler;
+  std::vector<size_t> misses;
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    if (options[i].target.id() != options[0].target.id())
+      throw std::invalid_argument("compile_graphs: graphs for " + options[0].target.id() + " and " +
+                                  options[i].target.id());
+    std::unique_ptr<Compiler> found;
+    done[i] = find_graph_entry(graphs[i], options[i], found, keys[i]);
+    if (found && !compiler) compiler = std::move(found);
+    if (!done[i]) misses.push_back(i);
+  }
+  if (!misses.empty()) {
+    // The misses' kernels as one unit; a single miss is compiled as compile_graph would (its own names and source).
+    std::vector<CompiledGraph*> generated;
+    std::vector<const EmittedModule*> modules;
+    std::vector<std::string> miss_keys;
+    for (size_t n = 0; n < misses.size(); ++n) {
+      size_t i = misses[n];
+      CompileOptions o = options[i];
+      if (misses.size() > 1) o.kernel_suffix += "_g" + std::to_string(n);
+      done[i] = generate(graphs[i], o);
+      generated.push_back(&*done[i]);
+      modules.push_back(&done[i]->module);
+      miss_keys.push_back(keys[i]);
+    }
+    EmittedModule combined;
+    if (modules.size() > 1) {
+      combined = combine_modules(modules);
+      for (CompiledGraph* g : generated) g->module.source = combined.source;
+    }
+    if (!compiler) compiler = compiler_for(options[0].target);
+    compile_module(modules.size() > 1 ? combined : *modules[0], options[misses[0]], *compiler, generated, miss_keys);
+  }
+  std::vector<CompiledGraph> out;
+  out.reserve(graphs.size());
+  for (auto& g : done) out.push_back(std::move(*g));
+  return out;
+}
+
+}  // namespace hi

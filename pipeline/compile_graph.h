@@ -1,0 +1,76 @@
+// compile_graph: the whole pipeline for one graph, readable in one place:
+//   verify -> lower_graph -> split_reductions -> fuse_kernels -> plan_memory -> emit_hip -> compile (through the
+//   code-object cache)
+// each step optionally dumped to HIPINDUCTOR_DEBUG_DIR (or CompileOptions::debug_dir), and the loop IR verified after
+// each pass when CompileOptions::verify_passes is on. GraphRunner (graph_runner.h) executes the result on a Device.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/emit_hip.h"
+#include "codegen/target.h"
+#include "ir/graph.h"
+#include "ir/loop.h"
+#include "lowering/lower_graph.h"
+#include "lowering/split_reductions.h"
+#include "runtime/code_object_cache.h"
+#include "runtime/compiler.h"
+#include "runtime/device.h"
+
+namespace hi {
+
+struct CompileOptions {
+  Target target;
+  std::string graph_name = "graph";
+  /// Where to dump every stage; empty: $HIPINDUCTOR_DEBUG_DIR if set, else no dumps.
+  std::string debug_dir;
+  /// Null: no caching. compile_graph does not own it.
+  CodeObjectCache* cache = nullptr;
+  LoweringOptions lowering;
+  SplitOptions split;
+  /// Appended to every kernel's name (compile_graphs keeps the names of graphs compiled together distinct).
+  std::string kernel_suffix;
+  /// Run verify_loop_program after every loop-IR pass and throw LoweringError naming the pass and the first problem.
+  /// On in debug builds and wherever HIPINDUCTOR_VERIFY_PASSES=1 (the test suites set it); off otherwise, since a
+  /// sound pipeline never trips it and the check walks every expression.
+  bool verify_passes = default_verify_passes();
+
+  static bool default_verify_passes();
+};
+
+struct CompiledGraph {
+  LoopProgram program;  ///< lowered, fused, memory-planned
+  EmittedModule module;
+  CompiledCode code;
+  bool cache_hit = false;
+  double lower_ms = 0;    ///< lowering, fusion, planning and codegen (on a graph-entry hit: reading the entry)
+  double compile_ms = 0;  ///< the compiler call (0 on a cache hit)
+  /// Came from a graph entry (graph_cache.h): lowering and codegen were skipped too, and `program` holds only the
+  /// buffers, inputs/outputs and the workspace plan (no computations or loop-IR kernels).
+  bool graph_cache_hit = false;
+  std::string cache_key;             ///< the code-object cache entry of `code`; empty when not cached
+  std::filesystem::path cache_dir;   ///< the cache directory holding it
+};
+
+/// Lowers, fuses, plans and emits `graph` for `target` without compiling (what golden tests and the AOT command
+/// read). Throws LoweringError for graphs the compiler cannot handle.
+CompiledGraph generate(const Graph& graph, const CompileOptions& options);
+
+/// generate() plus compilation of the module (through options.cache when given). With a cache, a graph entry for the
+/// same graph, target, compiler and build is used instead (skipping generate(); not when debug dumps are requested)
+/// and one is written after a compile (graph_cache.h). Throws CompileError.
+CompiledGraph compile_graph(const Graph& graph, const CompileOptions& options);
+
+/// Graphs for one target (a torch.compile graph's segments) compiled together: those that miss the cache are
+/// generated with kernel names made distinct (suffix "_g<i>") and their kernels compiled as one translation unit, in
+/// one compiler call (combine_modules). NVRTC spends ~20 ms per call before the first kernel and runs concurrent calls
+/// one at a time, so N calls cost about N times one. Each such result's module.source is that translation unit and
+/// its code the shared code object, as a graph entry later loads it; program and module.kernels are its own. Graph
+/// entries are read and written per graph as in compile_graph, and a single miss compiles as compile_graph does.
+/// `options` holds one CompileOptions per graph. Throws what compile_graph throws (CompileError for the unit).
+std::vector<CompiledGraph> compile_graphs(const std::vector<Graph>& graphs, const std::vector<CompileOptions>& options);
+
+}  // namespace hi
