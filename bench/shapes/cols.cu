@@ -443,7 +443,7 @@ int main() {
   }
   std::vector<Variant> vs = {
       {"rowsum reference", run_rowsum},
-      {"slices S16 TY16 + stage2v (s9)", run_slices_v<16, 16, 4, 1>},
+      {"slices S16 TY16 + stage2v (emitted)", run_slices_v<16, 16, 4, 1>},
       {"stage1i only G128 U8", run_stage1i_only<128, 8>},
       {"ptiles only NB512 K8", run_ptiles_only<512, 8>},
       {"ptiles only NB512 K4", run_ptiles_only<512, 4>},

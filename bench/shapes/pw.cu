@@ -73,7 +73,7 @@ int main() {
   cudaMemset(a, 0, (size_t)N * 8); cudaMemset(b, 0, (size_t)N * 4); cudaMemset(ga, 0, (size_t)N * 2);
   std::vector<Variant> vs = {
       {"ar copy same bytes", copy_ar},
-      {"ar B256 E2 loop (<s9)", run_ar<256, 2, 0, 1>},
+      {"ar B256 E2 loop (earlier form)", run_ar<256, 2, 0, 1>},
       {"ar B128 E2 once", run_ar<128, 2, 0, 0>},
       {"ar B256 E2 once", run_ar<256, 2, 0, 0>},
       {"ar B512 E2 once", run_ar<512, 2, 0, 0>},
@@ -82,7 +82,7 @@ int main() {
       {"ar B256 E2 cs", run_ar<256, 2, 1, 0>},
       {"ar B128 E2 cs", run_ar<128, 2, 1, 0>},
       {"gelu copy same bytes", copy_gelu},
-      {"gelu B256 E2 (<s9)", run_gelu<256, 2>},
+      {"gelu B256 E2 (earlier form)", run_gelu<256, 2>},
       {"gelu B128 E2", run_gelu<128, 2>},
       {"gelu B256 E4", run_gelu<256, 4>},
       {"gelu B128 E4", run_gelu<128, 4>},
