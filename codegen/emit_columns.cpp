@@ -1,38 +1,19 @@
-// Column-reduction kernels: one thread per output (group of V neighbouring outputs), looping down the column, or,
-// for few outputs, a block's threads sharing outputs across row slices.
+// Column-reduction kernels as their plans say: one thread per output (group of V neighbouring outputs), looping down
+// the column, or, for few outputs, a block's threads sharing outputs across row slices.
 #include "codegen/kernel_printer.h"
 
 namespace hi::codegen_detail {
 
-/// Fewest threads a column kernel keeps when it widens its vector groups.
-constexpr int64_t kMinColumnThreads = 32768;
-/// Vector groups below which a single-reduction column kernel slices its rows across a block, the threads it then
-/// aims for (about a full H200: 132 SMs x 2048), and the blocks it keeps while it can (2 per H200 SM).
-constexpr int64_t kVectorSliceGroups = 65536;
-constexpr int64_t kVectorSliceThreads = 262144;
-constexpr int64_t kVectorSliceBlocks = 256;
-/// Shared memory the slices of one block may use to meet.
-constexpr int64_t kVectorSliceSharedBytes = 32768;
-
-void KernelPrinter::emit_column_reduction() {
-  const std::string I = index_type_, blk = std::to_string(block_);
+void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
+  const std::string I = index_type_, blk = std::to_string(plan_.block);
   std::string numel = index(k_.numel), len = index(k_.row_length);
-  auto n = simplify(k_.numel, p_.size_ranges).as_const();
-  // A single reduction over too few vector groups slices rows across a block with its vector loads
-  // (emit_column_vector_slices). Otherwise the vector width holds only while enough threads remain to fill a GPU
-  // (one thread per output group), and fewer outputs than that take scalar row slices (emit_column_slices). Long
-  // columns with few outputs are also split into two reductions before this (split_reductions).
-  int v = n ? vector_width("i", *n, true) : 1;
-  if (v > 1) {
-    if (auto [tx, ty] = column_vector_slices(*n / v, v); ty > 1) {
-      emit_column_vector_slices(*n / v, v, tx, ty);
-      return;
-    }
+  const int v = plan.width;
+  if (plan.form == ColumnPlan::Form::VectorRowSlices) {
+    emit_column_vector_slices(*simplify(k_.numel, p_.size_ranges).as_const() / v, v, plan.slices_x, plan.slices_y);
+    return;
   }
-  while (v > 1 && *n / v < kMinColumnThreads) v /= 2;
-  grid_ = floordiv(k_.numel + (v * block_ - 1), Index(v * block_));
-  if (int ty = n && v == 1 ? column_slices(*n) : 1; ty > 1) {
-    emit_column_slices(*n, ty);
+  if (plan.form == ColumnPlan::Form::RowSlices) {
+    emit_column_slices(*simplify(k_.numel, p_.size_ranges).as_const(), plan.slices_x, plan.slices_y);
     return;
   }
   if (v == 1) {
@@ -53,7 +34,7 @@ void KernelPrinter::emit_column_reduction() {
     return;
   }
   // V neighbouring outputs per thread: each reduced step reads V consecutive elements with one vector load.
-  const int64_t groups = *n / v;
+  const int64_t groups = *simplify(k_.numel, p_.size_ranges).as_const() / v;
   std::vector<Expr> bodies;
   std::vector<Index> stores;
   column_lane_views(groups, v, bodies, stores);
@@ -101,48 +82,9 @@ void KernelPrinter::store_group(size_t n, const std::string& acc, const Accumula
   if (contiguous) line(vector_call("store", c.buffer, lane0(where), v, st));
 }
 
-int KernelPrinter::column_slices(int64_t outputs) const {
-  // Row slices per block so that about kMinColumnThreads threads run, while a warp still spans TX >= 32 (or all)
-  // consecutive outputs; each slice keeps a few rows.
-  const int64_t min_tx = std::min<int64_t>(32, pow2_at_least(outputs));
-  const int64_t wanted = pow2_at_least(ceil_div(kMinColumnThreads, outputs));
-  int ty = static_cast<int>(std::min<int64_t>(wanted, block_ / min_tx));
-  if (auto len = simplify(k_.row_length, p_.size_ranges).as_const())
-    while (ty > 1 && *len < 4 * ty) ty /= 2;
-  // Argmax/argmin accumulators ({value, position} pairs) keep the one-thread-per-output loop.
-  for (int ci : k_.computations)
-    if (is_arg_reduction(p_.computations[ci].body->reduce_op())) return 1;
-  return std::max(1, ty);
-}
-
-std::pair<int, int> KernelPrinter::column_vector_slices(int64_t groups, int v) const {
-  if (k_.computations.size() != 1 || groups >= kVectorSliceGroups) return {1, 1};
-  const Computation& c = p_.computations[k_.computations[0]];
-  if (is_arg_reduction(c.body->reduce_op())) return {1, 1};
-  auto len = simplify(k_.row_length, p_.size_ranges).as_const();
-  if (!len) return {1, 1};
-  // TY for TX groups side by side: slices up to a 1024-thread block, each keeping at least 4 rows.
-  const int64_t acc_bytes = std::max<int64_t>(4, dtype_bytes(c.body->args[0]->dtype));  // floats for 16-bit values
-  auto slices = [&](int tx) {
-    int ty = static_cast<int>(std::min<int64_t>(1024 / tx, pow2_at_least(ceil_div(kVectorSliceThreads, groups))));
-    while (ty > 1 && (*len < 4 * ty || ty * tx * v * acc_bytes > kVectorSliceSharedBytes)) ty /= 2;
-    return ty;
-  };
-  // 64 groups side by side (a warp reads 32 x 16 contiguous bytes of a row), down to 8 (a 128-byte line per row)
-  // while that leaves fewer than kVectorSliceBlocks blocks and blocks of at least two warps (x[2048,4096].sum(0),
-  // unsplit: 1024 groups, 128 blocks of 8 x 128).
-  const int min_block = std::max(64, 2 * target_.warp_size);
-  int tx = static_cast<int>(std::min<int64_t>(64, pow2_at_least(groups)));
-  while (tx > 8 && ceil_div(groups, tx) < kVectorSliceBlocks && tx / 2 * slices(tx / 2) >= min_block) tx /= 2;
-  return {tx, slices(tx)};
-}
-
 void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_count, int ty_count) {
   // Thread (tx, ty) accumulates V neighbouring outputs over rows ty, ty + TY, ... with one vector load per row; the
   // slices meet in shared memory, where slice 0 combines them in slice order and stores.
-  column_slices_used_ = true;
-  block_ = tx_count * ty_count;
-  grid_ = Index(ceil_div(groups, tx_count));
   const Buffer& b = p_.buffers[p_.computations[k_.computations[0]].buffer];
   const std::string I = index_type_, tx = std::to_string(tx_count), ty = std::to_string(ty_count),
                     vs = std::to_string(v), gs = std::to_string(groups), len = index(k_.row_length);
@@ -179,16 +121,13 @@ void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_coun
   close();
 }
 
-void KernelPrinter::emit_column_slices(int64_t outputs, int ty_count) {
+void KernelPrinter::emit_column_slices(int64_t outputs, int tx_count, int ty_count) {
   // Too few outputs to give every thread its own: a block holds TX consecutive outputs (so loads coalesce) times TY
   // row slices. Thread (tx, ty) accumulates rows ty, ty+TY, ...; the slices meet in shared memory, every thread of
   // the column combines them in the same order (so the kernel's later computations read the result from a
   // register), and slice 0 stores it.
-  column_slices_used_ = true;
-  const int tx_count = block_ / ty_count;
   const std::string I = index_type_, tx = std::to_string(tx_count), ty = std::to_string(ty_count),
                     ns = std::to_string(outputs), len = index(k_.row_length);
-  grid_ = Index(ceil_div(outputs, tx_count));
   line("// " + tx + " outputs x " + ty + " row slices per block");
   line("const int tx = threadIdx.x % " + tx + ", ty = threadIdx.x / " + tx + ";");
   const bool ragged = outputs % tx_count != 0;

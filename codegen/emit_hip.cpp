@@ -83,7 +83,8 @@ EmittedModule emit_hip(const LoopProgram& program, const Target& target) {
   std::string trampolines;
   for (const Kernel& k : program.kernels) {
     std::string text;
-    m.kernels.push_back(KernelPrinter(program, k, target).emit(text));
+    m.plans.push_back(plan_kernel(program, k, target));
+    m.kernels.push_back(KernelPrinter(program, k, target, m.plans.back()).emit(text));
     src << "\n" << text;
     if (target.kind == TargetKind::Cpu) trampolines += cpu_trampoline(m.kernels.back(), program);
   }
@@ -104,6 +105,7 @@ EmittedModule combine_modules(const std::vector<const EmittedModule*>& modules) 
       for (const EmittedKernel& other : m.kernels)
         if (other.name == k.name) throw std::invalid_argument("combine_modules: two kernels named " + k.name);
     m.kernels.insert(m.kernels.end(), part->kernels.begin(), part->kernels.end());
+    m.plans.insert(m.plans.end(), part->plans.begin(), part->plans.end());
     body += kernels_text(*part);
     size_t entry = part->source.find(kCpuEntryPoints);
     if (entry != std::string::npos) trampolines += part->source.substr(entry + kCpuEntryPoints.size());

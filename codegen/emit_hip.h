@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codegen/kernel_plan.h"
 #include "codegen/target.h"
 #include "ir/loop.h"
 
@@ -41,6 +42,7 @@ struct EmittedModule {
   Target target;
   std::string source;  ///< complete translation unit, preludes included
   std::vector<EmittedKernel> kernels;
+  std::vector<KernelPlan> plans;  ///< the plan each kernel was printed from, in the order of `kernels`
 };
 
 /// Version of the code generator's output format and preludes; part of every cache key.
@@ -48,7 +50,8 @@ std::string_view codegen_version();
 /// Prelude text by file name ("common.h", "amd.h", ...); defined from codegen/preludes/ at build time.
 std::string_view embedded_prelude(std::string_view name);
 
-/// Emits `program` (which must have kernels, see fuse_kernels) for `target`. The source depends on nothing else (no
+/// Emits `program` (which must have kernels, see fuse_kernels) for `target`: plans each kernel (plan_kernel), then
+/// prints it as planned. The source depends on nothing else (no
 /// names, no dates), so equal programs give equal sources and hit the code-object cache.
 EmittedModule emit_hip(const LoopProgram& program, const Target& target);
 

@@ -1,4 +1,5 @@
-// Row-reduction kernels: persistent rows held in registers, and the row loop for rows too long for them.
+// Row-reduction kernels as their plans say: persistent rows held in registers, and the row loop for rows too long
+// for them.
 #include <functional>
 #include <stdexcept>
 
@@ -6,59 +7,14 @@
 
 namespace hi::codegen_detail {
 
-std::optional<PersistentRows> KernelPrinter::persistent_rows() const {
-  auto rows = simplify(k_.numel, p_.size_ranges).as_const();
-  auto length = simplify(k_.row_length, p_.size_ranges).as_const();
-  if (!rows || !length || *rows < 1 || *length < 1) return std::nullopt;
-  PersistentRows plan;
-  plan.rows = *rows;
-  plan.length = *length;
-  plan.width = vector_width("col", *length, true);
-  const int64_t groups = *length / plan.width;
-  const int warp = target_.warp_size;
-  plan.reads_only = !writes_rows();
-  if (groups <= 4 * warp) {
-    plan.threads = std::min(warp, pow2_at_least(groups));  // a warp (or part of one) per row: shuffles only
-  } else {
-    // About 16 values per thread and operand; 32 (four 16-byte vectors) for 16-bit types in rows long enough to
-    // keep 128 threads (4 warps) so; 8 for plain reductions, which are then shaped as Triton's (more threads per
-    // row, one row per block over the whole grid, evict-first loads). On the H200, under do_bench's dirty L2: sum
-    // over 16k x 4k f32 rows took 0.0678 ms shaped so (Inductor's: 0.0677), against 0.0711 with 16 values, the
-    // capped grid and plain loads, and 0.0704-0.0717 with one or two of the three changes alone; LayerNorm over
-    // 16k x 4k bf16 rows (bench/shapes/ln.cu) 0.0713 ms median with 32 values (128 threads) against 0.0736 with 16
-    // (256 threads), a same-size copy 0.0679. Shorter 16-bit rows (2048: 64 threads at 32) are unmeasured.
-    const int values = plan.reads_only ? 8 : plan.width == 8 && groups >= 4 * 128 ? 32 : 16;
-    const int target_groups = std::max(1, values / plan.width);
-    plan.threads = std::min(1024, pow2_at_least(ceil_div(groups, target_groups)));
-  }
-  plan.groups = static_cast<int>(ceil_div(groups, plan.threads));
-  if (plan.groups * plan.width > 32) return std::nullopt;  // too long for registers
-  // Rows a warp or less long share blocks: of 64 threads where warps are 32 wide, since small blocks even out the
-  // multiprocessors' last rows (on the H200, bf16 softmax over 32k x 1k rows, a warp each, spanned 33.7 us in blocks
-  // of 2 rows against 34.4 in blocks of 8 and 34.1 in blocks of 4; Inductor's, one row per block: 34.1-34.3; RDNA's
-  // wave32 unmeasured); of 256 (4 waves) on wave64 AMD GPUs, unmeasured there, where a CU holds a bounded number of
-  // workgroups.
-  const int block = warp == 32 ? 64 : 256;
-  plan.rows_per_block = plan.threads <= warp ? std::max(1, block / plan.threads) : 1;
-  return plan;
-}
-
-bool KernelPrinter::writes_rows() const {
-  return std::any_of(k_.computations.begin(), k_.computations.end(), [&](int ci) {
-    const Computation& c = p_.computations[ci];
-    return !c.is_reduction() && !is_row_epilogue(c, k_) && !is_local(c.buffer);
-  });
-}
-
-void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
-  const int v = plan.width, t = plan.threads, e_count = plan.groups, rpb = plan.rows_per_block;
+void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
+  const int v = plan.width, t = plan.threads, e_count = plan.groups_per_thread, rpb = plan.rows_per_block;
   const int64_t groups = plan.length / v;
   const std::string I = index_type_, vs = std::to_string(v), ts = std::to_string(t), rows = std::to_string(plan.rows);
   const std::string per_thread = std::to_string(e_count * v);
   ranges_["cg"] = Range::loop(groups);
   ranges_["j"] = Range::loop(v);
   const std::map<std::string, Index> lanes{{"col", Index::var("cg") * v + Index::var("j")}};
-  persistent_rows_ = true;
   line("// persistent rows: " + ts + " threads per row, " + per_thread + " values per thread in registers, " + vs +
        " per vector access");
   // Block-wide reductions (rows longer than a warp) store their warps' partials without a barrier first: each
@@ -287,51 +243,23 @@ void KernelPrinter::emit_row_persistent(const PersistentRows& plan) {
   local_value_.clear();
 }
 
-void KernelPrinter::emit_row_loop() {
+void KernelPrinter::emit_row_loop(const RowPlan& plan) {
   // One block per row (grid-stride over rows); threads stride over the row's columns, in vector groups of V
-  // consecutive columns when the row length allows.
-  std::string rows = index(k_.numel), len = index(k_.row_length), blk = std::to_string(block_);
+  // consecutive columns when the row length allows, after the columns a peeled row takes one per thread.
+  std::string rows = index(k_.numel), len = index(k_.row_length), blk = std::to_string(plan_.block);
   const std::string I = index_type_;
   auto length = simplify(k_.row_length, p_.size_ranges).as_const();
-  int v = length ? vector_width("col", *length, true) : 1;
-  // A row length that no vector width divides (GPT-2's 50257-entry vocabulary) leaves most rows starting off the
-  // vector alignment. Such rows are peeled: the columns before the first aligned one (`head`, found per row from
-  // the first contiguous operand) and the few after the last whole group go one per thread, the rest in vector
-  // groups from there (vector accesses that check alignment at run time where the target needs it). Only when every
-  // contiguous operand is in the same phase as the first: a weight indexed by the column alone is not, and its
-  // misaligned groups, read element by element with lanes 16 bytes apart, made LayerNorm over 4096 x 50257 bf16
-  // slower on the H200 (0.46 -> 0.55 ms) than unpeeled.
+  const int v = plan.width;
   std::vector<Expr> bodies, scalar_bodies;
   std::vector<Index> stores, scalar_stores;
-  std::optional<Index> row_start;
-  if (length && v == 1) {
-    if (const int w = vector_width("col", *length, false); w > 1) {
-      VarRanges saved = ranges_;
-      ranges_["head"] = Range::loop(w);
-      ranges_["cg"] = Range::loop(*length / w);
-      ranges_["j"] = Range::loop(w);
-      lane_views({{"col", Index::var("head") + Index::var("cg") * w + Index::var("j")}}, bodies, stores);
-      std::vector<Index> accesses;  // lane-0 indexes of the contiguous loads and of the stores to memory
-      for (const Expr& load : external_loads(bodies))
-        if (contiguous_lanes(load->index)) accesses.push_back(lane0(load->index));
-      for (size_t n = 0; n < stores.size(); ++n)
-        if (!is_local(p_.computations[k_.computations[n]].buffer) && contiguous_lanes(stores[n]))
-          accesses.push_back(lane0(stores[n]));
-      bool same_phase = !accesses.empty();
-      for (const Index& a : accesses)
-        same_phase = same_phase && simplify(mod(a - accesses[0], Index(w)), ranges_) == Index(0);
-      if (same_phase) {
-        row_start = simplify(substitute(accesses[0], {{"head", Index(0)}, {"cg", Index(0)}}), ranges_);
-        v = w;
-        lane_views({}, scalar_bodies, scalar_stores);
-      } else {
-        ranges_ = saved;
-        bodies.clear();
-        stores.clear();
-      }
-    }
+  const bool peel = plan.peeled;
+  if (peel) {
+    ranges_["head"] = Range::loop(v);
+    ranges_["cg"] = Range::loop(*length / v);
+    ranges_["j"] = Range::loop(v);
+    lane_views({{"col", Index::var("head") + Index::var("cg") * v + Index::var("j")}}, bodies, stores);
+    lane_views({}, scalar_bodies, scalar_stores);
   }
-  const bool peel = row_start.has_value();
   const std::string vs = std::to_string(v);
   if (!peel) {
     std::map<std::string, Index> lanes;
@@ -344,7 +272,7 @@ void KernelPrinter::emit_row_loop() {
   }
   open("for (" + I + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
   if (peel) {
-    line("const int head = (int)((" + vs + " - (" + index(*row_start) + ") % " + vs + ") % " + vs + ");");
+    line("const int head = (int)((" + vs + " - (" + index(plan.row_start) + ") % " + vs + ") % " + vs + ");");
     line("const " + I + " ngroups = (" + len + " - head) / " + vs + ";");
   }
   // Prints emit(scalar, st) for each of this thread's columns of phase `n`: one column at a time (v == 1), else in
@@ -399,7 +327,7 @@ void KernelPrinter::emit_row_loop() {
         const std::string acc = "acc_" + b.name, sum = "sum_" + b.name;
         const std::string type = softmax ? "hi_softmax_acc" : "hi_welford_acc";
         const std::string op = softmax ? std::string("hi_online_softmax_op<") + (base2 ? "1" : "0") + ">" : "hi_welford_op";
-        const std::string warps = std::to_string(std::max(1, block_ / target_.warp_size));
+        const std::string warps = std::to_string(std::max(1, plan_.block / target_.warp_size));
         line("// " + c.name + ", " + next.name + ": " +
              (softmax ? "max and sum of exp(x - max)" : "sum and sum of squared deviations") + " over the row in one pass");
         line(type + " " + acc + " = " + op + "::identity<" + type + ">();");
@@ -441,7 +369,7 @@ void KernelPrinter::emit_row_loop() {
     columns(n, nullptr, [&](bool scalar, const std::string&) {
       line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(view(scalar, n)) + ");");
     });
-    line("__shared__ " + a.type + " smem_" + b.name + "[" + std::to_string(std::max(1, block_ / target_.warp_size)) + "];");
+    line("__shared__ " + a.type + " smem_" + b.name + "[" + std::to_string(std::max(1, plan_.block / target_.warp_size)) + "];");
     line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
     keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));
   }

@@ -152,55 +152,28 @@ std::string KernelPrinter::compute(const Expr& e) {
 }
 
 void KernelPrinter::collect_params() {
-  std::set<int> read, written;
-  std::set<std::string> symbols;
-  auto note_index = [&](const Index& i) {
-    for (const std::string& v : free_vars(i))
-      if (p_.size_ranges.count(v)) symbols.insert(v);
-  };
-  for (int c : k_.computations) {
-    const Computation& comp = p_.computations[c];
-    visit(comp.body, [&](const Expr& e) {
-      if (e->index.defined()) note_index(e->index);
-      if (e->op == ExprOp::Load && !is_local(e->buffer)) read.insert(e->buffer);
-    });
-    if (!is_local(comp.buffer)) written.insert(comp.buffer);
-    for (const Index& s : comp.sizes) note_index(s);
-    for (const Index& s : comp.reduce_sizes) note_index(s);
-  }
-  std::set<int> all = read;
-  all.insert(written.begin(), written.end());
+  const KernelOperands operands = kernel_operands(p_, k_);
+  std::set<int> all = operands.read;
+  all.insert(operands.written.begin(), operands.written.end());
   for (int b : all) {
     KernelParam kp;
     kp.kind = KernelParam::Kind::Buffer;
     kp.buffer = b;
-    kp.read_only = !written.count(b);
+    kp.read_only = !operands.written.count(b);
     const Buffer& buf = p_.buffers[b];
     const char* prefix = buf.kind == BufferKind::Input ? "in_ptr" : buf.kind == BufferKind::Output ? "out_ptr" : "buf_ptr";
     kp.name = prefix + std::to_string(b);
     param_of_buffer_[b] = kp.name;
     params_.push_back(kp);
   }
-  for (const std::string& s : symbols) {
+  for (const std::string& s : operands.symbols) {
     KernelParam kp;
     kp.kind = KernelParam::Kind::Size;
     kp.symbol = s;
     kp.name = s;
     params_.push_back(kp);
   }
-  // 32-bit index arithmetic when every extent this kernel touches is known to fit, with room for the grid-stride
-  // step: a loop index below n takes one more step of up to n + block (the whole grid) before the test ends it.
-  int64_t largest = 0;
-  bool known = symbols.empty();
-  for (int b : all) {
-    auto n = simplify(p_.buffers[b].storage_elements(), p_.size_ranges).as_const();
-    if (!n) known = false;
-    else largest = std::max(largest, *n);
-  }
-  auto total = simplify(k_.numel * k_.row_length, p_.size_ranges).as_const();
-  if (!total) known = false;
-  else largest = std::max(largest, *total);
-  if (known && largest < (int64_t{1} << 30) - 4096) index_type_ = "int";
+  index_type_ = plan_.index32 ? "int" : "hi_i64";
 }
 
 void KernelPrinter::store(const Computation& c, const std::string& value, DType value_dtype, const Index& where) {
@@ -212,50 +185,6 @@ void KernelPrinter::store(const Computation& c, const std::string& value, DType 
     return;
   }
   line(param_name(c.buffer) + "[" + index(where) + "] = " + stored(value, value_dtype, b.dtype) + ";");
-}
-
-std::vector<std::pair<Index, DType>> KernelPrinter::accesses() const {
-  std::vector<std::pair<Index, DType>> out;
-  for (int ci : k_.computations) {
-    const Computation& c = p_.computations[ci];
-    Expr body = substitute_vars(c.body, kernel_var_map(c, k_), ranges_);
-    for (const Expr& load : external_loads({body})) out.emplace_back(load->index, p_.buffers[load->buffer].dtype);
-    if (!is_local(c.buffer))
-      out.emplace_back(simplify(substitute(Computation::store_index(p_.buffers[c.buffer]), kernel_var_map(c, k_)),
-                                ranges_),
-                       p_.buffers[c.buffer].dtype);
-  }
-  return out;
-}
-
-int KernelPrinter::vector_width(const std::string& var, int64_t extent, bool divisible) const {
-  std::vector<std::pair<Index, DType>> all = accesses();
-  int best = 1, best_score = 0;
-  for (int v = std::min(8, 16 / narrowest_bytes(all)); v >= 2; v /= 2) {
-    if (extent < v || (divisible && extent % v != 0)) continue;
-    VarRanges r = ranges_;
-    r["g"] = Range::loop(extent / v);
-    r["j"] = Range::loop(v);
-    std::map<std::string, Index> lanes{{var, Index::var("g") * v + Index::var("j")}};
-    int score = 0;
-    for (const auto& a : all)
-      if (classify_lanes(simplify(substitute(a.first, lanes), r), "j", r) == LaneAccess::Contiguous) ++score;
-    if (score > best_score) {
-      best = v;
-      best_score = score;
-    }
-  }
-  return best;
-}
-
-std::vector<Expr> KernelPrinter::external_loads(const std::vector<Expr>& bodies) const {
-  std::vector<Expr> out;
-  for (const Expr& body : bodies)
-    visit(body, [&](const Expr& e) {
-      if (e->op != ExprOp::Load || !e->args.empty() || produced_here(e->buffer)) return;
-      if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
-    });
-  return out;
 }
 
 std::string KernelPrinter::vector_array(const Expr& load, int count, const std::string& lane) {
@@ -282,12 +211,6 @@ Expr exp_shift(const Expr& e, double* scale) {
   return Expr();
 }
 
-bool reads_buffer(const Expr& e, int buffer) {
-  bool reads = false;
-  visit(e, [&](const Expr& x) { reads |= x->op == ExprOp::Load && x->buffer == buffer; });
-  return reads;
-}
-
 bool sum_of_exp_shifted_by_max(const LoopProgram& p, int buffer) {
   // sum(exp(x - max(x))) or sum(exp2((x - max(x)) * c)), c > 0: the maximum's own term is 1.
   int ci = p.producer(buffer);
@@ -307,21 +230,10 @@ bool sum_of_exp_shifted_by_max(const LoopProgram& p, int buffer) {
 }
 
 std::string KernelPrinter::load_hint(int buffer, const Index& base) const {
-  auto param = std::find_if(params_.begin(), params_.end(), [&](const KernelParam& kp) {
-    return kp.kind == KernelParam::Kind::Buffer && kp.buffer == buffer;
-  });
-  if (param == params_.end() || !param->read_only || k_.kind == KernelKind::Pointwise) return "";
-  if (k_.kind == KernelKind::ColumnReduction) return "HI_EVICT_FIRST";
+  auto hint = plan_.hints.find(buffer);
+  if (hint == plan_.hints.end()) return "";
   std::vector<std::string> vars = free_vars(base);
-  if (std::find(vars.begin(), vars.end(), "row") == vars.end()) return "HI_EVICT_LAST";
-  // Rows held in registers are read once, as Inductor's persistent reductions: no hint where the kernel writes rows
-  // too (on the H200 evict-first made softmax and the norms 2-4 % slower, bf16 softmax 40 % under do_bench's dirty
-  // L2), evict-first where it writes one value per row (see persistent_rows). Row loops read a buffer again in each
-  // phase that uses it.
-  if (persistent_rows_) return writes_rows() ? "" : "HI_EVICT_FIRST";
-  int readers = 0;
-  for (int ci : k_.computations) readers += reads_buffer(p_.computations[ci].body, buffer);
-  return readers > 1 ? "HI_EVICT_LAST" : "HI_EVICT_FIRST";
+  return std::find(vars.begin(), vars.end(), "row") == vars.end() ? hint->second.other : hint->second.row_indexed;
 }
 
 std::string KernelPrinter::vector_fn(const char* op, int buffer, const Index& base, int v) const {
@@ -360,38 +272,19 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
   ek.name = k_.name;
   ek.kind = k_.kind;
   collect_params();
-  switch (k_.kind) {
-    case KernelKind::Pointwise:
-      ek.whole_grid = true;
-      block_ = kPointwiseBlock;
-      emit_pointwise();
-      ek.needs_sync = transposed_tiles_used_;
-      break;
-    case KernelKind::RowReduction: {
-      if (auto plan = persistent_rows()) {
-        ek.whole_grid = plan->reads_only;
-        block_ = plan->threads * plan->rows_per_block;
-        emit_row_persistent(*plan);
-        grid_ = Index(ceil_div(plan->rows, plan->rows_per_block));
-      } else {
-        // Rows too long for registers: 1024 threads per row stream them (256 for rows of unknown length).
-        auto len = simplify(k_.row_length, p_.size_ranges).as_const();
-        int want = len ? static_cast<int>(std::min<int64_t>(*len, 1024)) : kMaxBlock;
-        block_ = std::max(target_.warp_size, (want + target_.warp_size - 1) / target_.warp_size * target_.warp_size);
-        emit_row_loop();
-        grid_ = k_.numel;
-      }
-      ek.needs_sync = true;
-      break;
-    }
-    case KernelKind::ColumnReduction:
-      block_ = kMaxBlock;
-      emit_column_reduction();
-      ek.needs_sync = column_slices_used_;
-      break;
+  if (const auto* pw = std::get_if<PointwisePlan>(&plan_.shape)) {
+    if (pw->form == PointwisePlan::Form::TransposedTiles) emit_transposed_tiles(*pw);
+    else emit_pointwise(*pw);
+  } else if (const auto* rows = std::get_if<RowPlan>(&plan_.shape)) {
+    if (rows->form == RowPlan::Form::Persistent) emit_row_persistent(*rows);
+    else emit_row_loop(*rows);
+  } else {
+    emit_column_reduction(std::get<ColumnPlan>(plan_.shape));
   }
-  ek.grid = simplify(grid_, p_.size_ranges);
-  ek.block = block_;
+  ek.grid = plan_.grid;
+  ek.block = plan_.block;
+  ek.needs_sync = plan_.needs_sync;
+  ek.whole_grid = plan_.whole_grid;
   ek.params = params_;
 
   std::ostringstream os;
@@ -405,7 +298,7 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
         seen.push_back(o);
         os << " " << o;
       }
-  os << "\nextern \"C\" __global__ void __launch_bounds__(" << block_ << ") " << k_.name << "(";
+  os << "\nextern \"C\" __global__ void __launch_bounds__(" << plan_.block << ") " << k_.name << "(";
   for (size_t i = 0; i < params_.size(); ++i) {
     const KernelParam& kp = params_[i];
     if (i) os << ", ";

@@ -1,6 +1,7 @@
-// Internal to codegen/: the per-kernel printer and the helpers its emitters share. emit_hip.cpp assembles a
-// module from the kernels; kernel_printer.cpp prints expressions, parameters and the kernel signature;
-// emit_pointwise.cpp, emit_rows.cpp and emit_columns.cpp each emit one kernel shape (docs/architecture.md).
+// Internal to codegen/: the per-kernel printer and the helpers its emitters share. emit_hip.cpp plans each kernel
+// (kernel_plan.h) and assembles a module from the printed kernels; kernel_printer.cpp prints expressions, parameters
+// and the kernel signature; emit_pointwise.cpp, emit_rows.cpp and emit_columns.cpp each print one kernel shape as
+// its plan says (docs/architecture.md). The printer takes no shape or launch decision of its own.
 #pragma once
 
 #include <algorithm>
@@ -17,15 +18,10 @@
 #include <unordered_map>
 
 #include "codegen/emit_hip.h"
+#include "codegen/kernel_lanes.h"
+#include "codegen/kernel_plan.h"
 
 namespace hi::codegen_detail {
-
-/// Threads per block of column kernels without vector row slices (and of row kernels of unknown length).
-constexpr int kMaxBlock = 256;
-/// Threads per block of pointwise kernels. H200, do_bench, relu(a + b) over 64M f32 with 32 bytes per operand per
-/// thread: 128 threads 0.1897 ms against 256 threads' 0.1911 (Inductor launches 128 too); tanh-gelu over 64M bf16
-/// with 64 bytes per thread: 0.0733 against 0.0746 (bench/shapes/pw.cu: hand-written forms of the emitted kernels).
-constexpr int kPointwiseBlock = 128;
 
 /// C type of a value of `t` in registers: 16-bit floats compute in float.
 inline std::string value_type(DType t) {
@@ -56,8 +52,6 @@ inline bool accumulates_in_int(DType t) {
 }
 /// Accumulator type of a reduction of values of `t`.
 inline std::string accumulator_type(DType t) { return accumulates_in_int(t) ? "int" : value_type(t); }
-
-inline bool is_arg_reduction(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }
 
 inline std::string reduce_functor(ReduceOp op) {
   switch (op) {
@@ -124,55 +118,16 @@ inline std::string index_c(std::string s) {
   return s;
 }
 
-/// How an index walks memory across the lanes `lane` = 0..V-1 of a vector group.
-enum class LaneAccess {
-  Uniform,     ///< the same element for every lane (a broadcast)
-  Contiguous,  ///< consecutive elements: base + lane
-  Gather,      ///< anything else: one scalar access per lane
-};
-
-inline LaneAccess classify_lanes(const Index& f, const std::string& lane, const VarRanges& ranges) {
-  std::vector<std::string> vars = free_vars(f);
-  if (std::find(vars.begin(), vars.end(), lane) == vars.end()) return LaneAccess::Uniform;
-  Index base = simplify(substitute(f, {{lane, Index(0)}}), ranges);
-  return simplify(f - base, ranges) == Index::var(lane) ? LaneAccess::Contiguous : LaneAccess::Gather;
-}
-
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int pow2_at_least(int64_t v) {
-  int p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
-/// Largest power of two <= v, and 1 for v < 2.
-inline int pow2_at_most(int64_t v) {
-  int p = 1;
-  while (p <= v / 2) p *= 2;
-  return p;
-}
-
-/// A row kernel whose rows fit in registers: each row is read once into `per_thread` = groups*width values per
-/// thread, reduced and written from there ("persistent" reduction).
-struct PersistentRows {
-  int width = 1;            ///< V: consecutive columns per vector access
-  int threads = 1;          ///< T: threads per row (a power of two)
-  int groups = 1;           ///< E: vector groups per thread
-  int rows_per_block = 1;   ///< rows sharing a block (T <= warp) or 1
-  int64_t rows = 0, length = 0;
-  bool reads_only = false;  ///< no output has a row's elements (a plain reduction): rows are streamed through once
-};
-
 /// The shift s of exp(s), or of exp2(s * c) with a constant c > 0 (*scale = c; 0 for exp); null for other values.
 Expr exp_shift(const Expr& e, double* scale);
 /// Whether `buffer` is softmax's denominator, sum(exp(x - max(x))) (or the exp2 form): at least 1.
 bool sum_of_exp_shifted_by_max(const LoopProgram& p, int buffer);
-/// Whether `e` loads `buffer` anywhere.
-bool reads_buffer(const Expr& e, int buffer);
 
 class KernelPrinter {
  public:
-  KernelPrinter(const LoopProgram& p, const Kernel& k, const Target& target)
-      : p_(p), k_(k), target_(target), ranges_(kernel_var_ranges(p, k)) {}
+  /// Prints kernel `k` of `p` as `plan` (plan_kernel's for `target`) says.
+  KernelPrinter(const LoopProgram& p, const Kernel& k, const Target& target, const KernelPlan& plan)
+      : p_(p), k_(k), target_(target), plan_(plan), ranges_(kernel_var_ranges(p, k)) {}
 
   EmittedKernel emit(std::string& text);
 
@@ -243,43 +198,29 @@ class KernelPrinter {
   }
 
   void collect_params();
-  void emit_pointwise();
-  /// Pointwise kernels reading an operand transposed (contiguous along the walk's second-innermost dim, not its
-  /// innermost) while every store is contiguous along the innermost: 32 x 32 tiles of such operands go through
-  /// shared memory, read with lanes along the dim they are contiguous in, so loads and stores both coalesce. False
-  /// (nothing printed) where that does not apply.
-  bool emit_pointwise_transposed();
-  /// Prints that form: `tiles` of O x P x Q (i = (xo * P + xp) * Q + xq) read into shared memory with lanes along xp,
-  /// then `bodies` computed and stored at `stores` with lanes along xq, the `tiled` loads read from the tiles.
-  void emit_transposed_tiles(int64_t O, int64_t P, int64_t Q, const std::vector<Expr>& bodies,
-                             const std::vector<Index>& stores, const std::vector<Expr>& tiled);
+  void emit_pointwise(const PointwisePlan& plan);
+  /// Pointwise kernels reading operands transposed: the plan's tiled loads read into shared memory with lanes along
+  /// xp, then the computations computed and stored with lanes along xq, the tiled loads read from the tiles.
+  void emit_transposed_tiles(const PointwisePlan& plan);
   /// The body of a one-element-per-iteration pointwise loop over `i`.
   void emit_pointwise_elements();
   /// Row kernel whose rows do not fit in registers (or have symbolic sizes): threads stride over the row in each
   /// phase, re-reading it from memory (caches).
-  void emit_row_loop();
-  void emit_row_persistent(const PersistentRows& plan);
-  std::optional<PersistentRows> persistent_rows() const;
-  /// Whether a computation of this row kernel stores a row's elements (softmax's output, a norm's), rather than
-  /// one value per row.
-  bool writes_rows() const;
-  /// Loads and stores of this kernel's computations as (index over the kernel's variables, element dtype).
-  std::vector<std::pair<Index, DType>> accesses() const;
-  /// The widest V (8, 4, 2) that gives the most contiguous accesses when `var` = g*V + j, or 1 when none is
-  /// contiguous. `extent` is var's extent; with `divisible`, V must divide it.
-  int vector_width(const std::string& var, int64_t extent, bool divisible) const;
+  void emit_row_loop(const RowPlan& plan);
+  /// Row kernel whose rows fit in registers: each row is read once into E*V values per thread, reduced and written
+  /// from there ("persistent" reduction).
+  void emit_row_persistent(const RowPlan& plan);
   /// Distinct direct loads in `bodies` of buffers no computation of this kernel writes.
-  std::vector<Expr> external_loads(const std::vector<Expr>& bodies) const;
+  std::vector<Expr> external_loads(const std::vector<Expr>& bodies) const {
+    return codegen_detail::external_loads(p_, k_, bodies);
+  }
   /// Declares `storage name[count]` filled with hi_load_vec by the caller, and makes `load` print as `name[lane]`.
   std::string vector_array(const Expr& load, int count, const std::string& lane);
   /// "hi_load_vec<V>" / "hi_store_vec<V>" (`op` "load" or "store") for V elements of `buffer` from lane-0 index
   /// `base`, or the "_aligned" variant without the run-time alignment check where the access is provably aligned to
   /// its chunk: workspace buffers (aligned offsets), and inputs / outputs of a graph with `align`.
   std::string vector_fn(const char* op, int buffer, const Index& base, int v) const;
-  /// The cache hint of a vector load of `buffer` from lane-0 index `base`, as Inductor chooses eviction_policy:
-  /// "HI_EVICT_LAST" for weights that every row reads and for data a row loop reads again in a later phase,
-  /// "HI_EVICT_FIRST" for what column reductions and row loops read once, "" for pointwise kernels, rows held in
-  /// registers and buffers this kernel writes.
+  /// The plan's cache hint of a vector load of `buffer` from lane-0 index `base` ("" for none).
   std::string load_hint(int buffer, const Index& base) const;
   /// The statement `vector_fn(...)(param + (base), data);`: V elements of `buffer` from lane-0 index `base`.
   std::string vector_call(const char* op, int buffer, const Index& base, int v, const std::string& data) {
@@ -294,28 +235,12 @@ class KernelPrinter {
   }
   /// Makes `load` print as `name[lane]` too: an array vector_array declared for another load.
   void alias_vector_array(const Expr& load, const std::string& name, const std::string& lane);
-  /// A concatenation's `where(anchor < C, a, b)` whose condition is uniform over each vector group and whose
-  /// branches each read one gather (only there) that is contiguous once the branch's index clamps are folded: one
-  /// vector load from the address the condition selects serves both.
-  struct SelectedLoad {
-    std::string condition;  ///< C text of the condition for lane 0 of group g
-    Expr if_true;
-    Index true_base;
-    Expr if_false;
-    Index false_base;
-  };
-  std::vector<SelectedLoad> selected_loads(const std::vector<Expr>& bodies, const std::vector<Expr>& loads,
-                                           int v) const;
   /// Inside vector groups (ranges_ has the lane variable j): the index of lane 0, and whether lanes are contiguous.
-  Index lane0(const Index& f) const { return simplify(substitute(f, {{"j", Index(0)}}), ranges_); }
-  bool contiguous_lanes(const Index& f) const { return classify_lanes(f, "j", ranges_) == LaneAccess::Contiguous; }
+  Index lane0(const Index& f) const { return codegen_detail::lane0(f, ranges_); }
+  bool contiguous_lanes(const Index& f) const { return codegen_detail::contiguous_lanes(f, ranges_); }
   /// Every computation's body and store index with the kernel variables replaced by `lanes`.
   void lane_views(const std::map<std::string, Index>& lanes, std::vector<Expr>& bodies, std::vector<Index>& stores) {
-    for (int ci : k_.computations) {
-      const Computation& c = p_.computations[ci];
-      bodies.push_back(substitute_vars(kernel_body(c), lanes, ranges_));
-      stores.push_back(simplify(substitute(kernel_store_index(c), lanes), ranges_));
-    }
+    codegen_detail::lane_views(p_, k_, lanes, ranges_, bodies, stores);
   }
   /// Column kernels over `groups` groups of V outputs: lane_views with output i = g*V + j (g < groups, j < V).
   void column_lane_views(int64_t groups, int v, std::vector<Expr>& bodies, std::vector<Index>& stores) {
@@ -328,25 +253,11 @@ class KernelPrinter {
   bool vector_store(size_t n, const Index& where) const {
     return !is_local(p_.computations[k_.computations[n]].buffer) && contiguous_lanes(where);
   }
-  static int narrowest_bytes(const std::vector<std::pair<Index, DType>>& accesses) {
-    int bytes = 8;
-    for (const auto& a : accesses) bytes = std::min(bytes, static_cast<int>(dtype_bytes(a.second)));
-    return std::max(1, bytes);
-  }
-  bool produced_here(int buffer) const {
-    for (int c : k_.computations)
-      if (p_.computations[c].buffer == buffer) return true;
-    return false;
-  }
-  void emit_column_reduction();
+  bool produced_here(int buffer) const { return codegen_detail::produced_here(p_, k_, buffer); }
+  void emit_column_reduction(const ColumnPlan& plan);
   /// Column kernel with TX outputs x TY row slices per block, the slices combined through shared memory: for
   /// outputs too few to give each thread its own.
-  void emit_column_slices(int64_t outputs, int ty);
-  /// TY for emit_column_slices over `outputs` outputs; 1 when the one-thread-per-output loop fills the GPU.
-  int column_slices(int64_t outputs) const;
-  /// TX x TY for emit_column_vector_slices over `groups` groups of V outputs; TY = 1 where it does not apply (more
-  /// than one computation, arg reductions, groups enough to fill the GPU, rows too short to slice).
-  std::pair<int, int> column_vector_slices(int64_t groups, int v) const;
+  void emit_column_slices(int64_t outputs, int tx_count, int ty_count);
   /// Column kernel with TX groups of V consecutive outputs (one vector load per row) x TY row slices per block, the
   /// slices combined through shared memory by slice 0, which stores: a single reduction (split reductions' stage 1,
   /// bias gradients) whose output groups are too few to fill the GPU.
@@ -384,21 +295,14 @@ class KernelPrinter {
     const Expr& source = store_source(e, p_.buffers[c.buffer].dtype);
     store(c, expr(source), source->dtype, where);
   }
-  Expr kernel_body(const Computation& c) {
-    return substitute_vars(c.body, kernel_var_map(c, k_), ranges_);
-  }
-  Index kernel_store_index(const Computation& c) {
-    return simplify(substitute(Computation::store_index(p_.buffers[c.buffer]),
-                               kernel_var_map(c, k_)),
-                    ranges_);
-  }
-  bool is_local(int buffer) const {
-    return std::find(k_.local_buffers.begin(), k_.local_buffers.end(), buffer) != k_.local_buffers.end();
-  }
+  Expr kernel_body(const Computation& c) { return codegen_detail::kernel_body(p_, k_, c, ranges_); }
+  Index kernel_store_index(const Computation& c) { return codegen_detail::kernel_store_index(p_, k_, c, ranges_); }
+  bool is_local(int buffer) const { return codegen_detail::is_local(k_, buffer); }
 
   const LoopProgram& p_;
   const Kernel& k_;
   const Target& target_;
+  const KernelPlan& plan_;
   VarRanges ranges_;
   std::ostringstream body_;
   int indent_ = 1;
@@ -408,8 +312,6 @@ class KernelPrinter {
   std::map<int, std::string> param_of_buffer_;
   std::vector<KernelParam> params_;
   std::string index_type_ = "hi_i64";
-  int block_ = kMaxBlock;
-  Index grid_;
   int next_array_ = 0;
   /// Row kernels: the condition under which a thread stores its row's per-row values.
   std::string row_store_guard_ = "threadIdx.x == 0";
@@ -418,12 +320,6 @@ class KernelPrinter {
   bool row_value(const Expr& e) const {
     return e->op == ExprOp::Load && e->args.empty() && row_values_.count(e->buffer) && local_value_.count(e->buffer);
   }
-  /// Row kernels: whether the rows stay in registers (read once) rather than being streamed per phase.
-  bool persistent_rows_ = false;
-  /// Column kernels: whether emit_column_slices or emit_column_vector_slices (which need __syncthreads) printed it.
-  bool column_slices_used_ = false;
-  /// Pointwise kernels: whether emit_pointwise_transposed (tiles met in shared memory) printed it.
-  bool transposed_tiles_used_ = false;
 };
 
 }  // namespace hi::codegen_detail

@@ -94,6 +94,9 @@ CompiledGraph generate(const Graph& graph, const CompileOptions& options) {
   dump("plan.txt", plan_text(p));
   verify_after("plan_memory", p, options);
   out.module = emit_hip(p, options.target);
+  std::string plans;
+  for (const KernelPlan& plan : out.module.plans) plans += to_string(plan);
+  dump("plans.txt", plans);
   dump("module." + options.target.file_tag() + ".hip", out.module.source);
   out.program = std::move(p);
   out.lower_ms = ms_since(start);

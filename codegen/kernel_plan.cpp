@@ -1,0 +1,154 @@
+// plan_kernel: the choices every kernel shape shares (index width, cache hints), the shape's own (plan_shapes.h),
+// and the plan's text.
+#include "codegen/kernel_plan.h"
+
+#include <sstream>
+
+#include "codegen/kernel_lanes.h"
+#include "codegen/plan_shapes.h"
+
+namespace hi {
+
+namespace {
+
+using namespace codegen_detail;
+
+/// 32-bit index arithmetic when every extent the kernel touches is known to stay below this, with room for the
+/// grid-stride step: a loop index below n takes one more step of up to n + block (the whole grid) before the test
+/// ends it.
+constexpr int64_t kIndex32Limit = (int64_t{1} << 30) - 4096;
+
+void plan_index(const LoopProgram& p, const Kernel& k, const KernelOperands& operands, KernelPlan& plan) {
+  int64_t largest = 0;
+  bool known = operands.symbols.empty();
+  std::set<int> all = operands.read;
+  all.insert(operands.written.begin(), operands.written.end());
+  for (int b : all) {
+    auto n = simplify(p.buffers[b].storage_elements(), p.size_ranges).as_const();
+    if (!n) known = false;
+    else largest = std::max(largest, *n);
+  }
+  auto total = simplify(k.numel * k.row_length, p.size_ranges).as_const();
+  if (!total) known = false;
+  else largest = std::max(largest, *total);
+  plan.index32 = known && largest < kIndex32Limit;
+  plan.index_reason = !known         ? "an extent unknown at compile time: 64-bit"
+                      : plan.index32 ? "every extent (largest " + std::to_string(largest) + ") fits in 32 bits"
+                                     : "an extent of " + std::to_string(largest) + " needs 64 bits";
+}
+
+/// Inductor's eviction policies for the buffers the kernel only reads: evict-last for weights that every row reads
+/// and for data a row loop reads again in a later phase, evict-first for what column reductions and row loops read
+/// once, none for pointwise kernels and rows held in registers.
+void plan_hints(const LoopProgram& p, const Kernel& k, const KernelOperands& operands, bool persistent,
+                KernelPlan& plan) {
+  if (k.kind == KernelKind::Pointwise) return;
+  for (int b : operands.read) {
+    if (operands.written.count(b)) continue;
+    EvictionHint h;
+    if (k.kind == KernelKind::ColumnReduction) {
+      h.row_indexed = h.other = "HI_EVICT_FIRST";
+      h.reason = "a column reduction reads each element once";
+    } else if (persistent) {
+      // Rows held in registers are read once, as Inductor's persistent reductions: no hint where the kernel writes
+      // rows too (on the H200 evict-first made softmax and the norms 2-4 % slower, bf16 softmax 40 % under
+      // do_bench's dirty L2), evict-first where it writes one value per row.
+      h.other = "HI_EVICT_LAST";
+      h.row_indexed = writes_rows(p, k) ? "" : "HI_EVICT_FIRST";
+      h.reason = writes_rows(p, k) ? "rows held in registers, written back: no hint (evict-first measured slower)"
+                                   : "rows held in registers, read once for one value per row";
+    } else {
+      // Row loops read a buffer again in each phase that uses it.
+      int readers = 0;
+      for (int ci : k.computations) readers += reads_buffer(p.computations[ci].body, b);
+      h.other = "HI_EVICT_LAST";
+      h.row_indexed = readers > 1 ? "HI_EVICT_LAST" : "HI_EVICT_FIRST";
+      h.reason = "a row loop reads it in " + std::to_string(readers) + " phase(s)";
+    }
+    plan.hints[b] = h;
+  }
+}
+
+const char* form_name(const KernelPlan& plan) {
+  if (const auto* pw = std::get_if<PointwisePlan>(&plan.shape)) {
+    switch (pw->form) {
+      case PointwisePlan::Form::Elements: return "elements";
+      case PointwisePlan::Form::VectorGroups: return "vector groups";
+      case PointwisePlan::Form::TransposedTiles: return "transposed tiles";
+    }
+  }
+  if (const auto* rows = std::get_if<RowPlan>(&plan.shape))
+    return rows->form == RowPlan::Form::Persistent ? "persistent rows" : rows->peeled ? "looped rows, peeled"
+                                                                                       : "looped rows";
+  if (const auto* cols = std::get_if<ColumnPlan>(&plan.shape)) {
+    switch (cols->form) {
+      case ColumnPlan::Form::OutputsPerThread: return "outputs per thread";
+      case ColumnPlan::Form::RowSlices: return "row slices";
+      case ColumnPlan::Form::VectorRowSlices: return "vector row slices";
+    }
+  }
+  return "?";
+}
+
+}  // namespace
+
+KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& target) {
+  KernelPlan plan;
+  plan.kernel = k.name;
+  plan.kind = k.kind;
+  const KernelOperands operands = kernel_operands(p, k);
+  plan_index(p, k, operands, plan);
+  bool persistent = false;
+  switch (k.kind) {
+    case KernelKind::Pointwise: plan_pointwise(p, k, target, plan); break;
+    case KernelKind::RowReduction: persistent = plan_rows(p, k, target, plan); break;
+    case KernelKind::ColumnReduction: plan_columns(p, k, target, plan); break;
+  }
+  plan.grid = simplify(plan.grid, p.size_ranges);
+  plan_hints(p, k, operands, persistent, plan);
+  return plan;
+}
+
+std::string to_string(const KernelPlan& plan) {
+  std::ostringstream os;
+  os << plan.kernel << ": " << kernel_kind_name(plan.kind) << ", " << form_name(plan) << "\n";
+  os << "  block " << plan.block << ": " << plan.block_reason << "\n";
+  os << "  grid " << plan.grid.str() << (plan.whole_grid ? " (whole grid)" : " (capped)") << ": " << plan.grid_reason
+     << "\n";
+  os << "  index " << (plan.index32 ? "int" : "hi_i64") << ": " << plan.index_reason << "\n";
+  if (plan.needs_sync) os << "  synchronises (barriers or shuffles)\n";
+  if (const auto* pw = std::get_if<PointwisePlan>(&plan.shape)) {
+    os << "  form: " << pw->form_reason << "\n";
+    if (pw->form == PointwisePlan::Form::TransposedTiles) {
+      os << "  tiles " << pw->tile << " x " << pw->tile << " over " << pw->tile_o << " x " << pw->tile_p << " x "
+         << pw->tile_q << ", " << pw->tiled_loads.size() << " tiled load(s)\n";
+    } else {
+      os << "  V " << pw->width << ": " << pw->width_reason << "\n";
+      os << "  E " << pw->groups_per_thread << ": " << pw->groups_reason << "\n";
+      for (const SelectedLoad& s : pw->selected_loads)
+        os << "  selected load: " << s.anchor.str() << " " << s.comparison << " " << s.bound << " ? buffer "
+           << s.if_true->buffer << " : buffer " << s.if_false->buffer << "\n";
+    }
+  } else if (const auto* rows = std::get_if<RowPlan>(&plan.shape)) {
+    os << "  form: " << rows->form_reason << "\n";
+    os << "  V " << rows->width << ": " << rows->width_reason << "\n";
+    os << "  T " << rows->threads << " threads per row: " << rows->threads_reason << "\n";
+    if (rows->form == RowPlan::Form::Persistent) {
+      os << "  E " << rows->groups_per_thread << " groups per thread\n";
+      os << "  " << rows->rows_per_block << " row(s) per block: " << rows->rows_reason << "\n";
+    }
+    if (rows->reads_only) os << "  reads rows only (one value per row)\n";
+    if (rows->peeled) os << "  peeled from " << rows->row_start.str() << "\n";
+  } else if (const auto* cols = std::get_if<ColumnPlan>(&plan.shape)) {
+    os << "  form: " << cols->form_reason << "\n";
+    os << "  V " << cols->width << ": " << cols->width_reason << "\n";
+    if (cols->form != ColumnPlan::Form::OutputsPerThread)
+      os << "  " << cols->slices_x << " x " << cols->slices_y << " slices\n";
+  }
+  for (const auto& [buffer, h] : plan.hints)
+    os << "  hints buffer " << buffer << ": row-indexed " << (h.row_indexed.empty() ? "none" : h.row_indexed)
+       << ", other " << (h.other.empty() ? "none" : h.other) << ": " << h.reason << "\n";
+  return os.str();
+}
+
+}  // namespace hi

@@ -1,0 +1,128 @@
+// Kernel plans: how one fused kernel runs, decided before anything is printed (docs/architecture.md, "Kernel
+// shapes").
+//
+// plan_kernel is the one place where a kernel's shape and launch are chosen: its vector width V, vector groups per
+// thread E, threads per row, persistent or looped rows, column slices, the loads a concatenation selects, the
+// operands read through transposed tiles, cache hints, index width, block and grid. Each choice carries a short
+// reason. emit_hip plans every kernel and the printer only prints the plan; the plans are dumped as plans.txt under
+// HIPINDUCTOR_DEBUG_DIR. Autotuning would vary plans, and symbolic sizes would parametrise them.
+//
+// Indices and expressions in a plan are over the kernel's flat variables (kernel_var_map) with the lane variables
+// of the form the plan names: i = g*V + j (pointwise vector groups), col = cg*V + j (rows), col = head + cg*V + j
+// (peeled rows), i = (xo*P + xp)*Q + xq (transposed tiles).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "codegen/target.h"
+#include "ir/loop.h"
+
+namespace hi {
+
+/// A concatenation's `where(anchor < C, a, b)` in a pointwise kernel whose condition is uniform over each vector
+/// group and whose branches each read one gather (only there) that is contiguous once the branch's index clamps are
+/// folded: one vector load from the address the condition selects serves both.
+struct SelectedLoad {
+  Index anchor;            ///< lane 0's value of the condition's left side (over g)
+  std::string comparison;  ///< "<", "<=", ">" or ">="
+  int64_t bound = 0;       ///< the condition's constant right side
+  Expr if_true;            ///< the gather the true branch reads, and its lane-0 index once its clamps are folded
+  Index true_base;
+  Expr if_false;
+  Index false_base;
+};
+
+/// Pointwise kernels.
+struct PointwisePlan {
+  enum class Form : uint8_t {
+    Elements,         ///< one element per iteration of a grid-stride loop
+    VectorGroups,     ///< E groups of V consecutive elements per thread, all loads first; a scalar loop does the rest
+    TransposedTiles,  ///< square tiles of transposed operands through shared memory
+  };
+  Form form = Form::Elements;
+  std::string form_reason;
+  int width = 1;  ///< V
+  std::string width_reason;
+  int groups_per_thread = 1;  ///< E
+  std::string groups_reason;
+  int64_t groups = 0;  ///< VectorGroups: numel / V
+  std::vector<SelectedLoad> selected_loads;
+  /// TransposedTiles: tiles of tile x tile elements, read by blocks of tile x tile_rows threads, over the flat index
+  /// i = (xo * P + xp) * Q + xq (xo < tile_o, ...); `tiled_loads` (in that view) go through shared memory.
+  int tile = 0, tile_rows = 0;
+  int64_t tile_o = 0, tile_p = 0, tile_q = 0;
+  std::vector<Expr> tiled_loads;
+};
+
+/// Row-reduction kernels.
+struct RowPlan {
+  enum class Form : uint8_t {
+    Persistent,  ///< each row read once into registers (E*V values per thread), reduced and written from there
+    Looped,      ///< threads stride over the row in each phase, re-reading it (caches)
+  };
+  Form form = Form::Looped;
+  std::string form_reason;
+  int width = 1;  ///< V: consecutive columns per vector access
+  std::string width_reason;
+  int threads = 1;  ///< T: threads per row (a power of two when persistent; the whole block when looped)
+  std::string threads_reason;
+  int groups_per_thread = 1;  ///< Persistent: E vector groups per thread
+  int rows_per_block = 1;     ///< Persistent: rows sharing a block (T <= warp), else 1
+  std::string rows_reason;
+  int64_t rows = 0, length = 0;  ///< Persistent: known row count and row length
+  bool reads_only = false;       ///< no output has a row's elements (a plain reduction)
+  /// Looped, for a row length no vector width divides: each row's columns before its first V-aligned one (`head`)
+  /// and after its last whole group go one per thread. `row_start` is the lane-0 index of the first contiguous access
+  /// at head = cg = 0 (over row), from which the printed kernel finds each row's head.
+  bool peeled = false;
+  Index row_start;
+};
+
+/// Column-reduction kernels.
+struct ColumnPlan {
+  enum class Form : uint8_t {
+    OutputsPerThread,  ///< one thread per output (V = 1) or per group of V neighbouring outputs, down the column
+    RowSlices,         ///< a block's slices_x consecutive outputs x slices_y row slices, met in shared memory
+    VectorRowSlices,   ///< slices_x groups of V outputs x slices_y row slices (a single reduction)
+  };
+  Form form = Form::OutputsPerThread;
+  std::string form_reason;
+  int width = 1;  ///< V
+  std::string width_reason;
+  int slices_x = 1, slices_y = 1;  ///< TX x TY of the slice forms
+};
+
+/// Cache hints of a read-only buffer's vector loads (the HI_EVICT_* spelling; empty: none).
+struct EvictionHint {
+  std::string row_indexed;  ///< loads whose index depends on the row
+  std::string other;        ///< loads whose index does not (weights every row reads; any load outside row kernels)
+  std::string reason;
+};
+
+struct KernelPlan {
+  std::string kernel;
+  KernelKind kind = KernelKind::Pointwise;
+  int block = 256;  ///< threads per block
+  std::string block_reason;
+  Index grid;  ///< blocks; may contain size symbols
+  /// Launch every block of `grid` rather than capping it at a few waves of resident blocks (GraphRunner).
+  bool whole_grid = false;
+  std::string grid_reason;
+  bool needs_sync = false;  ///< uses __syncthreads or warp shuffles
+  bool index32 = false;     ///< 32-bit index arithmetic
+  std::string index_reason;
+  std::map<int, EvictionHint> hints;  ///< by buffer, for the read-only buffers that get hints
+  std::variant<PointwisePlan, RowPlan, ColumnPlan> shape;  ///< the one of `kind`
+};
+
+/// The plan of kernel `k` of `p` (after plan_memory) for `target`.
+KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& target);
+
+/// Several lines: the plan's choices with their reasons.
+std::string to_string(const KernelPlan& plan);
+
+}  // namespace hi

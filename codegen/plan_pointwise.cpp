@@ -1,0 +1,261 @@
+// Plans of pointwise kernels: transposed tiles, vector groups (V, E, selected loads) or one element per iteration.
+#include <algorithm>
+#include <optional>
+
+#include "codegen/kernel_lanes.h"
+#include "codegen/plan_shapes.h"
+
+namespace hi::codegen_detail {
+
+namespace {
+
+/// Threads per block of pointwise kernels. H200, do_bench, relu(a + b) over 64M f32 with 32 bytes per operand per
+/// thread: 128 threads 0.1897 ms against 256 threads' 0.1911 (Inductor launches 128 too); tanh-gelu over 64M bf16
+/// with 64 bytes per thread: 0.0733 against 0.0746 (bench/shapes/pw.cu: hand-written forms of the emitted kernels).
+constexpr int kPointwiseBlock = 128;
+/// Transposed reads' tiles: kTile x kTile elements per block of kTile x kTileRows threads (kTile / kTileRows rows
+/// each); at most kMaxTiledOperands operands go through shared memory.
+constexpr int kTile = 32, kTileRows = 8, kMaxTiledOperands = 4;
+/// Transcendentals over few elements are bound by their instructions, not by memory: narrower vector groups (and
+/// fewer groups per thread) until this many threads share them. RoPE's cos/sin of [1024, 128] bf16 ran 32 blocks of
+/// 128 threads, each evaluating 64 sinf/cosf: 16 us on the H200, where Inductor's kernel took 1.
+constexpr int64_t kComputeThreads = 65536;
+/// E, a power of two: up to kBytesInFlight bytes per operand in flight per thread, at most kMaxLoadArrays groups'
+/// load arrays and kMaxArrays groups' load and store arrays per thread: registers bound occupancy (LLaMA's
+/// rotate-half, six operands: 2 groups each took 66 registers; 1 group, far fewer; one input and four outputs with 4
+/// groups, 144 VGPRs on gfx942 against 76 with 2). So a one-operand kernel loads 4 vectors per thread, a two-operand
+/// one 2 each (H200: tanh-gelu over bf16 with 4 took 0.0733 ms against 2's 0.0757; relu(a + b) with 4 each 0.1905
+/// against 2's 0.1897).
+constexpr int64_t kBytesInFlight = 64, kMaxLoadArrays = 4, kMaxArrays = 10;
+
+/// `e` with the min/max nodes decided by `anchor` lying in [lo, hi] folded away: min(anchor + k, c) is anchor + k
+/// when hi + k <= c and c when lo + k >= c (max alike); everything else is rebuilt from folded operands. Used under
+/// one branch of `where(anchor < C, ...)`, where the clamps a concatenation puts into its loads' indices (to keep
+/// the other branch's lanes in bounds) are decided.
+Index fold_clamps(const Index& e, const Index& anchor, int64_t lo, int64_t hi, const VarRanges& ranges) {
+  if (e.is_const() || e.is_var()) return e;
+  std::vector<Index> a;
+  for (const Index& x : e.args()) a.push_back(fold_clamps(x, anchor, lo, hi, ranges));
+  switch (e.op()) {
+    case IndexOp::Add: return sum(a);
+    case IndexOp::Mul: return product(a);
+    case IndexOp::FloorDiv: return floordiv(a[0], a[1]);
+    case IndexOp::Mod: return mod(a[0], a[1]);
+    case IndexOp::Min:
+    case IndexOp::Max: {
+      const bool is_min = e.op() == IndexOp::Min;
+      for (int side = 0; side < 2; ++side) {
+        const Index& v = a[side];
+        const Index& c = a[1 - side];
+        auto k = simplify(v - anchor, ranges).as_const();
+        if (!c.is_const() || !k) continue;
+        const int64_t vlo = lo + *k, vhi = hi + *k, cv = c.value();
+        if (is_min ? vhi <= cv : vlo >= cv) return v;
+        if (is_min ? vlo >= cv : vhi <= cv) return c;
+      }
+      return is_min ? min(a[0], a[1]) : max(a[0], a[1]);
+    }
+    default: return e;
+  }
+}
+
+int count_in(const Expr& root, const Expr& load) {
+  int n = 0;
+  visit(root, [&](const Expr& e) { n += e == load; });
+  return n;
+}
+
+/// The concatenations of `bodies` (over g and lanes j < v in `ranges`) whose operands one vector load can select.
+std::vector<SelectedLoad> selected_loads(const LoopProgram& p, const std::vector<Expr>& bodies,
+                                         const std::vector<Expr>& loads, int v, const VarRanges& ranges) {
+  std::vector<Expr> gathers;  // read directly (no indirect index), not contiguous as written
+  for (const Expr& load : loads)
+    if (load->args.empty() && !contiguous_lanes(load->index, ranges)) gathers.push_back(load);
+  std::vector<SelectedLoad> out;
+  if (gathers.empty()) return out;
+  std::vector<Expr> seen;
+  for (const Expr& body : bodies)
+    visit(body, [&](const Expr& w) {
+      if (w->op != ExprOp::Where || std::find(seen.begin(), seen.end(), w) != seen.end()) return;
+      seen.push_back(w);
+      const Expr& cond = w->args[0];
+      if (cond->op != ExprOp::Binary || cond->args[0]->op != ExprOp::IndexValue ||
+          cond->args[1]->op != ExprOp::IndexValue)
+        return;
+      const BinaryOp op = cond->binary_op();
+      if (op != BinaryOp::Lt && op != BinaryOp::Le && op != BinaryOp::Gt && op != BinaryOp::Ge) return;
+      std::optional<int64_t> c = simplify(cond->args[1]->index, ranges).as_const();
+      if (!c) return;
+      // The condition must hold for all lanes of a group or for none: the anchor walks the lanes in order from a
+      // multiple of V, and the first value of the upper part is a multiple of V too.
+      const Index anchor = simplify(cond->args[0]->index, ranges);
+      if (!contiguous_lanes(anchor, ranges)) return;
+      const int64_t split = (op == BinaryOp::Lt || op == BinaryOp::Ge) ? *c : *c + 1;
+      if (split % v != 0 || simplify(mod(lane0(anchor, ranges), Index(v)), ranges) != Index(0)) return;
+      const Range r = bounds(anchor, ranges);
+      if (!r.lo || !r.hi) return;
+      const bool upper = op == BinaryOp::Lt || op == BinaryOp::Le;  // if-true branch: anchor below the split
+      const int64_t lo[2] = {upper ? *r.lo : split, upper ? split : *r.lo};
+      const int64_t hi[2] = {upper ? split - 1 : *r.hi, upper ? *r.hi : split - 1};
+      if (lo[0] > hi[0] || lo[1] > hi[1]) return;
+      // One gather per branch, read nowhere else, contiguous once the branch's clamps are folded.
+      std::optional<std::pair<Expr, Index>> side[2];
+      for (int s = 0; s < 2; ++s) {
+        for (const Expr& load : gathers) {
+          const int here = count_in(w->args[1 + s], load);
+          if (here == 0) continue;
+          int total = 0;
+          for (const Expr& b : bodies) total += count_in(b, load);
+          if (total != here || side[s]) return;
+          Index folded = simplify(fold_clamps(load->index, anchor, lo[s], hi[s], ranges), ranges);
+          if (!contiguous_lanes(folded, ranges)) return;
+          side[s] = std::make_pair(load, lane0(folded, ranges));
+        }
+      }
+      if (!side[0] || !side[1]) return;
+      if (p.buffers[side[0]->first->buffer].dtype != p.buffers[side[1]->first->buffer].dtype) return;
+      const char* sign = op == BinaryOp::Lt ? "<" : op == BinaryOp::Le ? "<=" : op == BinaryOp::Gt ? ">" : ">=";
+      out.push_back({simplify(lane0(anchor, ranges), ranges), sign, *c, side[0]->first, side[0]->second,
+                     side[1]->first, side[1]->second});
+    });
+  return out;
+}
+
+/// Pointwise kernels reading an operand transposed (contiguous along the walk's second-innermost dim, not its
+/// innermost) while every store is contiguous along the innermost: tiles of such operands go through shared memory,
+/// read with lanes along the dim they are contiguous in, so loads and stores both coalesce. False where that does
+/// not apply.
+bool plan_transposed(const LoopProgram& p, const Kernel& k, PointwisePlan& pw) {
+  auto n = simplify(k.numel, p.size_ranges).as_const();
+  if (!n) return false;
+  // The flat index i = (xo * P + xp) * Q + xq, for P x Q the two innermost dims one computation walks (its
+  // outputs' memory order): the kernel's computations share i, not always their shapes (q, k^T and v of attention).
+  std::vector<std::pair<int64_t, int64_t>> splits;
+  for (int ci : k.computations) {
+    const Computation& c = p.computations[ci];
+    std::vector<Index> walked = c.sizes;
+    if (!k.loop_order.empty()) {
+      walked.clear();
+      for (int d : k.loop_order) walked.push_back(c.sizes[d]);
+    }
+    if (walked.size() < 2) continue;
+    auto pc = simplify(walked[walked.size() - 2], p.size_ranges).as_const();
+    auto qc = simplify(walked.back(), p.size_ranges).as_const();
+    if (pc && qc && *pc % kTile == 0 && *qc % kTile == 0 && *n % (*pc * *qc) == 0 &&
+        std::find(splits.begin(), splits.end(), std::make_pair(*pc, *qc)) == splits.end())
+      splits.emplace_back(*pc, *qc);
+  }
+  for (const auto& [P, Q] : splits) {
+    const int64_t O = *n / (P * Q);
+    VarRanges ranges = kernel_var_ranges(p, k);
+    ranges["xo"] = Range::loop(O);
+    ranges["xp"] = Range::loop(P);
+    ranges["xq"] = Range::loop(Q);
+    std::vector<Expr> bodies;
+    std::vector<Index> stores;
+    lane_views(p, k, {{"i", (Index::var("xo") * P + Index::var("xp")) * Q + Index::var("xq")}}, ranges, bodies,
+               stores);
+    auto along = [&](const Index& f, const char* var) { return classify_lanes(f, var, ranges); };
+    bool stores_coalesce = true;
+    for (size_t c = 0; c < stores.size(); ++c)
+      if (!is_local(k, p.computations[k.computations[c]].buffer) && along(stores[c], "xq") != LaneAccess::Contiguous)
+        stores_coalesce = false;
+    std::vector<Expr> tiled;
+    for (const Expr& load : external_loads(p, k, bodies))
+      if (load->args.empty() && along(load->index, "xq") == LaneAccess::Gather &&
+          along(load->index, "xp") == LaneAccess::Contiguous)
+        tiled.push_back(load);
+    if (!stores_coalesce || tiled.empty() || tiled.size() > kMaxTiledOperands) continue;
+    pw.form = PointwisePlan::Form::TransposedTiles;
+    pw.form_reason = std::to_string(tiled.size()) + " operand(s) contiguous along the walk's dim of " +
+                     std::to_string(P) + ", every store along its innermost (" + std::to_string(Q) +
+                     "): tiles through shared memory coalesce both";
+    pw.tile = kTile;
+    pw.tile_rows = kTileRows;
+    pw.tile_o = O;
+    pw.tile_p = P;
+    pw.tile_q = Q;
+    pw.tiled_loads = std::move(tiled);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan) {
+  PointwisePlan pw;
+  plan.block = kPointwiseBlock;
+  plan.block_reason = "pointwise blocks of 128 (Inductor's too): relu(a + b) over 64M f32 0.1897 ms against 256's "
+                      "0.1911 on the H200";
+  plan.whole_grid = true;
+  plan.grid_reason = "every block: pointwise blocks are short and even, and the block scheduler evens out the SMs";
+  if (plan_transposed(p, k, pw)) {
+    const int64_t tiles = pw.tile_o * (pw.tile_p / pw.tile) * (pw.tile_q / pw.tile);
+    plan.block = pw.tile * pw.tile_rows;
+    plan.block_reason = "a tile's " + std::to_string(pw.tile) + " x " + std::to_string(pw.tile_rows) + " threads";
+    plan.grid = Index(tiles);
+    plan.needs_sync = true;
+    plan.shape = std::move(pw);
+    return;
+  }
+  VarRanges ranges = kernel_var_ranges(p, k);
+  auto n = simplify(k.numel, p.size_ranges).as_const();
+  int v = n ? vector_width(p, k, ranges, "i", *n, false) : 1;
+  pw.width_reason = n ? vector_width_reason(v, "i") : "element count unknown at compile time";
+  const bool transcendental = std::any_of(k.computations.begin(), k.computations.end(),
+                                          [&](int c) { return has_transcendental(p.computations[c].body); });
+  if (transcendental && v > 1 && *n / v < kComputeThreads) {
+    while (v > 1 && *n / v < kComputeThreads) v /= 2;
+    pw.width_reason = "transcendentals over " + std::to_string(*n) + " elements are bound by instructions: " +
+                      "narrowed until 64k threads share them";
+  }
+  pw.width = v;
+  if (v == 1) {
+    pw.form = PointwisePlan::Form::Elements;
+    pw.form_reason = "no vector groups (V = 1)";
+    pw.groups_reason = "one element per iteration";
+    plan.grid = floordiv(k.numel + (plan.block - 1), Index(plan.block));
+    plan.shape = std::move(pw);
+    return;
+  }
+  pw.form = PointwisePlan::Form::VectorGroups;
+  pw.form_reason = "vector groups of " + std::to_string(v) + " elements";
+  const int64_t groups = *n / v;
+  pw.groups = groups;
+  ranges["g"] = Range::loop(groups);
+  ranges["j"] = Range::loop(v);
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  lane_views(p, k, {{"i", Index::var("g") * v + Index::var("j")}}, ranges, bodies, stores);
+  std::vector<Expr> loads = external_loads(p, k, bodies);
+  // Concatenations: where the cat's condition holds for a whole vector group or for none of it, the group loads
+  // the taken operand with one vector load from a selected address, into one array both operands read from.
+  pw.selected_loads = selected_loads(p, bodies, loads, v, ranges);
+  const int64_t arrays = static_cast<int64_t>(pw.selected_loads.size()) +
+                         std::count_if(loads.begin(), loads.end(),
+                                       [&](const Expr& l) { return contiguous_lanes(l->index, ranges); });
+  int64_t store_arrays = 0;
+  for (size_t c = 0; c < k.computations.size(); ++c)
+    store_arrays += !is_local(k, p.computations[k.computations[c]].buffer) && contiguous_lanes(stores[c], ranges);
+  const int64_t limits[4] = {kBytesInFlight / (v * narrowest_bytes(kernel_accesses(p, k, ranges))),
+                             ceil_div(groups, plan.block), kMaxLoadArrays / std::max<int64_t>(1, arrays),
+                             kMaxArrays / std::max<int64_t>(1, arrays + store_arrays)};
+  const char* why[4] = {"64 bytes of the narrowest operand in flight per thread",
+                        "one iteration covers every group",
+                        "at most 4 groups' load arrays per thread (registers bound occupancy)",
+                        "at most 10 groups' load and store arrays per thread (registers bound occupancy)"};
+  const int binding = static_cast<int>(std::min_element(limits, limits + 4) - limits);
+  int e = pow2_at_most(limits[binding]);
+  pw.groups_reason = std::string(why[binding]) + " (" + std::to_string(arrays) + " load and " +
+                     std::to_string(store_arrays) + " store arrays)";
+  if (transcendental && e > 1 && groups / e < kComputeThreads) {
+    while (e > 1 && groups / e < kComputeThreads) e /= 2;
+    pw.groups_reason = "transcendentals over few groups: fewer groups per thread until 64k threads share them";
+  }
+  pw.groups_per_thread = e;
+  plan.grid = Index(ceil_div(groups, int64_t{plan.block} * e));
+  plan.shape = std::move(pw);
+}
+
+}  // namespace hi::codegen_detail

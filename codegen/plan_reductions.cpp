@@ -1,0 +1,271 @@
+// Plans of row and column reductions: persistent or looped rows, threads per row; column vector groups and slices.
+#include <algorithm>
+#include <optional>
+
+#include "codegen/kernel_lanes.h"
+#include "codegen/plan_shapes.h"
+
+namespace hi::codegen_detail {
+
+namespace {
+
+/// Rows too long for registers: up to this many threads per row stream them.
+constexpr int kRowLoopThreads = 1024;
+/// Most values a persistent row keeps per thread (per operand) before the row is looped instead.
+constexpr int kMaxRegisterValues = 32;
+/// Fewest threads a column kernel keeps when it widens its vector groups.
+constexpr int64_t kMinColumnThreads = 32768;
+/// Vector groups below which a single-reduction column kernel slices its rows across a block, the threads it then
+/// aims for (about a full H200: 132 SMs x 2048), and the blocks it keeps while it can (2 per H200 SM).
+constexpr int64_t kVectorSliceGroups = 65536;
+constexpr int64_t kVectorSliceThreads = 262144;
+constexpr int64_t kVectorSliceBlocks = 256;
+/// Shared memory the slices of one block may use to meet.
+constexpr int64_t kVectorSliceSharedBytes = 32768;
+
+std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, const Target& target) {
+  auto rows = simplify(k.numel, p.size_ranges).as_const();
+  auto length = simplify(k.row_length, p.size_ranges).as_const();
+  if (!rows || !length || *rows < 1 || *length < 1) return std::nullopt;
+  RowPlan plan;
+  plan.form = RowPlan::Form::Persistent;
+  plan.rows = *rows;
+  plan.length = *length;
+  plan.width = vector_width(p, k, kernel_var_ranges(p, k), "col", *length, true);
+  plan.width_reason = vector_width_reason(plan.width, "col");
+  const int64_t groups = *length / plan.width;
+  const int warp = target.warp_size;
+  plan.reads_only = !writes_rows(p, k);
+  if (groups <= 4 * warp) {
+    plan.threads = std::min(warp, pow2_at_least(groups));  // a warp (or part of one) per row: shuffles only
+    plan.threads_reason = std::to_string(groups) + " groups per row: a warp (or part of one) per row, shuffles only";
+  } else {
+    // About 16 values per thread and operand; 32 (four 16-byte vectors) for 16-bit types in rows long enough to
+    // keep 128 threads (4 warps) so; 8 for plain reductions, which are then shaped as Triton's (more threads per
+    // row, one row per block over the whole grid, evict-first loads). On the H200, under do_bench's dirty L2: sum
+    // over 16k x 4k f32 rows took 0.0678 ms shaped so (Inductor's: 0.0677), against 0.0711 with 16 values, the
+    // capped grid and plain loads, and 0.0704-0.0717 with one or two of the three changes alone; LayerNorm over
+    // 16k x 4k bf16 rows (bench/shapes/ln.cu) 0.0713 ms median with 32 values (128 threads) against 0.0736 with 16
+    // (256 threads), a same-size copy 0.0679. Shorter 16-bit rows (2048: 64 threads at 32) are unmeasured.
+    const int values = plan.reads_only ? 8 : plan.width == 8 && groups >= 4 * 128 ? 32 : 16;
+    const int target_groups = std::max(1, values / plan.width);
+    plan.threads = std::min(kRowLoopThreads, pow2_at_least(ceil_div(groups, target_groups)));
+    plan.threads_reason = "about " + std::to_string(values) + " values per thread" +
+                          (plan.reads_only ? " (a plain reduction, shaped as Triton's)"
+                           : values == 32  ? " (16-bit rows of at least 128 threads: LayerNorm bf16 0.0713 ms "
+                                             "against 16 values' 0.0736 on the H200)"
+                                           : "");
+  }
+  plan.groups_per_thread = static_cast<int>(ceil_div(groups, plan.threads));
+  if (plan.groups_per_thread * plan.width > kMaxRegisterValues) return std::nullopt;  // too long for registers
+  plan.form_reason = std::to_string(plan.groups_per_thread * plan.width) + " values per thread fit in registers";
+  // Rows a warp or less long share blocks: of 64 threads where warps are 32 wide, since small blocks even out the
+  // multiprocessors' last rows (on the H200, bf16 softmax over 32k x 1k rows, a warp each, spanned 33.7 us in blocks
+  // of 2 rows against 34.4 in blocks of 8 and 34.1 in blocks of 4; Inductor's, one row per block: 34.1-34.3; RDNA's
+  // wave32 unmeasured); of 256 (4 waves) on wave64 AMD GPUs, unmeasured there, where a CU holds a bounded number of
+  // workgroups.
+  const int block = warp == 32 ? 64 : 256;
+  plan.rows_per_block = plan.threads <= warp ? std::max(1, block / plan.threads) : 1;
+  plan.rows_reason = plan.threads <= warp ? "rows of a warp or less share blocks of " + std::to_string(block) +
+                                                (warp == 32 ? " (small blocks even out the SMs' last rows)"
+                                                            : " (4 waves: a CU holds a bounded number of workgroups)")
+                                          : "one row per block";
+  return plan;
+}
+
+/// A row loop's V and, for a row length no vector width divides, whether its rows are peeled.
+void plan_row_loop(const LoopProgram& p, const Kernel& k, RowPlan& rows) {
+  const VarRanges base = kernel_var_ranges(p, k);
+  auto length = simplify(k.row_length, p.size_ranges).as_const();
+  int v = length ? vector_width(p, k, base, "col", *length, true) : 1;
+  rows.width_reason = length ? vector_width_reason(v, "col") : "row length unknown at compile time";
+  // A row length that no vector width divides (GPT-2's 50257-entry vocabulary) leaves most rows starting off the
+  // vector alignment. Such rows are peeled: the columns before the first aligned one (`head`, found per row from
+  // the first contiguous operand) and the few after the last whole group go one per thread, the rest in vector
+  // groups from there (vector accesses that check alignment at run time where the target needs it). Only when every
+  // contiguous operand is in the same phase as the first: a weight indexed by the column alone is not, and its
+  // misaligned groups, read element by element with lanes 16 bytes apart, made LayerNorm over 4096 x 50257 bf16
+  // slower on the H200 (0.46 -> 0.55 ms) than unpeeled.
+  if (length && v == 1) {
+    if (const int w = vector_width(p, k, base, "col", *length, false); w > 1) {
+      VarRanges ranges = base;
+      ranges["head"] = Range::loop(w);
+      ranges["cg"] = Range::loop(*length / w);
+      ranges["j"] = Range::loop(w);
+      std::vector<Expr> bodies;
+      std::vector<Index> stores;
+      lane_views(p, k, {{"col", Index::var("head") + Index::var("cg") * w + Index::var("j")}}, ranges, bodies, stores);
+      std::vector<Index> accesses;  // lane-0 indexes of the contiguous loads and of the stores to memory
+      for (const Expr& load : external_loads(p, k, bodies))
+        if (contiguous_lanes(load->index, ranges)) accesses.push_back(lane0(load->index, ranges));
+      for (size_t n = 0; n < stores.size(); ++n)
+        if (!is_local(k, p.computations[k.computations[n]].buffer) && contiguous_lanes(stores[n], ranges))
+          accesses.push_back(lane0(stores[n], ranges));
+      bool same_phase = !accesses.empty();
+      for (const Index& a : accesses)
+        same_phase = same_phase && simplify(mod(a - accesses[0], Index(w)), ranges) == Index(0);
+      if (same_phase) {
+        rows.peeled = true;
+        rows.row_start = simplify(substitute(accesses[0], {{"head", Index(0)}, {"cg", Index(0)}}), ranges);
+        v = w;
+        rows.width_reason = "no vector width divides the row length " + std::to_string(*length) +
+                            ": rows peeled to their first " + std::to_string(w) + "-aligned column";
+      } else {
+        rows.width_reason = "no vector width divides the row length, and its contiguous accesses are not in one "
+                            "phase: not peeled";
+      }
+    }
+  }
+  rows.width = v;
+}
+
+/// TY for row slices over `outputs` outputs of a `block`-thread column kernel; 1 when one thread per output fills
+/// the GPU.
+int column_slices(const LoopProgram& p, const Kernel& k, int64_t outputs, int block) {
+  // Row slices per block so that about kMinColumnThreads threads run, while a warp still spans TX >= 32 (or all)
+  // consecutive outputs; each slice keeps a few rows.
+  const int64_t min_tx = std::min<int64_t>(32, pow2_at_least(outputs));
+  const int64_t wanted = pow2_at_least(ceil_div(kMinColumnThreads, outputs));
+  int ty = static_cast<int>(std::min<int64_t>(wanted, block / min_tx));
+  if (auto len = simplify(k.row_length, p.size_ranges).as_const())
+    while (ty > 1 && *len < 4 * ty) ty /= 2;
+  // Argmax/argmin accumulators ({value, position} pairs) keep the one-thread-per-output loop.
+  for (int ci : k.computations)
+    if (is_arg_reduction(p.computations[ci].body->reduce_op())) return 1;
+  return std::max(1, ty);
+}
+
+/// TX x TY for vector row slices over `groups` groups of V outputs; TY = 1 where they do not apply (more than one
+/// computation, arg reductions, groups enough to fill the GPU, rows too short to slice).
+std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, const Target& target, int64_t groups,
+                                         int v) {
+  if (k.computations.size() != 1 || groups >= kVectorSliceGroups) return {1, 1};
+  const Computation& c = p.computations[k.computations[0]];
+  if (is_arg_reduction(c.body->reduce_op())) return {1, 1};
+  auto len = simplify(k.row_length, p.size_ranges).as_const();
+  if (!len) return {1, 1};
+  // TY for TX groups side by side: slices up to a 1024-thread block, each keeping at least 4 rows.
+  const int64_t acc_bytes = std::max<int64_t>(4, dtype_bytes(c.body->args[0]->dtype));  // floats for 16-bit values
+  auto slices = [&](int tx) {
+    int ty = static_cast<int>(std::min<int64_t>(1024 / tx, pow2_at_least(ceil_div(kVectorSliceThreads, groups))));
+    while (ty > 1 && (*len < 4 * ty || ty * tx * v * acc_bytes > kVectorSliceSharedBytes)) ty /= 2;
+    return ty;
+  };
+  // 64 groups side by side (a warp reads 32 x 16 contiguous bytes of a row), down to 8 (a 128-byte line per row)
+  // while that leaves fewer than kVectorSliceBlocks blocks and blocks of at least two warps (x[2048,4096].sum(0),
+  // unsplit: 1024 groups, 128 blocks of 8 x 128).
+  const int min_block = std::max(64, 2 * target.warp_size);
+  int tx = static_cast<int>(std::min<int64_t>(64, pow2_at_least(groups)));
+  while (tx > 8 && ceil_div(groups, tx) < kVectorSliceBlocks && tx / 2 * slices(tx / 2) >= min_block) tx /= 2;
+  return {tx, slices(tx)};
+}
+
+}  // namespace
+
+bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan) {
+  plan.needs_sync = true;
+  if (std::optional<RowPlan> rows = persistent_rows(p, k, target)) {
+    plan.whole_grid = rows->reads_only;
+    plan.grid_reason = rows->reads_only ? "every block: a plain reduction, shaped as Triton's"
+                                        : "capped at resident waves: blocks stream many rows each";
+    plan.block = rows->threads * rows->rows_per_block;
+    plan.block_reason = std::to_string(rows->rows_per_block) + " row(s) x " + std::to_string(rows->threads) +
+                        " threads";
+    plan.grid = Index(ceil_div(rows->rows, rows->rows_per_block));
+    plan.shape = std::move(*rows);
+    return true;
+  }
+  RowPlan rows;
+  rows.form = RowPlan::Form::Looped;
+  auto len = simplify(k.row_length, p.size_ranges).as_const();
+  rows.form_reason = len ? "rows too long for registers" : "row length unknown at compile time";
+  int want = len ? static_cast<int>(std::min<int64_t>(*len, kRowLoopThreads)) : kMaxBlock;
+  plan.block = std::max(target.warp_size, (want + target.warp_size - 1) / target.warp_size * target.warp_size);
+  rows.threads = plan.block;
+  rows.threads_reason = len ? "one block per row: up to 1024 threads, whole warps" : "one block per row of 256 threads";
+  plan.block_reason = "one row per block";
+  plan.grid = k.numel;
+  plan.grid_reason = "capped at resident waves: blocks stream many rows each";
+  plan_row_loop(p, k, rows);
+  plan.shape = std::move(rows);
+  return false;
+}
+
+void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan) {
+  ColumnPlan cols;
+  plan.block = kMaxBlock;
+  plan.block_reason = "256 threads";
+  plan.grid_reason = "capped at resident waves";
+  auto n = simplify(k.numel, p.size_ranges).as_const();
+  // A single reduction over too few vector groups slices rows across a block with its vector loads. Otherwise the
+  // vector width holds only while enough threads remain to fill a GPU (one thread per output group), and fewer
+  // outputs than that take scalar row slices. Long columns with few outputs are also split into two reductions
+  // before this (split_reductions).
+  int v = n ? vector_width(p, k, kernel_var_ranges(p, k), "i", *n, true) : 1;
+  cols.width_reason = n ? vector_width_reason(v, "i") : "output count unknown at compile time";
+  if (v > 1) {
+    if (auto [tx, ty] = column_vector_slices(p, k, target, *n / v, v); ty > 1) {
+      cols.form = ColumnPlan::Form::VectorRowSlices;
+      cols.form_reason = "a single reduction over " + std::to_string(*n / v) +
+                         " output groups, too few to fill the GPU: rows sliced across the block";
+      cols.width = v;
+      cols.slices_x = tx;
+      cols.slices_y = ty;
+      plan.block = tx * ty;
+      plan.block_reason = std::to_string(tx) + " output groups x " + std::to_string(ty) + " row slices";
+      plan.grid = Index(ceil_div(*n / v, tx));
+      plan.needs_sync = true;
+      plan.shape = std::move(cols);
+      return;
+    }
+  }
+  if (v > 1 && *n / v < kMinColumnThreads) {
+    while (v > 1 && *n / v < kMinColumnThreads) v /= 2;
+    cols.width_reason = "narrowed to keep 32768 threads (one per output group)";
+  }
+  cols.width = v;
+  plan.grid = floordiv(k.numel + (v * plan.block - 1), Index(v * plan.block));
+  if (int ty = n && v == 1 ? column_slices(p, k, *n, plan.block) : 1; ty > 1) {
+    cols.form = ColumnPlan::Form::RowSlices;
+    cols.form_reason = std::to_string(*n) + " outputs, too few for a thread each: row slices met in shared memory";
+    cols.slices_y = ty;
+    cols.slices_x = plan.block / ty;
+    plan.block_reason = std::to_string(cols.slices_x) + " outputs x " + std::to_string(ty) + " row slices";
+    plan.grid = Index(ceil_div(*n, cols.slices_x));
+    plan.needs_sync = true;
+    plan.shape = std::move(cols);
+    return;
+  }
+  cols.form = ColumnPlan::Form::OutputsPerThread;
+  cols.form_reason = v > 1 ? std::to_string(v) + " neighbouring outputs per thread" : "one output per thread";
+  plan.shape = std::move(cols);
+}
+
+int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,
+                 int64_t extent, bool divisible) {
+  std::vector<std::pair<Index, DType>> all = kernel_accesses(p, k, ranges);
+  int best = 1, best_score = 0;
+  for (int v = std::min(8, 16 / narrowest_bytes(all)); v >= 2; v /= 2) {
+    if (extent < v || (divisible && extent % v != 0)) continue;
+    VarRanges r = ranges;
+    r["g"] = Range::loop(extent / v);
+    r["j"] = Range::loop(v);
+    std::map<std::string, Index> lanes{{var, Index::var("g") * v + Index::var("j")}};
+    int score = 0;
+    for (const auto& a : all)
+      if (classify_lanes(simplify(substitute(a.first, lanes), r), "j", r) == LaneAccess::Contiguous) ++score;
+    if (score > best_score) {
+      best = v;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+std::string vector_width_reason(int v, const std::string& var) {
+  if (v == 1) return "no vector width makes an access contiguous along " + var;
+  return "the widest of 8/4/2 lanes (16 bytes of the narrowest operand at most) with the most accesses contiguous "
+         "along " + var;
+}
+
+}  // namespace hi::codegen_detail

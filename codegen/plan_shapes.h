@@ -1,0 +1,24 @@
+// Internal to codegen/: plan_kernel's steps for each kernel shape (plan_pointwise.cpp, plan_reductions.cpp). Each
+// fills `plan`'s block, grid, grid policy and synchronisation, and its shape.
+#pragma once
+
+#include "codegen/kernel_plan.h"
+
+namespace hi::codegen_detail {
+
+/// Threads per block of column kernels without vector row slices (and of row loops over rows of unknown length).
+constexpr int kMaxBlock = 256;
+
+void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
+/// Returns whether the rows are persistent (which the cache hints depend on).
+bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
+void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
+
+/// The widest V (8, 4, 2) that gives the most contiguous accesses of `k` when `var` = g*V + j, or 1 when none is
+/// contiguous. `extent` is var's extent; with `divisible`, V must divide it.
+int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,
+                 int64_t extent, bool divisible);
+/// Why vector_width chose `v`.
+std::string vector_width_reason(int v, const std::string& var);
+
+}  // namespace hi::codegen_detail

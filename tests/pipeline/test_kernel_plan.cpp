@@ -1,0 +1,227 @@
+// Kernel plans (codegen/kernel_plan.h): the shape and launch plan_kernel chooses for representative graphs, checked
+// on the plan's fields, without printing any source.
+#include <gtest/gtest.h>
+
+#include "codegen/kernel_plan.h"
+#include "lowering/fuse_kernels.h"
+#include "lowering/lower_graph.h"
+#include "lowering/plan_memory.h"
+#include "tests/common/graph_builder.h"
+
+namespace hi {
+namespace {
+
+using test::A;
+using test::L;
+using test::S;
+
+/// The plans of `g`'s kernels for `arch`, lowered as the pipeline does (without splitting reductions, so that each
+/// test sees the reduction it builds).
+std::vector<KernelPlan> plans(const Graph& g, const std::string& arch = "sm_90") {
+  LoopProgram p = lower_graph(g);
+  fuse_kernels(p);
+  plan_memory(p);
+  std::vector<KernelPlan> out;
+  for (const Kernel& k : p.kernels) out.push_back(plan_kernel(p, k, parse_target(arch)));
+  return out;
+}
+
+KernelPlan only_plan(const Graph& g, const std::string& arch = "sm_90") {
+  std::vector<KernelPlan> all = plans(g, arch);
+  EXPECT_EQ(all.size(), 1u);
+  return all.at(0);
+}
+
+Graph add_relu_graph(DType dt, std::vector<Index> s) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", dt, s);
+  ValueRef y = g.input("y", dt, s);
+  ValueRef a = g.call("aten.add.Tensor", {A(x), A(y)}, dt, s);
+  g.output(g.call("aten.relu.default", {A(a)}, dt, s));
+  return g.graph();
+}
+
+Graph unary_graph(const std::string& op, DType dt, std::vector<Index> s, test::GraphBuilder::Kwargs kw = {}) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", dt, s);
+  g.output(g.call(op, {A(x)}, dt, s, std::move(kw)));
+  return g.graph();
+}
+
+Graph column_sum_graph(int64_t rows, int64_t cols) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {rows, cols});
+  g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {cols}));
+  return g.graph();
+}
+
+TEST(KernelPlan, AddReluF32TakesFourLanesAndTwoGroupsBoundByLoadArrays) {
+  KernelPlan plan = only_plan(add_relu_graph(DType::Float32, {4096, 4096}));
+  EXPECT_EQ(plan.kind, KernelKind::Pointwise);
+  EXPECT_EQ(plan.block, 128);
+  EXPECT_TRUE(plan.whole_grid);
+  const auto& pw = std::get<PointwisePlan>(plan.shape);
+  EXPECT_EQ(pw.form, PointwisePlan::Form::VectorGroups);
+  EXPECT_EQ(pw.width, 4) << pw.width_reason;  // 16 bytes of f32
+  // Two operands' load arrays: at most 4 groups' load arrays per thread leaves 2 each.
+  EXPECT_EQ(pw.groups_per_thread, 2) << pw.groups_reason;
+  EXPECT_NE(pw.groups_reason.find("load arrays"), std::string::npos) << pw.groups_reason;
+  EXPECT_EQ(pw.groups, 4096 * 4096 / 4);
+  EXPECT_EQ(plan.grid, Index(4096 * 4096 / 4 / (128 * 2)));
+  EXPECT_TRUE(plan.hints.empty());
+  EXPECT_FALSE(plan.needs_sync);
+}
+
+TEST(KernelPlan, GeluBf16TakesEightLanesAndFourGroups) {
+  KernelPlan plan = only_plan(unary_graph("aten.gelu.default", DType::BFloat16, {2048, 1024},
+                                          {{"approximate", S("tanh")}}));
+  const auto& pw = std::get<PointwisePlan>(plan.shape);
+  EXPECT_EQ(pw.width, 8) << pw.width_reason;  // 16 bytes of bf16
+  // One operand: 64 bytes in flight per thread are 4 groups of 8 bf16.
+  EXPECT_EQ(pw.groups_per_thread, 4) << pw.groups_reason;
+  EXPECT_NE(pw.groups_reason.find("64 bytes"), std::string::npos) << pw.groups_reason;
+}
+
+TEST(KernelPlan, TranscendentalsOverFewElementsNarrowVectorsAndGroups) {
+  // sin over 128k bf16: 8 lanes would leave 16k threads; narrowed until 64k threads share the work.
+  KernelPlan plan = only_plan(unary_graph("aten.sin.default", DType::BFloat16, {1024, 128}));
+  const auto& pw = std::get<PointwisePlan>(plan.shape);
+  EXPECT_EQ(pw.width, 2) << pw.width_reason;
+  EXPECT_EQ(pw.groups_per_thread, 1) << pw.groups_reason;
+  EXPECT_NE(pw.width_reason.find("transcendental"), std::string::npos) << pw.width_reason;
+  // The same op over many elements keeps the full width.
+  KernelPlan wide = only_plan(unary_graph("aten.sin.default", DType::BFloat16, {4096, 4096}));
+  EXPECT_EQ(std::get<PointwisePlan>(wide.shape).width, 8);
+}
+
+TEST(KernelPlan, TransposedReadGoesThroughTiles) {
+  // x read through its transpose (strides 1, 64) added to a contiguous y: loads of x are contiguous along the
+  // second-innermost dim only, the store along the innermost.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {64, 128}, {1, 64});
+  ValueRef y = g.input("y", DType::Float32, {64, 128});
+  g.output(g.call("aten.add.Tensor", {A(x), A(y)}, DType::Float32, {64, 128}));
+  KernelPlan plan = only_plan(g.graph());
+  const auto& pw = std::get<PointwisePlan>(plan.shape);
+  ASSERT_EQ(pw.form, PointwisePlan::Form::TransposedTiles) << to_string(plan);
+  EXPECT_EQ(pw.tiled_loads.size(), 1u);
+  EXPECT_EQ(pw.tile_p, 64);
+  EXPECT_EQ(pw.tile_q, 128);
+  EXPECT_EQ(plan.block, pw.tile * pw.tile_rows);
+  EXPECT_EQ(plan.grid, Index(64 / pw.tile * (128 / pw.tile)));
+  EXPECT_TRUE(plan.needs_sync);
+}
+
+TEST(KernelPlan, ConcatenationSelectsItsVectorLoad) {
+  KernelPlan plan = only_plan(test::rope_graph(64, 128, 64, DType::BFloat16));
+  const auto& pw = std::get<PointwisePlan>(plan.shape);
+  ASSERT_EQ(pw.selected_loads.size(), 1u) << to_string(plan);
+  EXPECT_EQ(pw.selected_loads[0].comparison, "<");
+  EXPECT_EQ(pw.selected_loads[0].bound, 64);
+  // A seam inside vector groups (59 of 96) selects nothing.
+  KernelPlan straddling = only_plan(test::rope_graph(64, 96, 59, DType::BFloat16));
+  EXPECT_TRUE(std::get<PointwisePlan>(straddling.shape).selected_loads.empty());
+}
+
+TEST(KernelPlan, SoftmaxOver1024F32IsPersistentWithThreadsPerRowByWaveWidth) {
+  // 256 groups of 4 per row. Warps of 32: past 4 warps' worth, so about 16 values per thread (64 threads), a row
+  // per block. Wavefronts of 64: 256 groups fit 4 waves' worth, so one wave per row, 4 rows per 256-thread block.
+  KernelPlan nv = only_plan(test::softmax_graph(4096, 1024), "sm_90");
+  const auto& r32 = std::get<RowPlan>(nv.shape);
+  EXPECT_EQ(r32.form, RowPlan::Form::Persistent);
+  EXPECT_EQ(r32.width, 4);
+  EXPECT_EQ(r32.threads, 64) << r32.threads_reason;
+  EXPECT_EQ(r32.groups_per_thread, 4);
+  EXPECT_EQ(r32.rows_per_block, 1);
+  EXPECT_EQ(nv.block, 64);
+  EXPECT_EQ(nv.grid, Index(4096));
+  EXPECT_FALSE(nv.whole_grid);  // softmax writes its rows: capped at resident waves
+  EXPECT_FALSE(r32.reads_only);
+
+  KernelPlan amd = only_plan(test::softmax_graph(4096, 1024), "gfx90a");
+  const auto& r64 = std::get<RowPlan>(amd.shape);
+  EXPECT_EQ(r64.form, RowPlan::Form::Persistent);
+  EXPECT_EQ(r64.threads, 64) << r64.threads_reason;
+  EXPECT_EQ(r64.rows_per_block, 4) << r64.rows_reason;
+  EXPECT_EQ(amd.block, 256);
+  EXPECT_EQ(amd.grid, Index(1024));
+  // Rows held in registers and written back take no eviction hint.
+  for (const auto& [buffer, h] : amd.hints) EXPECT_EQ(h.row_indexed, "") << h.reason;
+}
+
+TEST(KernelPlan, PlainRowSumIsShapedAsTritonsOverTheWholeGrid) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {16384, 4096});
+  g.output(g.call("aten.sum.dim_IntList", {A(x), L({-1})}, DType::Float32, {16384}));
+  KernelPlan plan = only_plan(g.graph());
+  const auto& rows = std::get<RowPlan>(plan.shape);
+  EXPECT_EQ(rows.form, RowPlan::Form::Persistent);
+  EXPECT_TRUE(rows.reads_only);
+  EXPECT_TRUE(plan.whole_grid);
+  EXPECT_EQ(rows.threads, 512) << rows.threads_reason;  // 8 values per thread
+  ASSERT_EQ(plan.hints.size(), 1u);
+  EXPECT_EQ(plan.hints.begin()->second.row_indexed, "HI_EVICT_FIRST");
+}
+
+TEST(KernelPlan, RowOfGpt2VocabularyIsLoopedAndPeeled) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::BFloat16, {512, 50257});
+  g.output(g.call("aten._log_softmax.default", {A(x), test::I(-1), test::B(false)}, DType::BFloat16, {512, 50257}));
+  KernelPlan plan = only_plan(g.graph());
+  const auto& rows = std::get<RowPlan>(plan.shape);
+  EXPECT_EQ(rows.form, RowPlan::Form::Looped) << rows.form_reason;
+  EXPECT_TRUE(rows.peeled) << rows.width_reason;
+  EXPECT_EQ(rows.width, 8);
+  EXPECT_EQ(plan.block, 1024);
+  EXPECT_EQ(plan.grid, Index(512));
+  EXPECT_TRUE(plan.needs_sync);
+  // A row loop reads x in more than one phase: evict-last.
+  ASSERT_FALSE(plan.hints.empty());
+  EXPECT_EQ(plan.hints.begin()->second.row_indexed, "HI_EVICT_LAST") << plan.hints.begin()->second.reason;
+}
+
+TEST(KernelPlan, FewOutputColumnSumsSliceTheirRows) {
+  // 512 outputs in 128 groups of 4: a single reduction too small to fill the GPU slices rows with vector loads.
+  KernelPlan vec = only_plan(column_sum_graph(1024, 512));
+  const auto& v = std::get<ColumnPlan>(vec.shape);
+  EXPECT_EQ(v.form, ColumnPlan::Form::VectorRowSlices) << v.form_reason;
+  EXPECT_EQ(v.width, 4);
+  EXPECT_EQ(vec.block, v.slices_x * v.slices_y);
+  EXPECT_GT(v.slices_y, 1);
+  EXPECT_TRUE(vec.needs_sync);
+  ASSERT_EQ(vec.hints.size(), 1u);
+  EXPECT_EQ(vec.hints.begin()->second.row_indexed, "HI_EVICT_FIRST");
+  // 7 outputs: no vector width divides them, so scalar row slices, 8 outputs x 32 slices per block.
+  KernelPlan scalar = only_plan(column_sum_graph(4096, 7));
+  const auto& s = std::get<ColumnPlan>(scalar.shape);
+  EXPECT_EQ(s.form, ColumnPlan::Form::RowSlices) << s.form_reason;
+  EXPECT_EQ(s.width, 1);
+  EXPECT_EQ(s.slices_x, 8);
+  EXPECT_EQ(s.slices_y, 32);
+  EXPECT_EQ(scalar.grid, Index(1));
+  // Many outputs: one thread per group of 4 neighbouring outputs.
+  KernelPlan many = only_plan(column_sum_graph(64, 1 << 20));
+  const auto& m = std::get<ColumnPlan>(many.shape);
+  EXPECT_EQ(m.form, ColumnPlan::Form::OutputsPerThread);
+  EXPECT_EQ(m.width, 4);
+  EXPECT_FALSE(many.needs_sync);
+}
+
+TEST(KernelPlan, IndexWidthFollowsTheLargestExtent) {
+  EXPECT_TRUE(only_plan(add_relu_graph(DType::Float32, {1024, 1024})).index32);
+  KernelPlan big = only_plan(add_relu_graph(DType::Float32, {32768, 32768}));
+  EXPECT_FALSE(big.index32) << big.index_reason;
+  KernelPlan symbolic = only_plan(add_relu_graph(DType::Float32, {Index::var("s0"), 1024}));
+  EXPECT_FALSE(symbolic.index32) << symbolic.index_reason;
+  EXPECT_EQ(std::get<PointwisePlan>(symbolic.shape).form, PointwisePlan::Form::Elements);
+}
+
+TEST(KernelPlan, TextNamesTheKernelAndEveryChoice) {
+  KernelPlan plan = only_plan(test::softmax_graph(4096, 1024));
+  std::string text = to_string(plan);
+  EXPECT_EQ(text.rfind(plan.kernel + ": ", 0), 0u) << text;
+  for (const char* field : {"block ", "grid ", "index ", "V ", "T "}) EXPECT_NE(text.find(field), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace hi
