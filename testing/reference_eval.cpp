@@ -1,4 +1,4 @@
-#include "ir/reference_eval.h"
+#include "testing/reference_eval.h"
 
 #include <algorithm>
 #include <array>

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "ir/reference_eval.h"
+#include "testing/reference_eval.h"
 #include "tools/pipeline/compile_graph.h"
 
 namespace hi {
