@@ -12,6 +12,7 @@
 
 #include "frontend/index_text.h"
 #include "ir/op_schema.h"
+#include "lowering/op_registry.h"
 
 namespace hi {
 namespace {

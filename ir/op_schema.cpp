@@ -252,6 +252,81 @@ const Arg& BoundArgs::get(std::string_view name) const {
   return values[static_cast<size_t>(i)];
 }
 
+std::string BoundArgs::field_of(std::string_view name) const {
+  int i = schema ? schema->arg_index(name) : -1;
+  if (i < 0 || !node) return "";
+  if (static_cast<size_t>(i) < node->args.size()) return "args[" + std::to_string(i) + "]";
+  if (node->kwarg(name)) return "kwargs." + std::string(name);
+  return "";
+}
+
+void BoundArgs::fail(std::string_view name, const std::string& detail) const {
+  throw SchemaError(node ? node->name : std::string(), schema ? schema->qualified_name : std::string(),
+                    field_of(name), std::string(name), detail);
+}
+
+int64_t BoundArgs::get_int(std::string_view name) const {
+  const Index& v = get(name).integer();
+  if (!v.is_const()) fail(name, "expected a constant, got symbolic " + v.str());
+  return v.value();
+}
+
+std::optional<int64_t> BoundArgs::optional_int(std::string_view name) const {
+  if (!given(name)) return std::nullopt;
+  return get_int(name);
+}
+
+bool BoundArgs::get_bool(std::string_view name) const { return get(name).boolean(); }
+
+Number BoundArgs::get_number(std::string_view name) const {
+  const Arg& a = get(name);
+  switch (a.kind()) {
+    case Arg::Kind::Float: return {a.number(), Arg::Kind::Float};
+    case Arg::Kind::Bool: return {a.boolean() ? 1.0 : 0.0, Arg::Kind::Bool};
+    case Arg::Kind::Int:
+      if (!a.integer().is_const()) fail(name, "is a symbolic scalar (" + a.integer().str() + "); only constants are supported");
+      return {static_cast<double>(a.integer().value()), Arg::Kind::Int};
+    default: fail(name, "expected a number, got " + std::string(arg_kind_schema_name(a.kind())));
+  }
+}
+
+std::optional<Number> BoundArgs::optional_number(std::string_view name) const {
+  if (!given(name)) return std::nullopt;
+  return get_number(name);
+}
+
+double BoundArgs::get_float(std::string_view name) const { return get_number(name).value; }
+
+std::optional<double> BoundArgs::optional_float(std::string_view name) const {
+  if (!given(name)) return std::nullopt;
+  return get_float(name);
+}
+
+const std::string& BoundArgs::get_str(std::string_view name) const { return get(name).str(); }
+
+std::string BoundArgs::str_or(std::string_view name, const std::string& fallback) const {
+  return given(name) ? get_str(name) : fallback;
+}
+
+std::optional<DType> BoundArgs::optional_dtype(std::string_view name) const {
+  if (!given(name)) return std::nullopt;
+  return get(name).dtype();
+}
+
+std::vector<int64_t> BoundArgs::get_ints(std::string_view name) const {
+  std::vector<int64_t> out;
+  for (const Index& v : get(name).ints()) {
+    if (!v.is_const()) fail(name, "expected constants, got symbolic " + v.str());
+    out.push_back(v.value());
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> BoundArgs::optional_ints(std::string_view name) const {
+  if (!given(name)) return std::nullopt;
+  return get_ints(name);
+}
+
 namespace {
 
 /// Checks one value against its argument's type and returns it normalised (see op_schema.h), or nullopt when the
@@ -313,9 +388,8 @@ std::string join_names(const std::vector<ArgSchema>& args, bool keyword) {
 
 }  // namespace
 
-BoundArgs bind_args(const Node& node) {
-  const OpSchema* schema = find_op_schema(node.target);
-  if (!schema) throw SchemaError(node.name, "", "op", "", "unknown op '" + node.target + "'");
+BoundArgs bind_args(const Node& node, const OpSchema& op_schema) {
+  const OpSchema* schema = &op_schema;
   const std::string& op = schema->qualified_name;
 
   size_t positional_limit = 0;
@@ -359,6 +433,7 @@ BoundArgs bind_args(const Node& node) {
 
   BoundArgs bound;
   bound.schema = schema;
+  bound.node = &node;
   bound.values.reserve(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     const ArgSchema& a = schema->args[i];
@@ -376,16 +451,9 @@ BoundArgs bind_args(const Node& node) {
 // Meta inference
 
 namespace hi {
-namespace {
 
-/// An operand of a pointwise op: a tensor, or a Python number treated as a 0-d tensor of its default dtype.
-struct Operand {
-  TensorMeta meta;
-  bool wrapped_number = false;
-};
-
-DType default_dtype_of(const Arg& number) {
-  switch (number.kind()) {
+DType default_dtype_of(Arg::Kind kind) {
+  switch (kind) {
     case Arg::Kind::Bool: return DType::Bool;
     case Arg::Kind::Int: return DType::Int64;
     default: return DType::Float32;  // torch.get_default_dtype()
@@ -398,172 +466,154 @@ std::string sizes_str(const std::vector<Index>& sizes) {
   return s + "]";
 }
 
-/// torch.result_type's three priority classes: tensors with dims, 0-d tensors, Python numbers.
-class ResultType {
- public:
-  void add(const Operand& o) {
-    std::optional<DType>& slot = o.wrapped_number ? wrapped_ : o.meta.rank() == 0 ? zero_dim_ : dimensioned_;
-    slot = slot ? promote_types(*slot, o.meta.dtype) : o.meta.dtype;
-  }
-  /// nullopt only when nothing was added.
-  std::optional<DType> result() const { return combine(dimensioned_, combine(zero_dim_, wrapped_)); }
+void ResultType::add(DType t, Priority p) {
+  std::optional<DType>& slot =
+      p == Priority::WrappedNumber ? wrapped_ : p == Priority::ZeroDim ? zero_dim_ : dimensioned_;
+  slot = slot ? promote_types(*slot, t) : t;
+}
 
- private:
-  // c10's combine_categories: a lower-priority operand only matters when it is of a higher category.
-  static std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
-    if (!higher) return lower;
-    if (!lower || is_floating(*higher)) return higher;
-    if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
-    return higher;
-  }
-  std::optional<DType> dimensioned_, zero_dim_, wrapped_;
-};
+namespace {
+// c10's combine_categories: a lower-priority operand only matters when it is of a higher category.
+std::optional<DType> combine_categories(std::optional<DType> higher, std::optional<DType> lower) {
+  if (!higher) return lower;
+  if (!lower || is_floating(*higher)) return higher;
+  if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+  return higher;
+}
+}  // namespace
 
-class MetaInference {
- public:
-  MetaInference(const Graph& g, const Node& node, const BoundArgs& args) : g_(g), node_(node), args_(args) {}
+std::optional<DType> ResultType::result() const {
+  return combine_categories(dimensioned_, combine_categories(zero_dim_, wrapped_));
+}
 
-  const Arg& arg(std::string_view name) const { return args_.get(name); }
-  bool given(std::string_view name) const { return !arg(name).is_none(); }
+void MetaInference::fail(std::string_view argument, const std::string& detail) const {
+  throw SchemaError(node_.name, args_.schema->qualified_name, field_of(argument), std::string(argument), detail);
+}
 
-  [[noreturn]] void fail(std::string_view argument, const std::string& detail) const {
-    throw SchemaError(node_.name, args_.schema->qualified_name, field_of(argument), std::string(argument), detail);
-  }
-
-  Operand operand(std::string_view name) const {
-    const Arg& a = arg(name);
-    if (a.is_tensor()) {
-      const ValueRef& r = a.tensor();
-      if (r.node < 0 || static_cast<size_t>(r.node) >= g_.nodes.size() ||
-          r.output < 0 || static_cast<size_t>(r.output) >= g_.nodes[static_cast<size_t>(r.node)].outputs.size()) {
-        fail(name, "reference to a value that is not in the graph");
-      }
-      return {g_.meta(r), false};
+MetaOperand MetaInference::operand(std::string_view name) const {
+  const Arg& a = arg(name);
+  if (a.is_tensor()) {
+    const ValueRef& r = a.tensor();
+    if (r.node < 0 || static_cast<size_t>(r.node) >= g_.nodes.size() ||
+        r.output < 0 || static_cast<size_t>(r.output) >= g_.nodes[static_cast<size_t>(r.node)].outputs.size()) {
+      fail(name, "reference to a value that is not in the graph");
     }
-    return {TensorMeta::contiguous(default_dtype_of(a), {}), true};
+    return {g_.meta(r), false};
   }
-  TensorMeta tensor(std::string_view name) const { return operand(name).meta; }
-  std::vector<TensorMeta> tensors(std::string_view name) const {
-    std::vector<TensorMeta> out;
-    for (const auto& r : arg(name).tensors()) {
-      if (!r || r->node < 0 || static_cast<size_t>(r->node) >= g_.nodes.size() || r->output < 0 ||
-          static_cast<size_t>(r->output) >= g_.nodes[static_cast<size_t>(r->node)].outputs.size()) {
-        fail(name, "reference to a value that is not in the graph");
-      }
-      out.push_back(g_.meta(*r));
+  return {TensorMeta::contiguous(default_dtype_of(a.kind()), {}), true};
+}
+
+std::vector<TensorMeta> MetaInference::tensors(std::string_view name) const {
+  std::vector<TensorMeta> out;
+  for (const auto& r : arg(name).tensors()) {
+    if (!r || r->node < 0 || static_cast<size_t>(r->node) >= g_.nodes.size() || r->output < 0 ||
+        static_cast<size_t>(r->output) >= g_.nodes[static_cast<size_t>(r->node)].outputs.size()) {
+      fail(name, "reference to a value that is not in the graph");
     }
-    return out;
+    out.push_back(g_.meta(*r));
   }
+  return out;
+}
 
-  int64_t constant(std::string_view name, const Index& v) const {
-    if (!v.is_const()) fail(name, "expected a constant, got symbolic " + v.str());
-    return v.value();
-  }
-  int64_t int_arg(std::string_view name) const { return constant(name, arg(name).integer()); }
-  /// Wraps a (possibly negative) dim of a rank-`rank` tensor; a 0-d tensor accepts -1 and 0, as PyTorch does.
-  int64_t wrap_dim(std::string_view name, int64_t dim, int64_t rank) const {
-    int64_t r = std::max<int64_t>(rank, 1);
-    if (dim < -r || dim >= r) {
-      fail(name, "dim " + std::to_string(dim) + " out of range for a tensor of rank " + std::to_string(rank) +
-                     " (expected [" + std::to_string(-r) + ", " + std::to_string(r - 1) + "])");
-    }
-    return dim < 0 ? dim + r : dim;
-  }
+int64_t MetaInference::constant(std::string_view name, const Index& v) const {
+  if (!v.is_const()) fail(name, "expected a constant, got symbolic " + v.str());
+  return v.value();
+}
 
-  std::vector<Index> broadcast(const std::vector<std::string_view>& names) const {
-    std::vector<Index> out;
-    std::string first;
-    for (std::string_view name : names) {
-      if (arg(name).is_none()) continue;
-      const TensorMeta m = tensor(name);
-      std::vector<Index> merged(std::max(out.size(), m.sizes.size()));
-      for (size_t i = 0; i < merged.size(); ++i) {  // aligned from the right
-        const Index* a = i < out.size() ? &out[out.size() - 1 - i] : nullptr;
-        const Index* b = i < m.sizes.size() ? &m.sizes[m.sizes.size() - 1 - i] : nullptr;
-        Index& r = merged[merged.size() - 1 - i];
-        if (!b) {
-          r = *a;
-        } else if (!a || a->is_const(1)) {
-          r = *b;
-        } else if (b->is_const(1) || *a == *b) {
-          r = *a;
-        } else {
-          fail(name, "sizes " + sizes_str(m.sizes) + " do not broadcast with " + first + "'s " + sizes_str(out) +
-                         " (dim " + std::to_string(static_cast<int64_t>(merged.size() - 1 - i)) + ": " + b->str() +
-                         " vs " + a->str() + ")");
-        }
-      }
-      out = std::move(merged);
-      first = first.empty() ? std::string(name) : "the other operands";
-    }
-    return out;
+int64_t MetaInference::wrap_dim(std::string_view name, int64_t dim, int64_t rank) const {
+  int64_t r = std::max<int64_t>(rank, 1);
+  if (dim < -r || dim >= r) {
+    fail(name, "dim " + std::to_string(dim) + " out of range for a tensor of rank " + std::to_string(rank) +
+                   " (expected [" + std::to_string(-r) + ", " + std::to_string(r - 1) + "])");
   }
+  return dim < 0 ? dim + r : dim;
+}
 
-  DType result_type(const std::vector<std::string_view>& names) const {
-    ResultType rt;
-    for (std::string_view name : names) {
-      if (!arg(name).is_none()) rt.add(operand(name));
-    }
-    return rt.result().value_or(DType::Float32);
-  }
-
-  void require_floating(std::string_view name, DType t, std::string_view what) const {
-    if (!is_floating(t)) fail(name, std::string(what) + " needs a floating-point tensor, got " +
-                                        std::string(dtype_name(t)));
-  }
-
-  /// Reduced sizes; `dims` None or empty means every dim.
-  std::vector<Index> reduce_sizes(std::string_view dim_name, const TensorMeta& in, const Arg& dims,
-                                  bool keepdim) const {
-    std::vector<bool> reduced(static_cast<size_t>(in.rank()), dims.is_none() || dims.ints().empty());
-    if (!dims.is_none()) {
-      for (const Index& d : dims.ints()) {
-        int64_t w = wrap_dim(dim_name, constant(dim_name, d), in.rank());
-        if (in.rank() == 0) continue;
-        if (reduced[static_cast<size_t>(w)]) {
-          fail(dim_name, "dim " + std::to_string(w) + " appears more than once in the list");
-        }
-        reduced[static_cast<size_t>(w)] = true;
+std::vector<Index> MetaInference::broadcast(const std::vector<std::string_view>& names) const {
+  std::vector<Index> out;
+  std::string first;
+  for (std::string_view name : names) {
+    if (arg(name).is_none()) continue;
+    const TensorMeta m = tensor(name);
+    std::vector<Index> merged(std::max(out.size(), m.sizes.size()));
+    for (size_t i = 0; i < merged.size(); ++i) {  // aligned from the right
+      const Index* a = i < out.size() ? &out[out.size() - 1 - i] : nullptr;
+      const Index* b = i < m.sizes.size() ? &m.sizes[m.sizes.size() - 1 - i] : nullptr;
+      Index& r = merged[merged.size() - 1 - i];
+      if (!b) {
+        r = *a;
+      } else if (!a || a->is_const(1)) {
+        r = *b;
+      } else if (b->is_const(1) || *a == *b) {
+        r = *a;
+      } else {
+        fail(name, "sizes " + sizes_str(m.sizes) + " do not broadcast with " + first + "'s " + sizes_str(out) +
+                       " (dim " + std::to_string(static_cast<int64_t>(merged.size() - 1 - i)) + ": " + b->str() +
+                       " vs " + a->str() + ")");
       }
     }
-    std::vector<Index> out;
-    for (size_t i = 0; i < reduced.size(); ++i) {
-      if (!reduced[i]) {
-        out.push_back(in.sizes[i]);
-      } else if (keepdim) {
-        out.emplace_back(1);
-      }
+    out = std::move(merged);
+    first = first.empty() ? std::string(name) : "the other operands";
+  }
+  return out;
+}
+
+DType MetaInference::result_type(const std::vector<std::string_view>& names) const {
+  ResultType rt;
+  for (std::string_view name : names) {
+    if (arg(name).is_none()) continue;
+    MetaOperand o = operand(name);
+    if (o.wrapped_number) {
+      rt.add(o.meta.dtype, ResultType::Priority::WrappedNumber);
+    } else {
+      rt.add_tensor(o.meta.dtype, o.meta.rank());
     }
-    return out;
   }
+  return rt.result().value_or(DType::Float32);
+}
 
-  const Graph& graph() const { return g_; }
+void MetaInference::require_floating(std::string_view name, DType t, std::string_view what) const {
+  if (!is_floating(t)) fail(name, std::string(what) + " needs a floating-point tensor, got " +
+                                      std::string(dtype_name(t)));
+}
 
-  /// Where `argument` came from in the node as given, for SchemaError::field.
-  std::string field_of(std::string_view argument) const {
-    int i = args_.schema->arg_index(argument);
-    if (i < 0) return "";
-    if (static_cast<size_t>(i) < node_.args.size()) return "args[" + std::to_string(i) + "]";
-    if (node_.kwarg(argument)) return "kwargs." + std::string(argument);
-    return "";
+std::vector<Index> MetaInference::reduce_sizes(std::string_view dim_name, const TensorMeta& in, const Arg& dims,
+                                               bool keepdim) const {
+  std::vector<bool> reduced(static_cast<size_t>(in.rank()), dims.is_none() || dims.ints().empty());
+  if (!dims.is_none()) {
+    for (const Index& d : dims.ints()) {
+      int64_t w = wrap_dim(dim_name, constant(dim_name, d), in.rank());
+      if (in.rank() == 0) continue;
+      if (reduced[static_cast<size_t>(w)]) {
+        fail(dim_name, "dim " + std::to_string(w) + " appears more than once in the list");
+      }
+      reduced[static_cast<size_t>(w)] = true;
+    }
   }
+  std::vector<Index> out;
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    if (!reduced[i]) {
+      out.push_back(in.sizes[i]);
+    } else if (keepdim) {
+      out.emplace_back(1);
+    }
+  }
+  return out;
+}
 
- private:
-  const Graph& g_;
-  const Node& node_;
-  const BoundArgs& args_;
-};
+DType sum_dtype(const MetaInference& m, DType in) {
+  if (m.given("dtype")) return m.arg("dtype").dtype();
+  return is_integral_or_bool(in) ? DType::Int64 : in;
+}
 
-using Metas = std::vector<TensorMeta>;
-Metas one(DType t, std::vector<Index> sizes) { return {TensorMeta::contiguous(t, std::move(sizes))}; }
+namespace {
+
 /// A view op's `_copy` twin: the same sizes, contiguous.
 Metas copied(const Metas& views) {
   Metas out;
   for (const TensorMeta& v : views) out.push_back(TensorMeta::contiguous(v.dtype, v.sizes));
   return out;
 }
-DType to_float(DType t) { return is_floating(t) ? t : DType::Float32; }
-bool is_integral_or_bool(DType t) { return t == DType::Bool || is_integer(t); }
 
 // --- pointwise ---------------------------------------------------------------------------------------------------
 
@@ -669,12 +719,6 @@ Metas to_dtype(const MetaInference& m, std::string_view dtype_arg, std::string_v
 
 // --- reductions --------------------------------------------------------------------------------------------------
 
-/// sum/prod: integral inputs accumulate in int64 unless a dtype is given.
-DType sum_dtype(const MetaInference& m, DType in) {
-  if (m.given("dtype")) return m.arg("dtype").dtype();
-  return is_integral_or_bool(in) ? DType::Int64 : in;
-}
-
 Metas sum(const MetaInference& m, bool has_dim) {
   TensorMeta in = m.tensor("self");
   std::vector<Index> sizes = has_dim ? m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean())
@@ -776,19 +820,6 @@ Metas round_decimals(const MetaInference& m) {
   return unary_same(m);
 }
 
-/// cumsum / cumprod: integral inputs accumulate in int64 unless a dtype is given.
-Metas scan(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
-  return one(sum_dtype(m, in.dtype), in.sizes);
-}
-
-Metas cum_extreme(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
-  return {TensorMeta::contiguous(in.dtype, in.sizes), TensorMeta::contiguous(DType::Int64, in.sizes)};
-}
-
 /// bucketize / searchsorted: an insertion point per value (a number: one, 0-d), int64 or, with out_int32, int32.
 Metas search(const MetaInference& m, bool bucketize) {
   const char* seq = bucketize ? "boundaries" : "sorted_sequence";
@@ -798,13 +829,6 @@ Metas search(const MetaInference& m, bool bucketize) {
   DType t = m.arg("out_int32").boolean() ? DType::Int32 : DType::Int64;
   const Arg& v = m.arg("self");
   return one(t, v.is_tensor() ? m.tensor("self").sizes : std::vector<Index>{});
-}
-
-Metas logcumsumexp(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
-  if (!is_floating(in.dtype)) m.fail("self", "logcumsumexp needs a floating-point tensor");
-  return one(in.dtype, in.sizes);
 }
 
 Metas reduce_all(const MetaInference& m, std::optional<DType> dtype) {
@@ -1552,45 +1576,6 @@ Metas batch_norm(const MetaInference& m, int kind /*0 no_training, 1 functional,
   return out;
 }
 
-// --- matrix products -----------------------------------------------------------------------------------------------
-
-Metas matmul(const MetaInference& m, std::string_view a_name, std::string_view b_name, int64_t rank) {
-  TensorMeta a = m.tensor(a_name), b = m.tensor(b_name);
-  if (a.rank() != rank) m.fail(a_name, "expected rank " + std::to_string(rank) + ", got " + sizes_str(a.sizes));
-  if (b.rank() != rank) m.fail(b_name, "expected rank " + std::to_string(rank) + ", got " + sizes_str(b.sizes));
-  if (a.dtype != b.dtype) {
-    m.fail(b_name, "dtype " + std::string(dtype_name(b.dtype)) + " differs from " + std::string(a_name) + "'s " +
-                       std::string(dtype_name(a.dtype)));
-  }
-  size_t k = static_cast<size_t>(rank - 1);
-  if (a.sizes[k] != b.sizes[k - 1] || (rank == 3 && a.sizes[0] != b.sizes[0])) {
-    m.fail(b_name, "sizes " + sizes_str(b.sizes) + " cannot multiply " + std::string(a_name) + "'s " +
-                       sizes_str(a.sizes));
-  }
-  std::vector<Index> sizes(a.sizes.begin(), a.sizes.end() - 1);
-  sizes.push_back(b.sizes[k]);
-  return one(a.dtype, sizes);
-}
-
-Metas addmm(const MetaInference& m) {
-  Metas out = matmul(m, "mat1", "mat2", 2);
-  TensorMeta self = m.tensor("self");
-  if (self.dtype != out[0].dtype) {
-    m.fail("self", "dtype " + std::string(dtype_name(self.dtype)) + " differs from mat1's " +
-                       std::string(dtype_name(out[0].dtype)));
-  }
-  std::vector<Index> target = out[0].sizes;
-  for (size_t i = 0; i < self.sizes.size() && i < 2; ++i) {
-    const Index& s = self.sizes[self.sizes.size() - 1 - i];
-    const Index& want = target[1 - i];
-    if (!(s == want || s.is_const(1))) {
-      m.fail("self", "sizes " + sizes_str(self.sizes) + " do not broadcast to the product's " + sizes_str(target));
-    }
-  }
-  if (self.rank() > 2) m.fail("self", "expected rank <= 2, got " + sizes_str(self.sizes));
-  return out;
-}
-
 // --- factories -----------------------------------------------------------------------------------------------------
 
 std::vector<Index> size_list(const MetaInference& m, std::string_view name) {
@@ -1602,7 +1587,7 @@ std::vector<Index> size_list(const MetaInference& m, std::string_view name) {
 }
 
 Metas full(const MetaInference& m) {
-  DType t = m.given("dtype") ? m.arg("dtype").dtype() : default_dtype_of(m.arg("fill_value"));
+  DType t = m.given("dtype") ? m.arg("dtype").dtype() : default_dtype_of(m.arg("fill_value").kind());
   return one(t, size_list(m, "size"));
 }
 
@@ -1649,16 +1634,16 @@ Metas scalar_tensor(const MetaInference& m) {
 // The table: every overload hipinductor understands, its schema exactly as `torch.ops.<ns>.<op>.<overload>._schema`
 // prints it (torch 2.6), and its meta function.
 
-using MetaRule = Metas (*)(const MetaInference&);
-struct OpDef {
+using LegacyMetaRule = Metas (*)(const MetaInference&);
+struct LegacyOpDef {
   const char* schema;
-  MetaRule rule;
+  LegacyMetaRule rule;
   bool device_statistics = false;  ///< OpSchema::device_statistics
 };
 
 #define RULE(expr) [](const MetaInference& m) -> Metas { return expr; }
 
-const OpDef kOps[] = {
+const LegacyOpDef kOps[] = {
     // Arithmetic.
     {"aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", RULE(add_sub(m, false))},
     {"aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", RULE(add_sub(m, false))},
@@ -1837,11 +1822,6 @@ const OpDef kOps[] = {
     {"aten::any(Tensor self) -> Tensor", RULE(any_all(m, false))},
     {"aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", RULE(any_all(m, true))},
     {"aten::all(Tensor self) -> Tensor", RULE(any_all(m, false))},
-    {"aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", RULE(scan(m))},
-    {"aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", RULE(scan(m))},
-    {"aten::cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", RULE(cum_extreme(m))},
-    {"aten::cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", RULE(cum_extreme(m))},
-    {"aten::logcumsumexp(Tensor self, int dim) -> Tensor", RULE(logcumsumexp(m))},
     {"aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
      RULE(search(m, true))},
     {"aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
@@ -1878,10 +1858,6 @@ const OpDef kOps[] = {
     {"aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
      "(Tensor, Tensor, Tensor)",
      RULE(native_layer_norm(m)), /*device_statistics=*/true},
-    // Matrix products (extern calls for the compiler, but their metas belong here).
-    {"aten::mm(Tensor self, Tensor mat2) -> Tensor", RULE(matmul(m, "self", "mat2", 2))},
-    {"aten::bmm(Tensor self, Tensor mat2) -> Tensor", RULE(matmul(m, "self", "mat2", 3))},
-    {"aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", RULE(addmm(m))},
     // Factories.
     {"aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
      "Device? device=None, bool? pin_memory=None) -> Tensor",
@@ -1967,14 +1943,14 @@ const OpDef kOps[] = {
 
 struct Table {
   std::vector<OpSchema> schemas;
-  std::vector<MetaRule> rules;
+  std::vector<LegacyMetaRule> rules;
   std::map<std::string, size_t, std::less<>> by_name;
 };
 
 const Table& table() {
   static const Table t = [] {
     Table t;
-    for (const OpDef& def : kOps) {
+    for (const LegacyOpDef& def : kOps) {
       OpSchema s = parse_op_schema(def.schema);
       s.device_statistics = def.device_statistics;
       t.by_name.emplace(s.qualified_name, t.schemas.size());
@@ -1988,15 +1964,15 @@ const Table& table() {
 
 }  // namespace
 
-const OpSchema* find_op_schema(std::string_view qualified_name) {
+const OpSchema* legacy_op_schema(std::string_view qualified_name) {
   const Table& t = table();
   auto it = t.by_name.find(qualified_name);
   return it == t.by_name.end() ? nullptr : &t.schemas[it->second];
 }
 
-const std::vector<OpSchema>& all_op_schemas() { return table().schemas; }
+const std::vector<OpSchema>& legacy_op_schemas() { return table().schemas; }
 
-std::vector<TensorMeta> infer_meta(const Graph& g, const Node& node, const BoundArgs& args) {
+std::vector<TensorMeta> legacy_infer_meta(const Graph& g, const Node& node, const BoundArgs& args) {
   const Table& t = table();
   auto it = args.schema ? t.by_name.find(args.schema->qualified_name) : t.by_name.end();
   if (it == t.by_name.end()) throw SchemaError(node.name, node.target, "op", "", "arguments are not bound");
@@ -2004,6 +1980,5 @@ std::vector<TensorMeta> infer_meta(const Graph& g, const Node& node, const Bound
   return t.rules[it->second](m);
 }
 
-std::vector<TensorMeta> infer_meta(const Graph& g, const Node& node) { return infer_meta(g, node, bind_args(node)); }
 
 }  // namespace hi

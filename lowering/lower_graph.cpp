@@ -10,313 +10,15 @@
 #include <set>
 #include <tuple>
 
-namespace hi {
+#include "lowering/lowering_context.h"
+#include "lowering/op_registry.h"
+
+namespace hi::lowering {
 namespace {
-
-/// A tensor known as an expression over its own coordinates x0..x{rank-1}, not (yet) in memory.
-struct TensorValue {
-  DType dtype = DType::Float32;
-  std::vector<Index> sizes;
-  Expr body;
-  std::vector<std::string> origins;  ///< graph nodes inlined into body
-  std::vector<std::string> op_names;
-
-  int64_t rank() const { return static_cast<int64_t>(sizes.size()); }
-};
-
-std::vector<Index> coord_vars(size_t rank) {
-  std::vector<Index> v;
-  for (size_t i = 0; i < rank; ++i) v.push_back(Index::var(out_var(i)));
-  return v;
-}
-
-std::string short_op_name(const std::string& target) {
-  // "aten.native_layer_norm.default" -> "native_layer_norm"; "prims.convert_element_type.default" -> likewise.
-  size_t first = target.find('.');
-  size_t last = target.rfind('.');
-  if (first == std::string::npos || first == last) return target;
-  std::string name = target.substr(first + 1, last - first - 1);
-  while (!name.empty() && name[0] == '_') name.erase(0, 1);
-  return name;
-}
-
-void merge_names(std::vector<std::string>& into, const std::vector<std::string>& from) {
-  for (const auto& s : from)
-    if (std::find(into.begin(), into.end(), s) == into.end()) into.push_back(s);
-}
-
-DType compute_type(DType t) { return (t == DType::Float16 || t == DType::BFloat16) ? DType::Float32 : t; }
-
-/// Accumulation type of sum/prod/mean: float32 for half types, int64 for integers and bool.
-DType accumulate_type(DType t) {
-  if (t == DType::Float16 || t == DType::BFloat16) return DType::Float32;
-  if (t == DType::Bool || is_integer(t)) return DType::Int64;
-  return t;
-}
-
-/// Argument position of keyword-only arguments: never positional, found by name.
-constexpr size_t kKwargOnly = static_cast<size_t>(-1);
-
-/// Scalar operand of a pointwise op: its value and whether it is a floating-point Python number.
-struct Scalar {
-  double value = 0;
-  bool is_float = false;
-  bool is_bool = false;
-};
-
-/// Adds the ranges of loop variables over `sizes` for the lifetime of the scope (restoring what was there).
-class ScopedLoopRanges {
- public:
-  ScopedLoopRanges(VarRanges& ranges, const std::vector<Index>& sizes, std::string (*name)(size_t))
-      : ranges_(ranges), saved_(ranges) {
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      auto c = sizes[i].as_const();
-      ranges[name(i)] = c ? Range::loop(std::max<int64_t>(*c, 1)) : Range{0, std::nullopt};
-    }
-  }
-  ~ScopedLoopRanges() { ranges_ = saved_; }
-
- private:
-  VarRanges& ranges_;
-  VarRanges saved_;
-};
-
-class GraphLowering {
- public:
-  GraphLowering(const Graph& g, const LoweringOptions& options) : g_(g), options_(options) {}
-
-  LoopProgram run();
-
-  // ---- what op lowerings use -------------------------------------------------------------------------------------
-  const Node& node() const { return *node_; }
-  [[noreturn]] void fail(const std::string& what) const {
-    throw LoweringError("node '" + node_->name + "' (" + node_->target + "): " + what);
-  }
-  /// Argument at position `pos`, or keyword `name`; nullptr when absent.
-  const Arg* arg(size_t pos, const char* name) const {
-    if (pos < node_->args.size()) return &node_->args[pos];
-    return node_->kwarg(name);
-  }
-  const Arg& required(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a) fail("missing argument '" + std::string(name) + "'");
-    return *a;
-  }
-  TensorValue tensor(size_t pos, const char* name) {
-    const Arg& a = required(pos, name);
-    if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor");
-    return value(a.tensor());
-  }
-  std::optional<TensorValue> optional_tensor(size_t pos, const char* name) {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    if (!a->is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor or None");
-    return value(a->tensor());
-  }
-  std::optional<Scalar> scalar(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    switch (a->kind()) {
-      case Arg::Kind::Float: return Scalar{a->number(), true, false};
-      case Arg::Kind::Bool: return Scalar{a->boolean() ? 1.0 : 0.0, false, true};
-      case Arg::Kind::Int:
-        if (auto c = a->integer().as_const()) return Scalar{static_cast<double>(*c), false, false};
-        fail("argument '" + std::string(name) + "' is a symbolic scalar; only constants are supported");
-      default: fail("argument '" + std::string(name) + "' must be a number");
-    }
-  }
-  int64_t int_arg(size_t pos, const char* name, std::optional<int64_t> dflt = std::nullopt) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) {
-      if (dflt) return *dflt;
-      fail("missing argument '" + std::string(name) + "'");
-    }
-    if (a->kind() == Arg::Kind::Int)
-      if (auto c = a->integer().as_const()) return *c;
-    if (a->kind() == Arg::Kind::Bool) return a->boolean();
-    fail("argument '" + std::string(name) + "' must be a constant int");
-  }
-  bool bool_arg(size_t pos, const char* name, bool dflt) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return dflt;
-    if (a->kind() == Arg::Kind::Bool) return a->boolean();
-    if (a->kind() == Arg::Kind::Int && a->integer().is_const()) return a->integer().value() != 0;
-    fail("argument '" + std::string(name) + "' must be a bool");
-  }
-  double float_arg(size_t pos, const char* name, double dflt) const {
-    auto s = scalar(pos, name);
-    return s ? s->value : dflt;
-  }
-  std::string str_arg(size_t pos, const char* name, const std::string& dflt) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return dflt;
-    if (a->kind() != Arg::Kind::Str) fail("argument '" + std::string(name) + "' must be a string");
-    return a->str();
-  }
-  /// Int list argument; nullopt when absent or None. A single int is accepted as a one-element list.
-  std::optional<std::vector<Index>> ints_arg(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    if (a->kind() == Arg::Kind::IntList) return a->ints();
-    if (a->kind() == Arg::Kind::Int) return std::vector<Index>{a->integer()};
-    fail("argument '" + std::string(name) + "' must be a list of ints");
-  }
-  std::optional<DType> dtype_arg(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    if (a->kind() != Arg::Kind::DType) fail("argument '" + std::string(name) + "' must be a dtype");
-    return a->dtype();
-  }
-  const TensorMeta& out_meta(size_t i = 0) const {
-    if (i >= node_->outputs.size()) fail("has no meta for output " + std::to_string(i));
-    return node_->outputs[i];
-  }
-  int64_t wrap_dim(int64_t dim, int64_t rank) const {
-    int64_t r = std::max<int64_t>(rank, 1);
-    if (dim < -r || dim >= r) fail("dimension " + std::to_string(dim) + " out of range for rank " + std::to_string(rank));
-    return dim < 0 ? dim + r : dim;
-  }
-
-  /// The value of `v` at coordinates `coords` (one per dim of v), indices simplified.
-  Expr at(const TensorValue& v, const std::vector<Index>& coords) const {
-    std::map<std::string, Index> repl;
-    for (size_t i = 0; i < coords.size(); ++i) repl[out_var(i)] = coords[i];
-    return substitute_vars(v.body, repl, ranges_);
-  }
-  /// Coordinates of `v` when it is broadcast to `out_sizes` and read at `out_coords`.
-  std::vector<Index> broadcast_coords(const TensorValue& v, const std::vector<Index>& out_sizes,
-                                      const std::vector<Index>& out_coords) const {
-    std::vector<Index> c;
-    size_t off = out_sizes.size() - v.sizes.size();
-    for (size_t j = 0; j < v.sizes.size(); ++j)
-      c.push_back(v.sizes[j].is_const(1) && !out_sizes[j + off].is_const(1) ? Index(0) : out_coords[j + off]);
-    return c;
-  }
-
-  /// A new value over `sizes` whose body is built by `fn` from the output coordinates; origins of `inputs` merged.
-  TensorValue make(DType dtype, std::vector<Index> sizes, const std::vector<const TensorValue*>& inputs,
-                   const std::function<Expr(const std::vector<Index>&)>& fn) {
-    TensorValue v;
-    v.dtype = dtype;
-    v.sizes = std::move(sizes);
-    for (const auto& s : v.sizes) note_size(s);
-    {
-      ScopedLoopRanges scope(ranges_, v.sizes, out_var);
-      v.body = fn(coord_vars(v.sizes.size()));
-    }
-    for (const TensorValue* in : inputs) {
-      merge_names(v.origins, in->origins);
-      merge_names(v.op_names, in->op_names);
-    }
-    merge_names(v.origins, {node_->name});
-    merge_names(v.op_names, {short_op_name(node_->target)});
-    return v;
-  }
-  /// A value whose coordinates map to the coordinates of `in` (views): in_coords = map(out_coords).
-  TensorValue remap(const TensorValue& in, std::vector<Index> sizes,
-                    const std::function<std::vector<Index>(const std::vector<Index>&)>& map) {
-    TensorValue v = make(in.dtype, std::move(sizes), {&in}, [&](const std::vector<Index>& c) { return at(in, map(c)); });
-    return v;
-  }
-
-  /// Writes `v` into a new intermediate buffer and returns a value that loads it.
-  TensorValue realize(const TensorValue& v);
-  /// Reduces `input` over `dims` with `op` in `acc` type; returns the reduction result (sizes as keepdim says).
-  TensorValue reduce(const TensorValue& input, std::vector<int64_t> dims, bool keepdim, ReduceOp op, DType acc,
-                     const std::function<Expr(const Expr&)>& prologue = nullptr);
-
-  /// Adds a reduction computation with a ready `body` (a Reduce over r0.. of an expression over x0.., r0..).
-  TensorValue add_reduction(const Expr& body, const std::vector<Index>& out_sizes,
-                            const std::vector<Index>& reduce_sizes, const std::vector<const TensorValue*>& inputs);
-  /// A reduction whose body `fn(x, r)` is built from output coordinates x and reduction coordinates r.
-  TensorValue reduction(std::vector<Index> out_sizes, std::vector<Index> reduce_sizes,
-                        const std::vector<const TensorValue*>& inputs,
-                        const std::function<Expr(const std::vector<Index>&, const std::vector<Index>&)>& fn) {
-    for (const auto& s : out_sizes) note_size(s);
-    for (const auto& s : reduce_sizes) note_size(s);
-    Expr body;
-    {
-      ScopedLoopRanges xs(ranges_, out_sizes, out_var);
-      ScopedLoopRanges rs(ranges_, reduce_sizes, reduce_var);
-      std::vector<Index> r;
-      for (size_t i = 0; i < reduce_sizes.size(); ++i) r.push_back(Index::var(reduce_var(i)));
-      body = fn(coord_vars(out_sizes.size()), r);
-    }
-    return add_reduction(body, out_sizes, reduce_sizes, inputs);
-  }
-  /// `v` itself when it is a plain load of a buffer, else `v` realized into one (indirect loads address buffers).
-  TensorValue realize_if_computed(const TensorValue& v) {
-    if (v.body->op == ExprOp::Load && v.body->args.empty()) return v;
-    return realize(v);
-  }
-  /// Tensor list argument (Tensor[] / Tensor?[]); None entries stay nullopt.
-  std::vector<std::optional<TensorValue>> tensor_list(size_t pos, const char* name) {
-    const Arg& a = required(pos, name);
-    std::vector<std::optional<TensorValue>> out;
-    if (a.kind() == Arg::Kind::IntList && a.ints().empty()) return out;
-    if (a.kind() != Arg::Kind::TensorList) fail("argument '" + std::string(name) + "' must be a list of tensors");
-    for (const auto& r : a.tensors()) {
-      if (r) out.emplace_back(value(*r));
-      else out.emplace_back(std::nullopt);
-    }
-    return out;
-  }
-  /// `v` read at `coords`, where the coordinates of the dims in `indirect` (dim -> Int64 expression, non-negative)
-  /// are values computed at run time: an indirect load (see Expr::indirect_load). `v` is realized first unless it
-  /// already is a plain load of a buffer.
-  Expr at_indirect(TensorValue& v, std::vector<Index> coords, const std::map<size_t, Expr>& indirect) {
-    if (v.body->op != ExprOp::Load || !v.body->args.empty()) v = realize(v);
-    std::vector<Expr> args;
-    for (const auto& [d, e] : indirect) {
-      coords[d] = Index::var(indirect_var(args.size()));
-      args.push_back(Expr::cast(e, DType::Int64));
-    }
-    Expr plain = at(v, coords);
-    return Expr::indirect_load(plain->buffer, plain->index, plain->dtype, std::move(args));
-  }
-
-  /// The graph input buffer `v` reads, when `v` is that input itself (a plain load in the input's own layout).
-  std::optional<int> input_buffer(const TensorValue& v) const {
-    if (v.body->op != ExprOp::Load || !v.body->args.empty()) return std::nullopt;
-    const Buffer& b = p_.buffers[v.body->buffer];
-    if (b.kind != BufferKind::Input) return std::nullopt;
-    if (simplify(v.body->index, ranges_) != simplify(Computation::store_index(b), ranges_)) return std::nullopt;
-    return v.body->buffer;
-  }
-  const Buffer& buffer(int b) const { return p_.buffers.at(b); }
-
-  void note_size(const Index& s) {
-    if (auto c = s.as_const()) return;
-    for (const auto& name : free_vars(s))
-      if (!ranges_.count(name)) ranges_[name] = Range{1, std::nullopt};
-  }
-
- private:
-  TensorValue value(const ValueRef& ref) {
-    if (!ref.valid() || ref.node >= static_cast<int>(values_.size()) || ref.output < 0 ||
-        ref.output >= static_cast<int>(values_[ref.node].size()) || !values_[ref.node][ref.output])
-      fail("reads a value that was not computed (node " + std::to_string(ref.node) + ", output " +
-           std::to_string(ref.output) + ")");
-    return *values_[ref.node][ref.output];
-  }
-  void lower_node(int index);
-  void realize_output(size_t position, const ValueRef& ref);
-  int add_buffer(const std::string& name, DType dtype, const std::vector<Index>& sizes,
-                 const std::vector<Index>& strides, Index offset, BufferKind kind, int io_position);
-
-  const Graph& g_;
-  LoweringOptions options_;
-  const Node* node_ = nullptr;
-  LoopProgram p_;
-  VarRanges ranges_;
-  std::vector<std::vector<std::optional<TensorValue>>> values_;
-  std::vector<int> uses_;
-  std::map<std::pair<int, size_t>, int> output_refs_;  ///< (node, output) -> times the graph's outputs list it
-  int next_buffer_ = 0;
-};
-
-using LowerFn = std::function<std::vector<TensorValue>(GraphLowering&)>;
-const std::map<std::string, LowerFn>& lowerings();
+/// Lowerings not yet moved into the op registry's family files, found by position rather than bound arguments.
+using LegacyLowerFn = std::function<std::vector<TensorValue>(GraphLowering&)>;
+const std::map<std::string, LegacyLowerFn>& legacy_lowerings();
+}  // namespace
 
 int GraphLowering::add_buffer(const std::string& name, DType dtype, const std::vector<Index>& sizes,
                               const std::vector<Index>& strides, Index offset, BufferKind kind, int io_position) {
@@ -448,9 +150,26 @@ void GraphLowering::lower_node(int index) {
     values_[index][0] = std::move(v);
     return;
   }
-  auto it = lowerings().find(n.target);
-  if (it == lowerings().end()) fail("no lowering for this op");
-  std::vector<TensorValue> results = it->second(*this);
+  std::vector<TensorValue> results;
+  if (const OpDef* def = find_op(n.target); def && def->lowered()) {
+    // Bound once per node; a graph the schema rejects is a LoweringError here, as every failure to lower is.
+    try {
+      BoundArgs bound = bind_args(n, def->schema);
+      args_ = &bound;
+      results = def->lower(*this, bound);
+      args_ = nullptr;
+    } catch (const SchemaError& e) {
+      args_ = nullptr;
+      throw LoweringError(e.what());
+    } catch (...) {
+      args_ = nullptr;
+      throw;
+    }
+  } else {
+    auto it = legacy_lowerings().find(n.target);
+    if (it == legacy_lowerings().end()) fail("no lowering for this op");
+    results = it->second(*this);
+  }
   if (results.size() > n.outputs.size()) fail("lowering produced more outputs than the node's meta lists");
   for (size_t i = 0; i < results.size(); ++i) {
     TensorValue& v = results[i];
@@ -537,19 +256,19 @@ LoopProgram GraphLowering::run() {
   return std::move(p_);
 }
 
+namespace {
+
 // ---- op lowerings ------------------------------------------------------------------------------------------------
 
-/// dtype in which a pointwise op computes, from its operands and the op's result type (PyTorch's promotion already
-/// decided the result; comparisons compute in the promoted operand type).
+/// dtype in which a pointwise op computes: torch.result_type of its operands (comparisons compute in it; arithmetic
+/// results were decided by the same promotion in the meta rule).
 DType operand_type(const std::vector<const TensorValue*>& tensors, const std::vector<Scalar>& scalars) {
-  std::optional<DType> t;
-  for (const TensorValue* v : tensors) t = t ? promote_types(*t, v->dtype) : v->dtype;
-  if (!t) t = DType::Float32;
+  ResultType rt;
+  for (const TensorValue* v : tensors) rt.add_tensor(v->dtype, v->rank());
   for (const Scalar& s : scalars) {
-    if (s.is_float && !is_floating(*t)) t = DType::Float32;
-    else if (!s.is_bool && *t == DType::Bool) t = DType::Int64;
+    rt.add_number(s.is_float ? Arg::Kind::Float : s.is_bool ? Arg::Kind::Bool : Arg::Kind::Int);
   }
-  return *t;
+  return rt.result().value_or(DType::Float32);
 }
 
 Expr scalar_expr(const Scalar& s, DType t) { return Expr::constant(s.value, t); }
@@ -673,6 +392,8 @@ std::vector<TensorValue> lower_where(GraphLowering& L) {
   })};
 }
 
+}  // namespace
+
 std::vector<TensorValue> lower_convert(GraphLowering& L) {
   const TensorMeta& m = L.out_meta();
   TensorValue self = L.tensor(0, "self");
@@ -680,6 +401,8 @@ std::vector<TensorValue> lower_convert(GraphLowering& L) {
     return Expr::cast(L.at(self, c), m.dtype);
   })};
 }
+
+namespace {
 
 // ---- views ---------------------------------------------------------------------------------------------------------
 
@@ -1271,107 +994,6 @@ std::vector<TensorValue> lower_std(GraphLowering& L) {
   DType compute = compute_type(m.dtype);
   return {L.make(m.dtype, m.sizes, {&v[0]}, [&](const std::vector<Index>& c) {
     return Expr::cast(Expr::unary(UnaryOp::Sqrt, Expr::cast(L.at(v[0], c), compute)), m.dtype);
-  })};
-}
-
-/// cumsum / cumprod along `dim`: out[.., i, ..] reduces in[.., j, ..] over j <= i (quadratic, but a plain reduction
-/// that every kernel shape handles).
-std::vector<TensorValue> lower_scan(GraphLowering& L, ReduceOp op) {
-  const TensorMeta& m = L.out_meta();
-  TensorValue self = L.tensor(0, "self");
-  if (self.rank() == 0) return lower_convert(L);
-  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
-  DType acc = accumulate_type(m.dtype);
-  TensorValue r = L.reduction(m.sizes, {self.sizes[dim]}, {&self},
-                              [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-    std::vector<Index> in = x;
-    in[dim] = rv[0];
-    Expr v = Expr::cast(Expr::cast(L.at(self, in), m.dtype), acc);
-    Expr inside = Expr::binary(BinaryOp::Le, Expr::index_value(rv[0], DType::Int64),
-                               Expr::index_value(x[dim], DType::Int64), DType::Bool);
-    Expr identity = Expr::constant(op == ReduceOp::Prod ? 1 : 0, acc);
-    return Expr::reduce(op, Expr::where(inside, v, identity));
-  });
-  return {L.make(m.dtype, m.sizes, {&r}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(r, c), m.dtype); })};
-}
-
-/// The running extreme along `dim` (cummax / cummin): out[.., i, ..] = max over j <= i, a masked reduction whose
-/// masked-out terms repeat the element at i (idempotent, so no identity is needed for any dtype), NaN propagating.
-/// Indices as eager's scan keeps them: the last position holding the extreme (a NaN extreme: the last NaN so far).
-std::vector<TensorValue> lower_cum_extreme(GraphLowering& L, bool is_max) {
-  TensorValue self = L.tensor(0, "self");
-  const TensorMeta& m = L.out_meta(0);
-  const TensorMeta& mi = L.out_meta(1);
-  if (self.rank() == 0) {
-    return {L.make(m.dtype, m.sizes, {&self},
-                   [&](const std::vector<Index>& c) { return Expr::cast(L.at(self, c), m.dtype); }),
-            L.make(mi.dtype, mi.sizes, {}, [&](const std::vector<Index>&) { return Expr::constant(0, mi.dtype); })};
-  }
-  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
-  DType t = self.dtype == DType::Bool ? DType::Int32 : compute_type(self.dtype);
-  const ReduceOp op = is_max ? ReduceOp::Max : ReduceOp::Min;
-  auto at_j = [&](const std::vector<Index>& x, const Index& j) {
-    std::vector<Index> in = x;
-    in[dim] = j;
-    return Expr::cast(L.at(self, in), t);
-  };
-  auto inside = [&](const std::vector<Index>& x, const Index& j) {
-    return Expr::binary(BinaryOp::Le, Expr::index_value(j, DType::Int64), Expr::index_value(x[dim], DType::Int64),
-                        DType::Bool);
-  };
-  TensorValue peak =
-      L.reduction(m.sizes, {self.sizes[dim]}, {&self}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        return Expr::reduce(op, Expr::where(inside(x, rv[0]), at_j(x, rv[0]), at_j(x, x[dim])));
-      });
-  TensorValue where_at = L.reduction(
-      mi.sizes, {self.sizes[dim]}, {&self, &peak}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        Expr v = at_j(x, rv[0]), p = L.at(peak, x);
-        Expr hit = Expr::binary(BinaryOp::Eq, v, p, DType::Bool);
-        if (is_floating(t)) {
-          Expr both_nan = Expr::binary(BinaryOp::LogicalAnd, Expr::unary(UnaryOp::IsNan, v),
-                                       Expr::unary(UnaryOp::IsNan, p), DType::Bool);
-          hit = Expr::binary(BinaryOp::LogicalOr, hit, both_nan, DType::Bool);
-        }
-        Expr take = Expr::binary(BinaryOp::LogicalAnd, inside(x, rv[0]), hit, DType::Bool);
-        return Expr::reduce(
-            ReduceOp::Max, Expr::where(take, Expr::index_value(rv[0], DType::Int64), Expr::constant(-1, DType::Int64)));
-      });
-  return {L.make(m.dtype, m.sizes, {&peak},
-                 [&](const std::vector<Index>& c) { return Expr::cast(L.at(peak, c), m.dtype); }),
-          L.make(mi.dtype, mi.sizes, {&where_at},
-                 [&](const std::vector<Index>& c) { return Expr::cast(L.at(where_at, c), mi.dtype); })};
-}
-
-/// logcumsumexp along `dim`: with M the running maximum, M + log(sum over j <= i of exp(x_j - M)); an infinite M is
-/// the result (all -inf so far, or a +inf), a NaN propagates through M.
-std::vector<TensorValue> lower_logcumsumexp(GraphLowering& L) {
-  TensorValue self = L.tensor(0, "self");
-  const TensorMeta& m = L.out_meta();
-  if (self.rank() == 0) return lower_convert(L);
-  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
-  DType t = compute_type(m.dtype);
-  auto at_j = [&](const std::vector<Index>& x, const Index& j) {
-    std::vector<Index> in = x;
-    in[dim] = j;
-    return Expr::cast(L.at(self, in), t);
-  };
-  auto inside = [&](const std::vector<Index>& x, const Index& j) {
-    return Expr::binary(BinaryOp::Le, Expr::index_value(j, DType::Int64), Expr::index_value(x[dim], DType::Int64),
-                        DType::Bool);
-  };
-  TensorValue peak =
-      L.reduction(m.sizes, {self.sizes[dim]}, {&self}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        return Expr::reduce(ReduceOp::Max, Expr::where(inside(x, rv[0]), at_j(x, rv[0]), at_j(x, x[dim])));
-      });
-  TensorValue total = L.reduction(
-      m.sizes, {self.sizes[dim]}, {&self, &peak}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        Expr e = Expr::unary(UnaryOp::Exp, Expr::binary(BinaryOp::Sub, at_j(x, rv[0]), L.at(peak, x), t));
-        return Expr::reduce(ReduceOp::Sum, Expr::where(inside(x, rv[0]), e, Expr::constant(0, t)));
-      });
-  return {L.make(m.dtype, m.sizes, {&peak, &total}, [&](const std::vector<Index>& c) {
-    Expr p = L.at(peak, c);
-    Expr v = Expr::binary(BinaryOp::Add, p, Expr::unary(UnaryOp::Log, L.at(total, c)), t);
-    return Expr::cast(Expr::where(Expr::unary(UnaryOp::IsInf, p), p, v), m.dtype);
   })};
 }
 
@@ -2496,9 +2118,9 @@ std::vector<TensorValue> lower_batch_norm(GraphLowering& L, int kind) {
   return out;
 }
 
-const std::map<std::string, LowerFn>& lowerings() {
-  static const std::map<std::string, LowerFn> table = [] {
-    std::map<std::string, LowerFn> t;
+const std::map<std::string, LegacyLowerFn>& legacy_lowerings() {
+  static const std::map<std::string, LegacyLowerFn> table = [] {
+    std::map<std::string, LegacyLowerFn> t;
     auto binary = [&](const std::string& name, BinaryOp op, bool alpha = false) {
       t["aten." + name + ".Tensor"] = [op, alpha](GraphLowering& L) { return lower_binary(L, op, false, alpha); };
       t["aten." + name + ".Scalar"] = [op, alpha](GraphLowering& L) { return lower_binary(L, op, true, alpha); };
@@ -2633,11 +2255,6 @@ const std::map<std::string, LowerFn>& lowerings() {
     t["aten.max.default"] = [](GraphLowering& L) { return lower_extreme(L, true, false); };
     t["aten.min.default"] = [](GraphLowering& L) { return lower_extreme(L, false, false); };
     t["aten.std.correction"] = lower_std;
-    t["aten.cumsum.default"] = [](GraphLowering& L) { return lower_scan(L, ReduceOp::Sum); };
-    t["aten.cumprod.default"] = [](GraphLowering& L) { return lower_scan(L, ReduceOp::Prod); };
-    t["aten.cummax.default"] = [](GraphLowering& L) { return lower_cum_extreme(L, true); };
-    t["aten.cummin.default"] = [](GraphLowering& L) { return lower_cum_extreme(L, false); };
-    t["aten.logcumsumexp.default"] = lower_logcumsumexp;
     for (const char* name : {"aten.bucketize.Tensor", "aten.bucketize.Scalar"})
       t[name] = [](GraphLowering& L) { return lower_search(L, true); };
     for (const char* name : {"aten.searchsorted.Tensor", "aten.searchsorted.Scalar"})
@@ -2720,16 +2337,34 @@ const std::map<std::string, LowerFn>& lowerings() {
 
 }  // namespace
 
-bool has_lowering(const std::string& target) { return lowerings().count(target) > 0; }
+bool has_legacy_lowering(const std::string& target) { return legacy_lowerings().count(target) > 0; }
 
-std::vector<std::string> lowered_ops() {
+std::vector<std::string> legacy_lowered_ops() {
   std::vector<std::string> names;
-  for (const auto& [k, v] : lowerings()) names.push_back(k);
+  for (const auto& [k, v] : legacy_lowerings()) names.push_back(k);
   return names;
 }
 
+}  // namespace hi::lowering
+
+namespace hi {
+
+bool has_lowering(const std::string& target) {
+  if (const OpDef* def = find_op(target); def && def->lowered()) return true;
+  return lowering::has_legacy_lowering(target);
+}
+
+std::vector<std::string> lowered_ops() {
+  std::set<std::string> names;
+  for (const OpDef* def : all_ops()) {
+    if (def->lowered()) names.insert(def->schema.qualified_name);
+  }
+  for (const std::string& name : lowering::legacy_lowered_ops()) names.insert(name);
+  return {names.begin(), names.end()};
+}
+
 LoopProgram lower_graph(const Graph& g, const LoweringOptions& options) {
-  LoopProgram p = GraphLowering(g, options).run();
+  LoopProgram p = lowering::GraphLowering(g, options).run();
   p.align = g.align;
   return p;
 }

@@ -10,7 +10,7 @@
 #include "frontend/graph_json.h"
 #include "runtime/amd_code_object.h"
 #include "runtime/code_object_cache.h"
-#include "tools/pipeline/check_numerics.h"
+#include "testing/check_numerics.h"
 #include "tools/cli_errors.h"
 
 int main(int argc, char** argv) {

@@ -11,6 +11,7 @@
 
 #include "ir/graph.h"
 #include "ir/op_schema.h"
+#include "lowering/op_registry.h"
 
 namespace hi::test {
 

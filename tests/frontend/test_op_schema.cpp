@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/op_schema.h"
+#include "lowering/op_registry.h"
 #include "tests/common/graph_builder.h"
 
 namespace hi {

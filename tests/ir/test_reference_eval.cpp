@@ -4,7 +4,7 @@
 #include <cstring>
 #include <limits>
 
-#include "ir/reference_eval.h"
+#include "testing/reference_eval.h"
 
 namespace hi {
 namespace {

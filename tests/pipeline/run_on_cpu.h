@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "tools/pipeline/check_numerics.h"
+#include "testing/check_numerics.h"
 
 namespace hi::test {
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/op_schema.h"
+#include "lowering/op_registry.h"
 #include "run_on_cpu.h"
 
 namespace hi {

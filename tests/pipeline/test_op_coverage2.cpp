@@ -10,6 +10,7 @@
 
 #include "frontend/graph_json.h"
 #include "ir/op_schema.h"
+#include "lowering/op_registry.h"
 #include "lowering/lower_graph.h"
 #include "run_on_cpu.h"
 
@@ -352,6 +353,22 @@ TEST_P(OpCoverage2, Pooling2dFloat) {
   g.output_all(g.call("aten.max_pool2d_with_indices.default", {t(nans), ints({6, 6}), ints({3, 3}), ints({1, 2})}));
   ValueRef pooled = g.call("aten._adaptive_avg_pool2d.default", {t(x), ints({1, 1})});
   g.output(g.call("aten.relu.default", {t(pooled)}));
+  check(g, GetParam(), 1e-5, 1e-6);
+}
+
+// Ops whose references the registry test found missing: adaptive max pooling (forward, and backward from its
+// recorded positions), unfold (overlapping and strided windows).
+TEST_P(OpCoverage2, AdaptiveMaxPoolAndUnfold) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {2, 3, 9, 10});
+  ValueRef nans = g.call("aten.sqrt.default", {t(x)});
+  ValueRef pooled = g.call("aten.adaptive_max_pool2d.default", {t(nans), ints({4, 3})});
+  g.output_all(pooled);
+  ValueRef grad = g.input("grad", DType::Float32, {2, 3, 4, 3});
+  ValueRef plain = g.call("aten.adaptive_max_pool2d.default", {t(x), ints({4, 3})});
+  g.output(g.call("aten.adaptive_max_pool2d_backward.default", {t(grad), t(x), t(Builder::nth(plain, 1))}));
+  g.output(g.call("aten.unfold.default", {t(x), i(3), i(4), i(3)}));
+  g.output(g.call("aten.unfold.default", {t(x), i(-1), i(2), i(1)}));
   check(g, GetParam(), 1e-5, 1e-6);
 }
 

@@ -14,7 +14,7 @@
 #include "lowering/split_reductions.h"
 #include "runtime/cpu_device.h"
 #include "tests/common/graph_builder.h"
-#include "tools/pipeline/check_numerics.h"
+#include "testing/check_numerics.h"
 
 namespace hi {
 namespace {

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "frontend/graph_json.h"
-#include "tools/pipeline/check_numerics.h"
+#include "testing/check_numerics.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

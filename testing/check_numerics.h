@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "ir/reference_eval.h"
 #include "pipeline/graph_runner.h"
+#include "testing/reference_eval.h"
 
 namespace hi {
 

@@ -53,6 +53,10 @@ struct HostTensor {
 /// `v` converted to `dtype` as a PyTorch cast would (see the top of this file).
 double round_to_dtype(DType dtype, double v);
 
+/// Every overload the reference interpreter evaluates, sorted (tests/pipeline/test_op_registry.cpp checks every
+/// lowered op is among them).
+std::vector<std::string> reference_ops();
+
 /// Evaluates `g`. `inputs` are given in placeholder order and must match the placeholders' dtypes and sizes (their
 /// strides and offsets are free). Returns one row-major tensor per graph output.
 std::vector<HostTensor> evaluate_graph(const Graph& g, const std::vector<HostTensor>& inputs);

@@ -1,4 +1,4 @@
-#include "tools/pipeline/check_numerics.h"
+#include "testing/check_numerics.h"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "ir/reference_eval.h"
+#include "testing/reference_eval.h"
 
 #include <algorithm>
 #include <array>
@@ -8,10 +8,16 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
+#include "lowering/op_registry.h"
+#include "testing/reference/families.h"
+#include "testing/reference_context.h"
+
 namespace hi {
+namespace reference {
 namespace {
 
 // ---- element conversions -----------------------------------------------------------------------------------------
@@ -30,12 +36,6 @@ double round_float_format(double v, int mant_bits, int emin, double max_finite) 
 }
 
 /// Truncation toward zero to int64 the way x86 does it: out-of-range and NaN give INT64_MIN (C++ leaves it undefined).
-int64_t to_int64(double v) {
-  double t = std::trunc(v);
-  if (std::isnan(t) || t >= 9223372036854775808.0 || t < -9223372036854775808.0)
-    return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(t);
-}
 
 uint16_t half_bits(double v) {
   v = round_to_dtype(DType::Float16, v);
@@ -82,12 +82,6 @@ DType opmath_type(DType t) { return t == DType::Float16 || t == DType::BFloat16 
 
 // ---- shapes --------------------------------------------------------------------------------------------------------
 
-int64_t numel_of(const std::vector<int64_t>& sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
-}
-
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& sizes) {
   std::vector<int64_t> strides(sizes.size());
   int64_t s = 1;
@@ -96,26 +90,6 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& sizes) {
     s *= std::max<int64_t>(sizes[i], 1);
   }
   return strides;
-}
-
-/// Calls fn(idx, flat) for every coordinate of `sizes` in row-major order.
-template <class F>
-void for_each_index(const std::vector<int64_t>& sizes, F fn) {
-  int64_t n = numel_of(sizes);
-  std::vector<int64_t> idx(sizes.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    fn(idx, i);
-    for (size_t d = sizes.size(); d-- > 0;) {
-      if (++idx[d] < sizes[d]) break;
-      idx[d] = 0;
-    }
-  }
-}
-
-std::string shape_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
 }
 
 std::string value_str(double v) {
@@ -127,31 +101,17 @@ std::string value_str(double v) {
 
 // ---- operands and promotion ----------------------------------------------------------------------------------------
 
-/// An operand of a pointwise op: a tensor, or a Python number (a "wrapped number" in PyTorch's promotion).
-struct Operand {
-  const HostTensor* tensor = nullptr;
-  double number = 0;
-  DType number_type = DType::Int64;  ///< Bool, Int64 or Float64 for Python bool / int / float
-};
-
-/// torch.result_type's category combination: a lower-priority dtype only matters when its category is higher.
-std::optional<DType> combine_categories(std::optional<DType> higher, std::optional<DType> lower) {
-  if (!higher) return lower;
-  if (!lower) return higher;
-  if (is_floating(*higher)) return higher;
-  if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
-  return higher;
-}
-
+/// torch.result_type of the operands (ir/op_schema.h's ResultType: the compiler's one promotion rule).
 DType result_type(const std::vector<const Operand*>& operands) {
-  std::optional<DType> dims, zero_dim, wrapped;
-  auto add = [](std::optional<DType>& state, DType t) { state = state ? promote_types(*state, t) : t; };
+  ResultType rt;
   for (const Operand* o : operands) {
-    if (!o->tensor) add(wrapped, o->number_type == DType::Float64 ? DType::Float32 : o->number_type);
-    else if (o->tensor->rank() > 0) add(dims, o->tensor->dtype);
-    else add(zero_dim, o->tensor->dtype);
+    if (!o->tensor) {
+      rt.add(o->number_type == DType::Float64 ? DType::Float32 : o->number_type, ResultType::Priority::WrappedNumber);
+    } else {
+      rt.add_tensor(o->tensor->dtype, o->tensor->rank());
+    }
   }
-  return combine_categories(dims, combine_categories(zero_dim, wrapped)).value_or(DType::Float32);
+  return rt.result().value_or(DType::Float32);
 }
 
 double nan_max(double a, double b) {
@@ -162,8 +122,6 @@ double nan_min(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
   return std::min(a, b);
 }
-
-int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
 
 /// Eager's div_floor_floating: floor of the quotient computed from fmod, so it is exact where floor(a / b) rounds.
 double floor_divide(double a, double b) {
@@ -210,6 +168,8 @@ double remainder(double a, double b) {
   return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;
 }
 
+}  // namespace
+
 enum class Binary {
   Add,
   Sub,
@@ -244,13 +204,19 @@ enum class Binary {
   LogicalXor
 };
 
+namespace {
+
 bool is_comparison(Binary op) { return op >= Binary::Eq; }
+
+}  // namespace
 
 enum class Unary {
   Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Erf, Sin, Cos, Reciprocal, Log1p, Expm1, Floor, Ceil,
   LogicalNot, Silu, Exp2, Log2, Trunc, Sign, IsNan, GeluErf, GeluTanh, Tan, Atan, Asin, Acos, Sinh, Cosh, Asinh,
   Acosh, Atanh, Erfc, Log10, Round, IsInf, Lgamma, Digamma, Erfinv
 };
+
+namespace {
 
 /// digamma in double as PyTorch's calc_digamma: reflection, recurrence up to 10, asymptotic series.
 double digamma(double x) {
@@ -385,247 +351,7 @@ Groups group_elements(const std::vector<int64_t>& sizes, const std::vector<bool>
   return g;
 }
 
-class GraphEvaluator {
- public:
-  GraphEvaluator(const Graph& g, const std::vector<HostTensor>& inputs) : g_(g), inputs_(inputs) {}
-
-  std::vector<HostTensor> run();
-
- private:
-  using OpFn = std::function<std::vector<HostTensor>(GraphEvaluator&)>;
-  static const std::map<std::string, OpFn>& ops();
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw std::runtime_error("reference_eval: node '" + node_->name + "' (" + node_->target + "): " + what);
-  }
-
-  // ---- arguments ----
-  const Arg* arg(size_t pos, const char* name) const {
-    if (pos < node_->args.size()) return &node_->args[pos];
-    return node_->kwarg(name);
-  }
-  const Arg& required(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a) fail("missing argument '" + std::string(name) + "'");
-    return *a;
-  }
-  const HostTensor& tensor(size_t pos, const char* name) const {
-    const Arg& a = required(pos, name);
-    if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor");
-    return value(a.tensor());
-  }
-  const HostTensor& value(const ValueRef& r) const { return values_.at(r.node).at(r.output); }
-  std::optional<const HostTensor*> optional_tensor(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    if (!a->is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor or None");
-    return &value(a->tensor());
-  }
-  int64_t constant(const Index& i, const char* name) const {
-    auto c = i.as_const();
-    if (!c) fail("argument '" + std::string(name) + "' is symbolic (" + i.str() + "); only constants are supported");
-    return *c;
-  }
-  /// A tensor or a Python number; nullopt when absent or None.
-  std::optional<Operand> operand(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    switch (a->kind()) {
-      case Arg::Kind::Tensor: return Operand{&value(a->tensor())};
-      case Arg::Kind::Float: return Operand{nullptr, a->number(), DType::Float64};
-      case Arg::Kind::Int: return Operand{nullptr, static_cast<double>(constant(a->integer(), name)), DType::Int64};
-      case Arg::Kind::Bool: return Operand{nullptr, a->boolean() ? 1.0 : 0.0, DType::Bool};
-      default: fail("argument '" + std::string(name) + "' must be a tensor or a number");
-    }
-  }
-  Operand required_operand(size_t pos, const char* name) const {
-    auto o = operand(pos, name);
-    if (!o) fail("missing argument '" + std::string(name) + "'");
-    return *o;
-  }
-  int64_t int_arg(size_t pos, const char* name) const {
-    const Arg& a = required(pos, name);
-    if (a.kind() == Arg::Kind::Int) return constant(a.integer(), name);
-    if (a.kind() == Arg::Kind::Bool) return a.boolean();
-    fail("argument '" + std::string(name) + "' must be an int");
-  }
-  bool bool_arg(size_t pos, const char* name, bool dflt) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return dflt;
-    if (a->kind() == Arg::Kind::Bool) return a->boolean();
-    if (a->kind() == Arg::Kind::Int) return constant(a->integer(), name) != 0;
-    fail("argument '" + std::string(name) + "' must be a bool");
-  }
-  double float_arg(size_t pos, const char* name, double dflt) const {
-    auto o = operand(pos, name);
-    if (!o) return dflt;
-    if (o->tensor) fail("argument '" + std::string(name) + "' must be a number");
-    return o->number;
-  }
-  std::optional<std::vector<int64_t>> ints_arg(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    std::vector<int64_t> out;
-    if (a->kind() == Arg::Kind::Int) {
-      out.push_back(constant(a->integer(), name));
-      return out;
-    }
-    if (a->kind() != Arg::Kind::IntList) fail("argument '" + std::string(name) + "' must be a list of ints");
-    for (const Index& i : a->ints()) out.push_back(constant(i, name));
-    return out;
-  }
-  std::string str_arg(size_t pos, const char* name, const std::string& dflt) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return dflt;
-    if (a->kind() != Arg::Kind::Str) fail("argument '" + std::string(name) + "' must be a string");
-    return a->str();
-  }
-  int64_t wrap_dim(int64_t dim, int64_t rank) const {
-    int64_t r = std::max<int64_t>(rank, 1);
-    if (dim < -r || dim >= r)
-      fail("dimension " + std::to_string(dim) + " out of range for rank " + std::to_string(rank));
-    return dim < 0 ? dim + r : dim;
-  }
-
-  // ---- outputs ----
-  const TensorMeta& out_meta(size_t i = 0) const {
-    if (i >= node_->outputs.size()) fail("has no meta for output " + std::to_string(i));
-    return node_->outputs[i];
-  }
-  std::vector<int64_t> concrete(const std::vector<Index>& sizes, const char* what) const {
-    std::vector<int64_t> out;
-    for (const Index& s : sizes) {
-      auto c = s.as_const();
-      if (!c) fail(std::string(what) + " has a symbolic size (" + s.str() + "); only concrete sizes are supported");
-      out.push_back(*c);
-    }
-    return out;
-  }
-  /// A zero-filled row-major tensor with output `i`'s dtype and sizes.
-  HostTensor output(size_t i = 0) const {
-    return HostTensor::contiguous(out_meta(i).dtype, concrete(out_meta(i).sizes, "output meta"));
-  }
-  HostTensor output_from_values(size_t i, const std::vector<double>& values) const {
-    HostTensor out = output(i);
-    if (static_cast<int64_t>(values.size()) != out.numel())
-      fail("output " + std::to_string(i) + " meta has " + std::to_string(out.numel()) + " elements, the op produced " +
-           std::to_string(values.size()));
-    for (size_t k = 0; k < values.size(); ++k) out.storage[k] = round_to_dtype(out.dtype, values[k]);
-    return out;
-  }
-
-  /// Values of `o` read at every coordinate of `out_sizes` (broadcasting), converted to `tensor_type` (tensors) or
-  /// `number_type` (Python numbers).
-  std::vector<double> broadcast(const Operand& o, const std::vector<int64_t>& out_sizes, DType tensor_type,
-                                DType number_type) const {
-    std::vector<double> out(static_cast<size_t>(numel_of(out_sizes)));
-    if (!o.tensor) {
-      std::fill(out.begin(), out.end(), round_to_dtype(number_type, o.number));
-      return out;
-    }
-    const HostTensor& t = *o.tensor;
-    if (t.rank() > static_cast<int64_t>(out_sizes.size()))
-      fail("operand of shape " + shape_str(t.sizes) + " does not broadcast to " + shape_str(out_sizes));
-    size_t lead = out_sizes.size() - t.sizes.size();
-    for (size_t d = 0; d < t.sizes.size(); ++d)
-      if (t.sizes[d] != 1 && t.sizes[d] != out_sizes[lead + d])
-        fail("operand of shape " + shape_str(t.sizes) + " does not broadcast to " + shape_str(out_sizes));
-    std::vector<int64_t> idx(t.sizes.size());
-    for_each_index(out_sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
-      for (size_t d = 0; d < idx.size(); ++d) idx[d] = t.sizes[d] == 1 ? 0 : c[lead + d];
-      out[flat] = round_to_dtype(tensor_type, t.at(idx));
-    });
-    return out;
-  }
-
-  /// Output values gathered from `t`: the element of output coordinates `c` is t at `in_coords(c)`.
-  std::vector<double> gather(const HostTensor& t, const std::vector<int64_t>& out_sizes,
-                             const std::function<void(const std::vector<int64_t>&, std::vector<int64_t>&)>& in_coords)
-      const {
-    std::vector<double> out(static_cast<size_t>(numel_of(out_sizes)));
-    std::vector<int64_t> idx(t.sizes.size());
-    for_each_index(out_sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
-      in_coords(c, idx);
-      out[flat] = t.at(idx);
-    });
-    return out;
-  }
-
-  /// Reduced dims: the list given, or all dims when it is absent, None or empty.
-  std::vector<bool> reduced_dims(const std::optional<std::vector<int64_t>>& dims, int64_t rank) const {
-    std::vector<bool> reduced(static_cast<size_t>(rank), !dims || dims->empty());
-    if (dims)
-      for (int64_t d : *dims) {
-        int64_t w = wrap_dim(d, rank);
-        if (rank > 0) reduced[w] = true;
-      }
-    return reduced;
-  }
-
-  // ---- op families ----
-  std::vector<HostTensor> binary(Binary op, bool has_alpha, bool reversed = false);
-  std::vector<HostTensor> unary(Unary op);
-  std::vector<HostTensor> clamp(int which /*0 both, 1 min, 2 max*/);
-  std::vector<HostTensor> where();
-  std::vector<HostTensor> convert();
-  std::vector<HostTensor> reshape();
-  std::vector<HostTensor> permute(std::vector<int64_t> dims);
-  std::vector<HostTensor> expand();
-  std::vector<HostTensor> sum(bool all_dims, bool mean);
-  std::vector<HostTensor> minmax(bool max);
-  std::vector<HostTensor> var(bool with_mean);
-  std::vector<HostTensor> softmax(bool log);
-  std::vector<HostTensor> layer_norm();
-  // Ops added with the coverage work.
-  int64_t int_or(size_t pos, const char* name, int64_t dflt) const;
-  std::vector<const HostTensor*> tensor_list(size_t pos, const char* name) const;
-  int64_t checked_index(double v, int64_t size) const;
-  std::vector<double> fold(const HostTensor& self, const std::optional<std::vector<int64_t>>& dims, double init,
-                           const std::function<double(double, double, int64_t, int64_t&)>& fn,
-                           std::vector<int64_t>* positions = nullptr) const;
-  std::vector<HostTensor> div_mode();
-  std::vector<HostTensor> ldexp();
-  std::vector<HostTensor> search(bool bucketize);
-  std::vector<HostTensor> polygamma();
-  std::vector<HostTensor> cum_extreme(bool is_max);
-  std::vector<HostTensor> logcumsumexp();
-  std::vector<HostTensor> elementwise(const std::function<double(double)>& fn);
-  std::vector<HostTensor> bitwise_not();
-  std::vector<HostTensor> prod(bool all_dims);
-  std::vector<HostTensor> any_all(bool any, int dims_kind);
-  std::vector<HostTensor> extreme(bool is_max, bool values, bool indices, int dims_kind);
-  std::vector<HostTensor> scan(bool product);
-  std::vector<HostTensor> slice();
-  std::vector<HostTensor> select();
-  std::vector<HostTensor> cat();
-  std::vector<HostTensor> constant_pad();
-  std::vector<HostTensor> flip();
-  std::vector<HostTensor> repeat();
-  std::vector<HostTensor> slice_scatter();
-  std::vector<HostTensor> embedding();
-  std::vector<HostTensor> index_select();
-  std::vector<HostTensor> gather_op();
-  std::vector<HostTensor> index_tensor();
-  std::vector<HostTensor> fill(double value);
-  std::vector<HostTensor> range(double start, double step);
-  // Second coverage round.
-  std::vector<HostTensor> vector_norm();
-  std::vector<HostTensor> split(bool unbind);
-  std::vector<HostTensor> diagonal();
-  std::vector<HostTensor> as_strided();
-  std::vector<HostTensor> group_norm();
-  std::vector<HostTensor> batch_norm(int kind);
-  std::vector<HostTensor> pool2d(int kind);
-  std::vector<HostTensor> pool2d_backward(int kind);
-  struct PoolArgs;
-  PoolArgs pool_args(int kind, size_t first) const;
-  std::map<int, size_t> input_of_node_;  ///< placeholder node -> position in inputs_ (as_strided reads its storage)
-
-  const Graph& g_;
-  const std::vector<HostTensor>& inputs_;
-  std::vector<std::vector<HostTensor>> values_;
-  const Node* node_ = nullptr;
-};
+}  // namespace
 
 std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool reversed) {
   Operand a = required_operand(0, "self");
@@ -1093,76 +819,6 @@ std::vector<HostTensor> GraphEvaluator::extreme(bool is_max, bool values, bool i
     out.push_back(output_from_values(values ? 1 : 0, ids));
   }
   return out;
-}
-
-std::vector<HostTensor> GraphEvaluator::scan(bool product) {
-  const HostTensor& self = tensor(0, "self");
-  HostTensor out = output();
-  if (self.rank() == 0) return {output_from_values(0, self.values())};
-  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
-  bool integral = !is_floating(out.dtype);
-  for_each_index(self.sizes, [&](const std::vector<int64_t>& idx, int64_t flat) {
-    double v = round_to_dtype(out.dtype, self.at(idx));
-    if (idx[dim] > 0) {
-      double prev = out.storage[flat - out.strides[dim]];
-      if (integral) {
-        auto p = static_cast<uint64_t>(to_int64(prev)), q = static_cast<uint64_t>(to_int64(v));
-        v = static_cast<double>(wrapping(product ? p * q : p + q));
-      } else {
-        v = product ? prev * v : prev + v;
-      }
-    }
-    out.storage[flat] = round_to_dtype(out.dtype, v);
-  });
-  return {out};
-}
-
-/// cummax / cummin as eager's scan: a NaN, or a value at least as extreme as the running one, takes over (so the
-/// index is the last position holding the extreme; after a NaN, the last NaN).
-std::vector<HostTensor> GraphEvaluator::cum_extreme(bool is_max) {
-  const HostTensor& self = tensor(0, "self");
-  HostTensor values = output(0), indices = output(1);
-  if (self.rank() == 0) return {output_from_values(0, self.values()), output_from_values(1, {0.0})};
-  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
-  for_each_index(self.sizes, [&](const std::vector<int64_t>& idx, int64_t flat) {
-    double x = self.at(idx), best = x, pos = static_cast<double>(idx[dim]);
-    if (idx[dim] > 0) {
-      double prev = values.storage[flat - values.strides[dim]];
-      bool take = std::isnan(x) || (!std::isnan(prev) && (is_max ? x >= prev : x <= prev));
-      if (!take) {
-        best = prev;
-        pos = indices.storage[flat - indices.strides[dim]];
-      }
-    }
-    values.storage[flat] = best;
-    indices.storage[flat] = pos;
-  });
-  return {values, indices};
-}
-
-/// logcumsumexp in double: log(exp(a) + exp(b)) as max + log1p(exp(min - max)), an infinite max kept.
-std::vector<HostTensor> GraphEvaluator::logcumsumexp() {
-  const HostTensor& self = tensor(0, "self");
-  HostTensor out = output();
-  if (self.rank() == 0) return {output_from_values(0, self.values())};
-  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
-  std::vector<double> acc(out.storage.size());
-  for_each_index(self.sizes, [&](const std::vector<int64_t>& idx, int64_t flat) {
-    double x = self.at(idx);
-    if (idx[dim] > 0) {
-      double a = acc[static_cast<size_t>(flat - out.strides[dim])];
-      double hi = std::max(a, x), lo = std::min(a, x);
-      if (std::isnan(a) || std::isnan(x))
-        x = std::nan("");
-      else if (!std::isinf(hi))
-        x = hi + std::log1p(std::exp(lo - hi));
-      else
-        x = hi;
-    }
-    acc[static_cast<size_t>(flat)] = x;
-    out.storage[flat] = round_to_dtype(out.dtype, x);
-  });
-  return {out};
 }
 
 std::vector<HostTensor> GraphEvaluator::slice() {
@@ -1738,7 +1394,7 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.clamp_min.default"] = [](GraphEvaluator& E) { return E.clamp(1); };
     t["aten.clamp_max.default"] = [](GraphEvaluator& E) { return E.clamp(2); };
     for (const char* name : {"aten._to_copy.default", "prims.convert_element_type.default", "aten.clone.default",
-                             "aten.alias.default"})
+                             "aten.alias.default", "aten.lift_fresh_copy.default"})
       t[name] = [](GraphEvaluator& E) { return E.convert(); };
     for (const char* name : {"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
                              "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
@@ -1866,8 +1522,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
       for (double& x : v[0].storage) x = round_to_dtype(v[0].dtype, std::sqrt(x));
       return v;
     };
-    t["aten.cumsum.default"] = [](GraphEvaluator& E) { return E.scan(false); };
-    t["aten.cumprod.default"] = [](GraphEvaluator& E) { return E.scan(true); };
     t["aten.slice.Tensor"] = [](GraphEvaluator& E) { return E.slice(); };
     t["aten.select.int"] = [](GraphEvaluator& E) { return E.select(); };
     t["aten.cat.default"] = [](GraphEvaluator& E) { return E.cat(); };
@@ -1897,6 +1551,7 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.zeros.default"] = [](GraphEvaluator& E) { return E.fill(0); };
     t["aten.ones.default"] = [](GraphEvaluator& E) { return E.fill(1); };
     t["aten.empty.memory_format"] = [](GraphEvaluator& E) { return E.fill(0); };
+    t["aten.empty_permuted.default"] = [](GraphEvaluator& E) { return E.fill(0); };
     t["aten.arange.start_step"] = [](GraphEvaluator& E) {
       return E.range(E.float_arg(0, "start", 0), E.float_arg(2, "step", 1));
     };
@@ -1913,9 +1568,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.unbind.int"] = [](GraphEvaluator& E) { return E.split(true); };
     t["aten.diagonal.default"] = [](GraphEvaluator& E) { return E.diagonal(); };
     t["aten.as_strided.default"] = [](GraphEvaluator& E) { return E.as_strided(); };
-    t["aten.cummax.default"] = [](GraphEvaluator& E) { return E.cum_extreme(true); };
-    t["aten.cummin.default"] = [](GraphEvaluator& E) { return E.cum_extreme(false); };
-    t["aten.logcumsumexp.default"] = [](GraphEvaluator& E) { return E.logcumsumexp(); };
     t["aten.as_strided_copy.default"] = [](GraphEvaluator& E) { return E.as_strided(); };
     t["aten.narrow_copy.default"] = [](GraphEvaluator& E) { return E.slice(); };
     t["aten.fmax.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Fmax, false); };
@@ -1971,6 +1623,13 @@ std::vector<HostTensor> GraphEvaluator::run() {
       slot.push_back(HostTensor::from_values(in.dtype, in.sizes, in.values()));
       continue;
     }
+    if (const ReferenceFn* fn = reference_table().find(n.target)) {
+      BoundArgs bound = bind_args(n);
+      args_ = &bound;
+      slot = (*fn)(*this, bound);
+      args_ = nullptr;
+      continue;
+    }
     auto it = ops().find(n.target);
     if (it == ops().end()) fail("the reference interpreter does not know this op");
     slot = it->second(*this);
@@ -1981,7 +1640,65 @@ std::vector<HostTensor> GraphEvaluator::run() {
   return outputs;
 }
 
-}  // namespace
+std::vector<std::string> GraphEvaluator::legacy_op_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, fn] : ops()) names.push_back(name);
+  return names;
+}
+
+std::string shape_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+void ReferenceTable::add(const std::string& qualified_name, ReferenceFn fn) {
+  if (!fns_.emplace(qualified_name, std::move(fn)).second) {
+    throw std::logic_error("reference table: " + qualified_name + " is registered twice");
+  }
+}
+
+const ReferenceFn* ReferenceTable::find(std::string_view qualified_name) const {
+  auto it = fns_.find(qualified_name);
+  return it == fns_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> ReferenceTable::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, fn] : fns_) out.push_back(name);
+  return out;
+}
+
+const ReferenceTable& reference_table() {
+  static const ReferenceTable table = [] {
+    ReferenceTable t;
+    register_all_reference_families(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace reference
+
+std::vector<std::string> reference_ops() {
+  std::set<std::string> names;
+  for (const std::string& n : reference::reference_table().names()) names.insert(n);
+  for (const std::string& n : reference::GraphEvaluator::legacy_op_names()) names.insert(n);
+  return {names.begin(), names.end()};
+}
+
+using reference::bfloat16_bits;
+using reference::bfloat16_value;
+using reference::for_each_index;
+using reference::GraphEvaluator;
+using reference::half_bits;
+using reference::half_value;
+using reference::numel_of;
+using reference::round_float_format;
+using reference::row_major_strides;
+using reference::shape_str;
+using reference::to_int64;
+using reference::value_str;
 
 // ---- HostTensor ------------------------------------------------------------------------------------------------------
 

@@ -1,0 +1,376 @@
+// What op lowerings see of the lowering engine (lower_graph.cpp): values as expressions over their own coordinates
+// (TensorValue), the GraphLowering that builds them (make, remap, reduce, realize, ...), and the helpers the op
+// families share. Included by lower_graph.cpp and the family files in lowering/ops/, nothing else: the engine's
+// contract to the rest of the compiler is lower_graph.h.
+//
+// A lowering (LowerFn, lowering/op_registry.h) receives the GraphLowering and the node's bound arguments, and returns
+// one TensorValue per output of the node, in the output metas' sizes (the engine casts to the metas' dtypes). It
+// reports what it cannot lower with GraphLowering::fail, a LoweringError naming the node and its op.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/loop.h"
+#include "ir/op_schema.h"
+#include "lowering/lower_graph.h"
+
+namespace hi::lowering {
+
+/// A tensor known as an expression over its own coordinates x0..x{rank-1}, not (yet) in memory.
+struct TensorValue {
+  DType dtype = DType::Float32;
+  std::vector<Index> sizes;
+  Expr body;
+  std::vector<std::string> origins;  ///< graph nodes inlined into body
+  std::vector<std::string> op_names;
+
+  int64_t rank() const { return static_cast<int64_t>(sizes.size()); }
+};
+
+inline std::vector<Index> coord_vars(size_t rank) {
+  std::vector<Index> v;
+  for (size_t i = 0; i < rank; ++i) v.push_back(Index::var(out_var(i)));
+  return v;
+}
+
+inline std::string short_op_name(const std::string& target) {
+  // "aten.native_layer_norm.default" -> "native_layer_norm"; "prims.convert_element_type.default" -> likewise.
+  size_t first = target.find('.');
+  size_t last = target.rfind('.');
+  if (first == std::string::npos || first == last) return target;
+  std::string name = target.substr(first + 1, last - first - 1);
+  while (!name.empty() && name[0] == '_') name.erase(0, 1);
+  return name;
+}
+
+inline void merge_names(std::vector<std::string>& into, const std::vector<std::string>& from) {
+  for (const auto& s : from)
+    if (std::find(into.begin(), into.end(), s) == into.end()) into.push_back(s);
+}
+
+inline DType compute_type(DType t) { return (t == DType::Float16 || t == DType::BFloat16) ? DType::Float32 : t; }
+
+/// Accumulation type of sum/prod/mean: float32 for half types, int64 for integers and bool.
+inline DType accumulate_type(DType t) {
+  if (t == DType::Float16 || t == DType::BFloat16) return DType::Float32;
+  if (t == DType::Bool || is_integer(t)) return DType::Int64;
+  return t;
+}
+
+/// Argument position of keyword-only arguments: never positional, found by name.
+inline constexpr size_t kKwargOnly = static_cast<size_t>(-1);
+
+/// Scalar operand of a pointwise op: its value and whether it is a floating-point Python number.
+struct Scalar {
+  double value = 0;
+  bool is_float = false;
+  bool is_bool = false;
+};
+
+/// Adds the ranges of loop variables over `sizes` for the lifetime of the scope (restoring what was there).
+class ScopedLoopRanges {
+ public:
+  ScopedLoopRanges(VarRanges& ranges, const std::vector<Index>& sizes, std::string (*name)(size_t))
+      : ranges_(ranges), saved_(ranges) {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      auto c = sizes[i].as_const();
+      ranges[name(i)] = c ? Range::loop(std::max<int64_t>(*c, 1)) : Range{0, std::nullopt};
+    }
+  }
+  ~ScopedLoopRanges() { ranges_ = saved_; }
+
+ private:
+  VarRanges& ranges_;
+  VarRanges saved_;
+};
+
+class GraphLowering {
+ public:
+  GraphLowering(const Graph& g, const LoweringOptions& options) : g_(g), options_(options) {}
+
+  LoopProgram run();
+
+  // ---- what op lowerings use -------------------------------------------------------------------------------------
+  const Node& node() const { return *node_; }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw LoweringError("node '" + node_->name + "' (" + node_->target + "): " + what);
+  }
+
+  // Arguments by name, from the node's bound arguments (lowerings defined in the op registry).
+  const BoundArgs& args() const {
+    if (!args_) fail("internal: arguments are not bound");
+    return *args_;
+  }
+  /// The tensor argument `name`.
+  TensorValue tensor(std::string_view name) {
+    const Arg& a = args().get(name);
+    if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor");
+    return value(a.tensor());
+  }
+  /// The tensor argument `name`; nullopt for None.
+  std::optional<TensorValue> optional_tensor(std::string_view name) {
+    const Arg& a = args().get(name);
+    if (a.is_none()) return std::nullopt;
+    if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor or None");
+    return value(a.tensor());
+  }
+  /// The number argument `name` (a Scalar, or a number in a Tensor position); nullopt for None.
+  std::optional<Scalar> scalar(std::string_view name) const {
+    std::optional<Number> n = args().optional_number(name);
+    if (!n) return std::nullopt;
+    return Scalar{n->value, n->is_float(), n->is_bool()};
+  }
+  /// The tensor list argument `name` (Tensor[] / Tensor?[]); None entries stay nullopt.
+  std::vector<std::optional<TensorValue>> tensor_list(std::string_view name) {
+    std::vector<std::optional<TensorValue>> out;
+    for (const auto& r : args().get(name).tensors()) {
+      if (r) out.emplace_back(value(*r));
+      else out.emplace_back(std::nullopt);
+    }
+    return out;
+  }
+
+  // Arguments by position (lowerings not yet moved into the op registry).
+  /// Argument at position `pos`, or keyword `name`; nullptr when absent.
+  const Arg* arg(size_t pos, const char* name) const {
+    if (pos < node_->args.size()) return &node_->args[pos];
+    return node_->kwarg(name);
+  }
+  const Arg& required(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a) fail("missing argument '" + std::string(name) + "'");
+    return *a;
+  }
+  TensorValue tensor(size_t pos, const char* name) {
+    const Arg& a = required(pos, name);
+    if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor");
+    return value(a.tensor());
+  }
+  std::optional<TensorValue> optional_tensor(size_t pos, const char* name) {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    if (!a->is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor or None");
+    return value(a->tensor());
+  }
+  std::optional<Scalar> scalar(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    switch (a->kind()) {
+      case Arg::Kind::Float: return Scalar{a->number(), true, false};
+      case Arg::Kind::Bool: return Scalar{a->boolean() ? 1.0 : 0.0, false, true};
+      case Arg::Kind::Int:
+        if (auto c = a->integer().as_const()) return Scalar{static_cast<double>(*c), false, false};
+        fail("argument '" + std::string(name) + "' is a symbolic scalar; only constants are supported");
+      default: fail("argument '" + std::string(name) + "' must be a number");
+    }
+  }
+  int64_t int_arg(size_t pos, const char* name, std::optional<int64_t> dflt = std::nullopt) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) {
+      if (dflt) return *dflt;
+      fail("missing argument '" + std::string(name) + "'");
+    }
+    if (a->kind() == Arg::Kind::Int)
+      if (auto c = a->integer().as_const()) return *c;
+    if (a->kind() == Arg::Kind::Bool) return a->boolean();
+    fail("argument '" + std::string(name) + "' must be a constant int");
+  }
+  bool bool_arg(size_t pos, const char* name, bool dflt) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return dflt;
+    if (a->kind() == Arg::Kind::Bool) return a->boolean();
+    if (a->kind() == Arg::Kind::Int && a->integer().is_const()) return a->integer().value() != 0;
+    fail("argument '" + std::string(name) + "' must be a bool");
+  }
+  double float_arg(size_t pos, const char* name, double dflt) const {
+    auto s = scalar(pos, name);
+    return s ? s->value : dflt;
+  }
+  std::string str_arg(size_t pos, const char* name, const std::string& dflt) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return dflt;
+    if (a->kind() != Arg::Kind::Str) fail("argument '" + std::string(name) + "' must be a string");
+    return a->str();
+  }
+  /// Int list argument; nullopt when absent or None. A single int is accepted as a one-element list.
+  std::optional<std::vector<Index>> ints_arg(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    if (a->kind() == Arg::Kind::IntList) return a->ints();
+    if (a->kind() == Arg::Kind::Int) return std::vector<Index>{a->integer()};
+    fail("argument '" + std::string(name) + "' must be a list of ints");
+  }
+  std::optional<DType> dtype_arg(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    if (a->kind() != Arg::Kind::DType) fail("argument '" + std::string(name) + "' must be a dtype");
+    return a->dtype();
+  }
+  const TensorMeta& out_meta(size_t i = 0) const {
+    if (i >= node_->outputs.size()) fail("has no meta for output " + std::to_string(i));
+    return node_->outputs[i];
+  }
+  int64_t wrap_dim(int64_t dim, int64_t rank) const {
+    int64_t r = std::max<int64_t>(rank, 1);
+    if (dim < -r || dim >= r) fail("dimension " + std::to_string(dim) + " out of range for rank " + std::to_string(rank));
+    return dim < 0 ? dim + r : dim;
+  }
+
+  /// The value of `v` at coordinates `coords` (one per dim of v), indices simplified.
+  Expr at(const TensorValue& v, const std::vector<Index>& coords) const {
+    std::map<std::string, Index> repl;
+    for (size_t i = 0; i < coords.size(); ++i) repl[out_var(i)] = coords[i];
+    return substitute_vars(v.body, repl, ranges_);
+  }
+  /// Coordinates of `v` when it is broadcast to `out_sizes` and read at `out_coords`.
+  std::vector<Index> broadcast_coords(const TensorValue& v, const std::vector<Index>& out_sizes,
+                                      const std::vector<Index>& out_coords) const {
+    std::vector<Index> c;
+    size_t off = out_sizes.size() - v.sizes.size();
+    for (size_t j = 0; j < v.sizes.size(); ++j)
+      c.push_back(v.sizes[j].is_const(1) && !out_sizes[j + off].is_const(1) ? Index(0) : out_coords[j + off]);
+    return c;
+  }
+
+  /// A new value over `sizes` whose body is built by `fn` from the output coordinates; origins of `inputs` merged.
+  TensorValue make(DType dtype, std::vector<Index> sizes, const std::vector<const TensorValue*>& inputs,
+                   const std::function<Expr(const std::vector<Index>&)>& fn) {
+    TensorValue v;
+    v.dtype = dtype;
+    v.sizes = std::move(sizes);
+    for (const auto& s : v.sizes) note_size(s);
+    {
+      ScopedLoopRanges scope(ranges_, v.sizes, out_var);
+      v.body = fn(coord_vars(v.sizes.size()));
+    }
+    for (const TensorValue* in : inputs) {
+      merge_names(v.origins, in->origins);
+      merge_names(v.op_names, in->op_names);
+    }
+    merge_names(v.origins, {node_->name});
+    merge_names(v.op_names, {short_op_name(node_->target)});
+    return v;
+  }
+  /// A value whose coordinates map to the coordinates of `in` (views): in_coords = map(out_coords).
+  TensorValue remap(const TensorValue& in, std::vector<Index> sizes,
+                    const std::function<std::vector<Index>(const std::vector<Index>&)>& map) {
+    TensorValue v = make(in.dtype, std::move(sizes), {&in}, [&](const std::vector<Index>& c) { return at(in, map(c)); });
+    return v;
+  }
+
+  /// Writes `v` into a new intermediate buffer and returns a value that loads it.
+  TensorValue realize(const TensorValue& v);
+  /// Reduces `input` over `dims` with `op` in `acc` type; returns the reduction result (sizes as keepdim says).
+  TensorValue reduce(const TensorValue& input, std::vector<int64_t> dims, bool keepdim, ReduceOp op, DType acc,
+                     const std::function<Expr(const Expr&)>& prologue = nullptr);
+
+  /// Adds a reduction computation with a ready `body` (a Reduce over r0.. of an expression over x0.., r0..).
+  TensorValue add_reduction(const Expr& body, const std::vector<Index>& out_sizes,
+                            const std::vector<Index>& reduce_sizes, const std::vector<const TensorValue*>& inputs);
+  /// A reduction whose body `fn(x, r)` is built from output coordinates x and reduction coordinates r.
+  TensorValue reduction(std::vector<Index> out_sizes, std::vector<Index> reduce_sizes,
+                        const std::vector<const TensorValue*>& inputs,
+                        const std::function<Expr(const std::vector<Index>&, const std::vector<Index>&)>& fn) {
+    for (const auto& s : out_sizes) note_size(s);
+    for (const auto& s : reduce_sizes) note_size(s);
+    Expr body;
+    {
+      ScopedLoopRanges xs(ranges_, out_sizes, out_var);
+      ScopedLoopRanges rs(ranges_, reduce_sizes, reduce_var);
+      std::vector<Index> r;
+      for (size_t i = 0; i < reduce_sizes.size(); ++i) r.push_back(Index::var(reduce_var(i)));
+      body = fn(coord_vars(out_sizes.size()), r);
+    }
+    return add_reduction(body, out_sizes, reduce_sizes, inputs);
+  }
+  /// `v` itself when it is a plain load of a buffer, else `v` realized into one (indirect loads address buffers).
+  TensorValue realize_if_computed(const TensorValue& v) {
+    if (v.body->op == ExprOp::Load && v.body->args.empty()) return v;
+    return realize(v);
+  }
+  /// Tensor list argument (Tensor[] / Tensor?[]); None entries stay nullopt.
+  std::vector<std::optional<TensorValue>> tensor_list(size_t pos, const char* name) {
+    const Arg& a = required(pos, name);
+    std::vector<std::optional<TensorValue>> out;
+    if (a.kind() == Arg::Kind::IntList && a.ints().empty()) return out;
+    if (a.kind() != Arg::Kind::TensorList) fail("argument '" + std::string(name) + "' must be a list of tensors");
+    for (const auto& r : a.tensors()) {
+      if (r) out.emplace_back(value(*r));
+      else out.emplace_back(std::nullopt);
+    }
+    return out;
+  }
+  /// `v` read at `coords`, where the coordinates of the dims in `indirect` (dim -> Int64 expression, non-negative)
+  /// are values computed at run time: an indirect load (see Expr::indirect_load). `v` is realized first unless it
+  /// already is a plain load of a buffer.
+  Expr at_indirect(TensorValue& v, std::vector<Index> coords, const std::map<size_t, Expr>& indirect) {
+    if (v.body->op != ExprOp::Load || !v.body->args.empty()) v = realize(v);
+    std::vector<Expr> args;
+    for (const auto& [d, e] : indirect) {
+      coords[d] = Index::var(indirect_var(args.size()));
+      args.push_back(Expr::cast(e, DType::Int64));
+    }
+    Expr plain = at(v, coords);
+    return Expr::indirect_load(plain->buffer, plain->index, plain->dtype, std::move(args));
+  }
+
+  /// The graph input buffer `v` reads, when `v` is that input itself (a plain load in the input's own layout).
+  std::optional<int> input_buffer(const TensorValue& v) const {
+    if (v.body->op != ExprOp::Load || !v.body->args.empty()) return std::nullopt;
+    const Buffer& b = p_.buffers[v.body->buffer];
+    if (b.kind != BufferKind::Input) return std::nullopt;
+    if (simplify(v.body->index, ranges_) != simplify(Computation::store_index(b), ranges_)) return std::nullopt;
+    return v.body->buffer;
+  }
+  const Buffer& buffer(int b) const { return p_.buffers.at(b); }
+
+  void note_size(const Index& s) {
+    if (auto c = s.as_const()) return;
+    for (const auto& name : free_vars(s))
+      if (!ranges_.count(name)) ranges_[name] = Range{1, std::nullopt};
+  }
+
+ private:
+  TensorValue value(const ValueRef& ref) {
+    if (!ref.valid() || ref.node >= static_cast<int>(values_.size()) || ref.output < 0 ||
+        ref.output >= static_cast<int>(values_[ref.node].size()) || !values_[ref.node][ref.output])
+      fail("reads a value that was not computed (node " + std::to_string(ref.node) + ", output " +
+           std::to_string(ref.output) + ")");
+    return *values_[ref.node][ref.output];
+  }
+  void lower_node(int index);
+  void realize_output(size_t position, const ValueRef& ref);
+  int add_buffer(const std::string& name, DType dtype, const std::vector<Index>& sizes,
+                 const std::vector<Index>& strides, Index offset, BufferKind kind, int io_position);
+
+  const Graph& g_;
+  LoweringOptions options_;
+  const Node* node_ = nullptr;
+  const BoundArgs* args_ = nullptr;  ///< node_'s bound arguments while a registry lowering runs
+  LoopProgram p_;
+  VarRanges ranges_;
+  std::vector<std::vector<std::optional<TensorValue>>> values_;
+  std::vector<int> uses_;
+  std::map<std::pair<int, size_t>, int> output_refs_;  ///< (node, output) -> times the graph's outputs list it
+  int next_buffer_ = 0;
+};
+
+
+/// PyTorch's dtype conversion of `self` to the output meta (also clone, alias, and ops that reduce to a copy, such as
+/// a scan over a 0-d tensor).
+std::vector<TensorValue> lower_convert(GraphLowering& L);
+
+/// Lowerings still in lower_graph.cpp's old table, found by position: lower_node falls back to them for overloads
+/// the op registry does not lower yet. Exposed for has_lowering and the registry test while the move lasts.
+bool has_legacy_lowering(const std::string& target);
+std::vector<std::string> legacy_lowered_ops();
+
+}  // namespace hi::lowering

@@ -1,0 +1,19 @@
+// The op families: one registration function per file in lowering/ops/, each adding its overloads' definitions
+// (schema, meta rule, lowering or eager reason) to the registry's table. Called once, in this order, by
+// register_all_op_families when the registry is first used.
+#pragma once
+
+namespace hi {
+
+class OpTable;
+
+void register_matrix_product_ops(OpTable& t);
+void register_scan_ops(OpTable& t);
+
+/// Every family above, in order.
+inline void register_all_op_families(OpTable& t) {
+  register_matrix_product_ops(t);
+  register_scan_ops(t);
+}
+
+}  // namespace hi

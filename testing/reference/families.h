@@ -1,0 +1,21 @@
+// The reference families: one registration function per file in testing/reference/, named as the op registry's
+// families (lowering/ops/), each adding its overloads' references to the reference table. Called once, in this
+// order, when the table is first used.
+#pragma once
+
+namespace hi::reference {
+
+class ReferenceTable;
+
+void register_pooling_references(ReferenceTable& t);
+void register_scan_references(ReferenceTable& t);
+void register_view_references(ReferenceTable& t);
+
+/// Every family above, in order.
+inline void register_all_reference_families(ReferenceTable& t) {
+  register_pooling_references(t);
+  register_scan_references(t);
+  register_view_references(t);
+}
+
+}  // namespace hi::reference

@@ -1,0 +1,348 @@
+// What the reference interpreter's per-family op references (testing/reference/<family>.cpp) see of its engine
+// (reference_eval.cpp): the GraphEvaluator with its argument, output, broadcasting and reduction helpers, and the
+// reference table they register into, keyed by the op registry's overload names (lowering/op_registry.h).
+//
+// A reference (ReferenceFn) receives the evaluator and the node's bound arguments and returns one host tensor per
+// output of the node, rounded to the output metas' dtypes (GraphEvaluator::output / output_from_values do it). It
+// reports what it cannot evaluate with GraphEvaluator::fail, naming the node and its op.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/op_schema.h"
+#include "testing/reference_eval.h"
+
+namespace hi::reference {
+
+inline int64_t numel_of(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+/// Calls fn(idx, flat) for every coordinate of `sizes` in row-major order.
+template <class F>
+void for_each_index(const std::vector<int64_t>& sizes, F fn) {
+  int64_t n = numel_of(sizes);
+  std::vector<int64_t> idx(sizes.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    fn(idx, i);
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+inline int64_t to_int64(double v) {
+  double t = std::trunc(v);
+  if (std::isnan(t) || t >= 9223372036854775808.0 || t < -9223372036854775808.0)
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(t);
+}
+
+/// A wrapped-around integer result (two's complement), as eager's integer kernels overflow.
+inline int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
+
+/// `[2, 3]`, for messages.
+std::string shape_str(const std::vector<int64_t>& v);
+
+/// An operand of a pointwise op: a tensor, or a Python number (a "wrapped number" in PyTorch's promotion).
+struct Operand {
+  const HostTensor* tensor = nullptr;
+  double number = 0;
+  DType number_type = DType::Int64;  ///< Bool, Int64 or Float64 for Python bool / int / float
+};
+
+/// The binary and unary element functions (reference_eval.cpp).
+enum class Binary;
+enum class Unary;
+
+class GraphEvaluator;
+
+/// Evaluates one call of an overload (see the top of this file).
+using ReferenceFn = std::function<std::vector<HostTensor>(GraphEvaluator&, const BoundArgs&)>;
+
+/// The per-family references, by overload name (`aten.cumsum.default`).
+class ReferenceTable {
+ public:
+  /// Adds the reference of `qualified_name`; a name given twice throws std::logic_error.
+  void add(const std::string& qualified_name, ReferenceFn fn);
+  const ReferenceFn* find(std::string_view qualified_name) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::map<std::string, ReferenceFn, std::less<>> fns_;
+};
+
+/// The table, built on first use from every family's registration (testing/reference/families.h).
+const ReferenceTable& reference_table();
+
+class GraphEvaluator {
+ public:
+  GraphEvaluator(const Graph& g, const std::vector<HostTensor>& inputs) : g_(g), inputs_(inputs) {}
+
+  std::vector<HostTensor> run();
+
+  /// Overloads the old table (reference_eval.cpp) evaluates, by position rather than bound arguments.
+  static bool has_legacy_op(const std::string& target) { return ops().count(target) > 0; }
+  static std::vector<std::string> legacy_op_names();
+
+  // What the per-family references use.
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error("reference_eval: node '" + node_->name + "' (" + node_->target + "): " + what);
+  }
+
+  // Arguments by name, from the node's bound arguments (references in testing/reference/).
+  const BoundArgs& args() const {
+    if (!args_) fail("internal: arguments are not bound");
+    return *args_;
+  }
+  const HostTensor& tensor(std::string_view name) const {
+    const Arg& a = args().get(name);
+    if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor");
+    return value(a.tensor());
+  }
+
+  // ---- arguments by position (the old table) ----
+  const Arg* arg(size_t pos, const char* name) const {
+    if (pos < node_->args.size()) return &node_->args[pos];
+    return node_->kwarg(name);
+  }
+  const Arg& required(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a) fail("missing argument '" + std::string(name) + "'");
+    return *a;
+  }
+  const HostTensor& tensor(size_t pos, const char* name) const {
+    const Arg& a = required(pos, name);
+    if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor");
+    return value(a.tensor());
+  }
+  const HostTensor& value(const ValueRef& r) const { return values_.at(r.node).at(r.output); }
+  std::optional<const HostTensor*> optional_tensor(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    if (!a->is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor or None");
+    return &value(a->tensor());
+  }
+  int64_t constant(const Index& i, const char* name) const {
+    auto c = i.as_const();
+    if (!c) fail("argument '" + std::string(name) + "' is symbolic (" + i.str() + "); only constants are supported");
+    return *c;
+  }
+  /// A tensor or a Python number; nullopt when absent or None.
+  std::optional<Operand> operand(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    switch (a->kind()) {
+      case Arg::Kind::Tensor: return Operand{&value(a->tensor())};
+      case Arg::Kind::Float: return Operand{nullptr, a->number(), DType::Float64};
+      case Arg::Kind::Int: return Operand{nullptr, static_cast<double>(constant(a->integer(), name)), DType::Int64};
+      case Arg::Kind::Bool: return Operand{nullptr, a->boolean() ? 1.0 : 0.0, DType::Bool};
+      default: fail("argument '" + std::string(name) + "' must be a tensor or a number");
+    }
+  }
+  Operand required_operand(size_t pos, const char* name) const {
+    auto o = operand(pos, name);
+    if (!o) fail("missing argument '" + std::string(name) + "'");
+    return *o;
+  }
+  int64_t int_arg(size_t pos, const char* name) const {
+    const Arg& a = required(pos, name);
+    if (a.kind() == Arg::Kind::Int) return constant(a.integer(), name);
+    if (a.kind() == Arg::Kind::Bool) return a.boolean();
+    fail("argument '" + std::string(name) + "' must be an int");
+  }
+  bool bool_arg(size_t pos, const char* name, bool dflt) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return dflt;
+    if (a->kind() == Arg::Kind::Bool) return a->boolean();
+    if (a->kind() == Arg::Kind::Int) return constant(a->integer(), name) != 0;
+    fail("argument '" + std::string(name) + "' must be a bool");
+  }
+  double float_arg(size_t pos, const char* name, double dflt) const {
+    auto o = operand(pos, name);
+    if (!o) return dflt;
+    if (o->tensor) fail("argument '" + std::string(name) + "' must be a number");
+    return o->number;
+  }
+  std::optional<std::vector<int64_t>> ints_arg(size_t pos, const char* name) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return std::nullopt;
+    std::vector<int64_t> out;
+    if (a->kind() == Arg::Kind::Int) {
+      out.push_back(constant(a->integer(), name));
+      return out;
+    }
+    if (a->kind() != Arg::Kind::IntList) fail("argument '" + std::string(name) + "' must be a list of ints");
+    for (const Index& i : a->ints()) out.push_back(constant(i, name));
+    return out;
+  }
+  std::string str_arg(size_t pos, const char* name, const std::string& dflt) const {
+    const Arg* a = arg(pos, name);
+    if (!a || a->is_none()) return dflt;
+    if (a->kind() != Arg::Kind::Str) fail("argument '" + std::string(name) + "' must be a string");
+    return a->str();
+  }
+  int64_t wrap_dim(int64_t dim, int64_t rank) const {
+    int64_t r = std::max<int64_t>(rank, 1);
+    if (dim < -r || dim >= r)
+      fail("dimension " + std::to_string(dim) + " out of range for rank " + std::to_string(rank));
+    return dim < 0 ? dim + r : dim;
+  }
+
+  // ---- outputs ----
+  const TensorMeta& out_meta(size_t i = 0) const {
+    if (i >= node_->outputs.size()) fail("has no meta for output " + std::to_string(i));
+    return node_->outputs[i];
+  }
+  std::vector<int64_t> concrete(const std::vector<Index>& sizes, const char* what) const {
+    std::vector<int64_t> out;
+    for (const Index& s : sizes) {
+      auto c = s.as_const();
+      if (!c) fail(std::string(what) + " has a symbolic size (" + s.str() + "); only concrete sizes are supported");
+      out.push_back(*c);
+    }
+    return out;
+  }
+  /// A zero-filled row-major tensor with output `i`'s dtype and sizes.
+  HostTensor output(size_t i = 0) const {
+    return HostTensor::contiguous(out_meta(i).dtype, concrete(out_meta(i).sizes, "output meta"));
+  }
+  HostTensor output_from_values(size_t i, const std::vector<double>& values) const {
+    HostTensor out = output(i);
+    if (static_cast<int64_t>(values.size()) != out.numel())
+      fail("output " + std::to_string(i) + " meta has " + std::to_string(out.numel()) + " elements, the op produced " +
+           std::to_string(values.size()));
+    for (size_t k = 0; k < values.size(); ++k) out.storage[k] = round_to_dtype(out.dtype, values[k]);
+    return out;
+  }
+
+  /// Values of `o` read at every coordinate of `out_sizes` (broadcasting), converted to `tensor_type` (tensors) or
+  /// `number_type` (Python numbers).
+  std::vector<double> broadcast(const Operand& o, const std::vector<int64_t>& out_sizes, DType tensor_type,
+                                DType number_type) const {
+    std::vector<double> out(static_cast<size_t>(numel_of(out_sizes)));
+    if (!o.tensor) {
+      std::fill(out.begin(), out.end(), round_to_dtype(number_type, o.number));
+      return out;
+    }
+    const HostTensor& t = *o.tensor;
+    if (t.rank() > static_cast<int64_t>(out_sizes.size()))
+      fail("operand of shape " + shape_str(t.sizes) + " does not broadcast to " + shape_str(out_sizes));
+    size_t lead = out_sizes.size() - t.sizes.size();
+    for (size_t d = 0; d < t.sizes.size(); ++d)
+      if (t.sizes[d] != 1 && t.sizes[d] != out_sizes[lead + d])
+        fail("operand of shape " + shape_str(t.sizes) + " does not broadcast to " + shape_str(out_sizes));
+    std::vector<int64_t> idx(t.sizes.size());
+    for_each_index(out_sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
+      for (size_t d = 0; d < idx.size(); ++d) idx[d] = t.sizes[d] == 1 ? 0 : c[lead + d];
+      out[flat] = round_to_dtype(tensor_type, t.at(idx));
+    });
+    return out;
+  }
+
+  /// Output values gathered from `t`: the element of output coordinates `c` is t at `in_coords(c)`.
+  std::vector<double> gather(const HostTensor& t, const std::vector<int64_t>& out_sizes,
+                             const std::function<void(const std::vector<int64_t>&, std::vector<int64_t>&)>& in_coords)
+      const {
+    std::vector<double> out(static_cast<size_t>(numel_of(out_sizes)));
+    std::vector<int64_t> idx(t.sizes.size());
+    for_each_index(out_sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
+      in_coords(c, idx);
+      out[flat] = t.at(idx);
+    });
+    return out;
+  }
+
+  /// Reduced dims: the list given, or all dims when it is absent, None or empty.
+  std::vector<bool> reduced_dims(const std::optional<std::vector<int64_t>>& dims, int64_t rank) const {
+    std::vector<bool> reduced(static_cast<size_t>(rank), !dims || dims->empty());
+    if (dims)
+      for (int64_t d : *dims) {
+        int64_t w = wrap_dim(d, rank);
+        if (rank > 0) reduced[w] = true;
+      }
+    return reduced;
+  }
+
+  // ---- op families ----
+  std::vector<HostTensor> binary(Binary op, bool has_alpha, bool reversed = false);
+  std::vector<HostTensor> unary(Unary op);
+  std::vector<HostTensor> clamp(int which /*0 both, 1 min, 2 max*/);
+  std::vector<HostTensor> where();
+  std::vector<HostTensor> convert();
+  std::vector<HostTensor> reshape();
+  std::vector<HostTensor> permute(std::vector<int64_t> dims);
+  std::vector<HostTensor> expand();
+  std::vector<HostTensor> sum(bool all_dims, bool mean);
+  std::vector<HostTensor> minmax(bool max);
+  std::vector<HostTensor> var(bool with_mean);
+  std::vector<HostTensor> softmax(bool log);
+  std::vector<HostTensor> layer_norm();
+  // Ops added with the coverage work.
+  int64_t int_or(size_t pos, const char* name, int64_t dflt) const;
+  std::vector<const HostTensor*> tensor_list(size_t pos, const char* name) const;
+  int64_t checked_index(double v, int64_t size) const;
+  std::vector<double> fold(const HostTensor& self, const std::optional<std::vector<int64_t>>& dims, double init,
+                           const std::function<double(double, double, int64_t, int64_t&)>& fn,
+                           std::vector<int64_t>* positions = nullptr) const;
+  std::vector<HostTensor> div_mode();
+  std::vector<HostTensor> ldexp();
+  std::vector<HostTensor> search(bool bucketize);
+  std::vector<HostTensor> polygamma();
+  std::vector<HostTensor> elementwise(const std::function<double(double)>& fn);
+  std::vector<HostTensor> bitwise_not();
+  std::vector<HostTensor> prod(bool all_dims);
+  std::vector<HostTensor> any_all(bool any, int dims_kind);
+  std::vector<HostTensor> extreme(bool is_max, bool values, bool indices, int dims_kind);
+  std::vector<HostTensor> slice();
+  std::vector<HostTensor> select();
+  std::vector<HostTensor> cat();
+  std::vector<HostTensor> constant_pad();
+  std::vector<HostTensor> flip();
+  std::vector<HostTensor> repeat();
+  std::vector<HostTensor> slice_scatter();
+  std::vector<HostTensor> embedding();
+  std::vector<HostTensor> index_select();
+  std::vector<HostTensor> gather_op();
+  std::vector<HostTensor> index_tensor();
+  std::vector<HostTensor> fill(double value);
+  std::vector<HostTensor> range(double start, double step);
+  // Second coverage round.
+  std::vector<HostTensor> vector_norm();
+  std::vector<HostTensor> split(bool unbind);
+  std::vector<HostTensor> diagonal();
+  std::vector<HostTensor> as_strided();
+  std::vector<HostTensor> group_norm();
+  std::vector<HostTensor> batch_norm(int kind);
+  std::vector<HostTensor> pool2d(int kind);
+  std::vector<HostTensor> pool2d_backward(int kind);
+  struct PoolArgs;
+  PoolArgs pool_args(int kind, size_t first) const;
+ private:
+  using OpFn = std::function<std::vector<HostTensor>(GraphEvaluator&)>;
+  static const std::map<std::string, OpFn>& ops();
+
+  std::map<int, size_t> input_of_node_;  ///< placeholder node -> position in inputs_ (as_strided reads its storage)
+
+  const Graph& g_;
+  const std::vector<HostTensor>& inputs_;
+  std::vector<std::vector<HostTensor>> values_;
+  const Node* node_ = nullptr;
+  const BoundArgs* args_ = nullptr;  ///< node_'s bound arguments while a registered reference runs
+};
+
+}  // namespace hi::reference
