@@ -53,7 +53,7 @@ def args_key(args) -> tuple:
 
 class Executor:
     """How an ATen graph runs once partitioned. Whoever builds it (graph_module.CompiledFxGraph) runs the graph's
-    passes first, calls plan(), and sets `key_inputs` and `fast_paths_apply`."""
+    passes first, sets `symbolic`, `fast_paths_apply` and `key_inputs`, and calls plan()."""
 
     def __init__(self, gm: fx.GraphModule, options: Options, name: str, report: Report):
         self.gm = gm

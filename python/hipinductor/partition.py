@@ -34,6 +34,8 @@ EMPTY = "an empty tensor"
 
 @dataclass
 class Segment:
+    """Nodes compiled together into one translation unit of kernels, and what running them needs: the compiled graphs
+    per input layout, the prepared launches, and the compiles started early (compile_jobs.start_compiles)."""
     nodes: list[fx.Node]
     inputs: list[fx.Node] = field(default_factory=list)   # values read from outside the segment
     outputs: list[fx.Node] = field(default_factory=list)  # values used after the segment

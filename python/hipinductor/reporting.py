@@ -46,10 +46,9 @@ def reports() -> list[dict]:
     kernels, compile_ms, cache_hits, segments, workspace_bytes, eager_reason, early_compiles (segments whose compile
     started when the graph was built, from its traced layouts, and was taken at the first call), shared_compiles
     (those of them that took another segment's compiled graph: the same code but for node names, as a model's
-    repeated layers give), build_ms (building
-    the graph: partition and starting those compiles) and first_call_ms (its first run, waiting for them; None
-    before it). compile_ms sums each segment's share of lowering, codegen and compiler time (or of the cache lookup
-    that replaced them); a graph's segments compile in one compiler call."""
+    repeated layers give), build_ms (building the graph: partition and starting those compiles) and first_call_ms
+    (its first run, waiting for them; None before it). compile_ms sums each segment's share of lowering, codegen
+    and compiler time (or of the cache lookup that replaced them); a graph's segments compile in one compiler call."""
     with _reports_lock:
         return [dict(r) for r in _reports]
 
