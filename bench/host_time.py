@@ -82,21 +82,21 @@ def gpu_ms(fn, args, reps=50):
 def breakdown(h, args, calls) -> dict:
     """Host ms per call of hipinductor's fast-path functions alone, and without their kernel launches (see --breakdown);
     the compiled function `h` has run with `args` before."""
-    from hipinductor import backend
+    from hipinductor.reporting import live_graphs
 
     recorded = []  # (fast function, the arguments it was called with)
     wrapped = []
-    for g in list(backend._live_graphs):
-        for key, f in list(g._fast.items()):
+    for g in list(live_graphs):
+        for key, f in list(g.fast_paths.items()):
             def rec(a, f=f):
                 recorded.append((f, list(a)))
                 return f(a)
 
-            g._fast[key] = rec
+            g.fast_paths[key] = rec
             wrapped.append((g, key, f))
     h(*args)
     for g, key, f in wrapped:
-        g._fast[key] = f
+        g.fast_paths[key] = f
     if not recorded:
         return {}
 
@@ -141,8 +141,9 @@ def primitives() -> dict:
     """us per call of the steps fast paths are made of, on an idle GPU (each loop of 2000 issues faster than the GPU
     runs it)."""
     import hipinductor  # noqa: F401
+    from hipinductor.devices import current_stream
+    from hipinductor.executor import args_key
     from hipinductor.fast_path import _ALLOC_CURRENT_GPU as alloc_cuda
-    from hipinductor.graph_module import _args_key, _current_stream
 
     x = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
     y = torch.empty_like(x)
@@ -160,8 +161,8 @@ def primitives() -> dict:
         "empty_strided": lambda: torch.empty_strided((1024, 1024), (1024, 1), dtype=torch.bfloat16, device="cuda"),
         "data_ptr": x.data_ptr,
         "storage_data_ptr": lambda: x.untyped_storage().data_ptr(),
-        "args_key_1": lambda: _args_key((x,)),
-        "current_stream": lambda: _current_stream(0),
+        "args_key_1": lambda: args_key((x,)),
+        "current_stream": lambda: current_stream(0),
         "eager_clamp_min_out": lambda: torch.clamp_min(x, 0, out=y),
         "eager_add": lambda: torch.add(x, 1),
         "inductor_relu_add": lambda: ind(x),

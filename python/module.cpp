@@ -20,6 +20,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -33,6 +34,7 @@
 #include "codegen/emit_hip.h"
 #include "codegen/target.h"
 #include "frontend/graph_json.h"
+#include "ir/op_schema.h"
 #include "lowering/lower_graph.h"
 #include "runtime/amd_code_object.h"
 #include "runtime/code_object_cache.h"
@@ -48,6 +50,20 @@
 namespace py = pybind11;
 
 namespace {
+
+/// Bytes of the kernels' widest vector access: the code generator moves vector groups in chunks of at most 16 bytes
+/// (hi_vec_layout in codegen/preludes/common.h; KernelPrinter::vector_fn takes the unchecked access where the chunk
+/// is provably aligned), so a graph promising this "align" lets every vector access of its inputs skip the check.
+constexpr int64_t kVectorAlignmentBytes = 16;
+
+/// Qualified names of the op-schema table's overloads, those with `is_view` only when `views_only`.
+std::vector<std::string> schema_names(bool views_only) {
+  std::vector<std::string> names;
+  for (const hi::OpSchema& s : hi::all_op_schemas())
+    if (!views_only || s.is_view) names.push_back(s.qualified_name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 /// The cache for the current default directory. Entries are only ever added, so a CodeObjectCache handed out
 /// earlier stays valid while another thread compiles against a different directory.
@@ -292,6 +308,18 @@ PYBIND11_MODULE(_C, m) {
   m.def("lowered_ops", &hi::lowered_ops, "Every ATen overload with a lowering (\"aten.add.Tensor\", ...), sorted.");
   m.def("has_lowering", &hi::has_lowering, py::arg("target"),
         "True when the overload `target` (\"aten.add.Tensor\") has a lowering.");
+  m.def(
+      "schema_ops", [] { return schema_names(false); },
+      "Every ATen overload the C++ op-schema table has (\"aten.add.Tensor\", ...), sorted: the ops whose facts "
+      "(view_ops) the C++ side owns.");
+  m.def(
+      "view_ops", [] { return schema_names(true); },
+      "The overloads of schema_ops() that are views: their schema returns an alias of their first argument "
+      "(`-> Tensor(a)`, `-> Tensor(a)[]`), sorted.");
+  m.def(
+      "vector_alignment", [] { return kVectorAlignmentBytes; },
+      "Bytes of the kernels' widest vector access (16): the \"align\" a graph promises (graph format version 2) so "
+      "that the kernels need no run-time alignment checks.");
   m.def(
       "parse_target", [](const std::string& name) { return hi::parse_target(name).id(); }, py::arg("name"),
       "Canonical id of a target name (\"gfx942:sramecc+:xnack-\", \"sm_90\", \"cpu\", \"cpu-w64\"); ValueError "

@@ -8,8 +8,9 @@ driver, ROCm tensors through HIPRTC and the HIP runtime.
 """
 
 from . import _C
-from .backend import clear_reports, decomposition_table, hipinductor_backend, kernel_facts, reports
+from .backend import decomposition_table, hipinductor_backend
 from .options import Options
+from .reporting import clear_reports, kernel_facts, reports
 
 __version__ = _C.version()
 

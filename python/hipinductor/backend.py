@@ -9,21 +9,19 @@ import itertools
 import logging
 import struct
 import threading
-import weakref
 
 import torch
 
 from . import _C
-from .graph_module import CompiledFxGraph, Segment, gpu_target
+from .devices import gpu_target
+from .graph_module import CompiledFxGraph
 from .options import Options
-from .uint8_interpolation import uint8_cpu_interpolations_whole
+from .passes.uint8_interpolation import uint8_cpu_interpolations_whole
+from .reporting import register
 
 log = logging.getLogger("hipinductor")
 
-_reports: list[dict] = []
-_reports_lock = threading.Lock()
 _graph_ids = itertools.count()
-_live_graphs: "weakref.WeakSet[CompiledFxGraph]" = weakref.WeakSet()
 
 
 @functools.lru_cache(maxsize=None)
@@ -146,9 +144,7 @@ def _compiler(options: Options, kind: str):
         from functorch.compile import make_boxed_func
 
         compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids), static_inputs=_static_input_indices())
-        with _reports_lock:
-            _reports.append(compiled.report)
-            _live_graphs.add(compiled)
+        register(compiled)
         return make_boxed_func(compiled)
 
     return compile_graph
@@ -221,39 +217,3 @@ def _warm_up(device) -> None:
             _C.warm_up(target)
     except Exception as e:  # noqa: BLE001 - only a head start
         log.debug("hipinductor: compiler warm-up for %s failed: %s", device, e)
-
-
-def reports() -> list[dict]:
-    """One dict per compiled ATen graph (forward, backward, inference), oldest first: ops_lowered, fallback_ops,
-    kernels, compile_ms, cache_hits, segments, workspace_bytes, eager_reason, early_compiles (segments whose compile
-    started when the graph was built, from its traced layouts, and was taken at the first call), shared_compiles
-    (those of them that took another segment's compiled graph: the same code but for node names, as a model's
-    repeated layers give), build_ms (building
-    the graph: partition and starting those compiles) and first_call_ms (its first run, waiting for them; None
-    before it). compile_ms sums each segment's share of lowering, codegen and compiler time (or of the cache lookup
-    that replaced them); a graph's segments compile in one compiler call."""
-    with _reports_lock:
-        return [dict(r) for r in _reports]
-
-
-def clear_reports() -> None:
-    with _reports_lock:
-        _reports.clear()
-
-
-def kernel_facts() -> list[dict]:
-    """Hardware facts of each kernel of the compiled graphs still alive: registers, static_shared_bytes, local_bytes
-    (spills), max_threads_per_block, plus 'graph' and 'segment'. AMD kernels: from the code object (comgr), always;
-    NVIDIA kernels: from the driver, once the segment has run."""
-    with _reports_lock:
-        graphs = list(_live_graphs)
-    out = []
-    seen = set()  # segments of repeated layers share one compiled graph
-    for g in graphs:
-        for step in g.steps:
-            if isinstance(step, Segment):
-                for cg in step.compiled.values():
-                    if id(cg) not in seen:
-                        seen.add(id(cg))
-                        out.extend(dict(f, graph=g.name, segment=cg.name) for f in cg.kernel_facts)
-    return out

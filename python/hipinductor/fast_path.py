@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 import torch
 import torch.fx as fx
+
+from .devices import ALIGN, current_stream
+from .linear_folding import fold_linear_layers
+from .nodes import is_view
+from .partition import Segment
 
 
 class _Writer:
@@ -58,20 +63,19 @@ def layouts_of(env: dict) -> dict:
 
 
 def build(graph, launches: dict, layouts: dict) -> Callable | None:
-    """The straight-line function for the layout a general-path call had: `launches` maps id(segment) to the launch
+    """The straight-line function for the layout a general-path call had on `graph` (an executor.Executor: its
+    steps, placeholders, constants, output, gm, name and run_segment), `launches` maps id(segment) to the launch
     it ran, `layouts` (layouts_of) its values. None where the general path must stay (a segment ran eagerly, a step
     the writer does not handle)."""
     w = _Writer()
     steps = graph.steps
-    from .graph_module import _ALIGN, Segment, _current_stream  # the graph module imports this module lazily
-
     # `layouts` are the values' layouts when the call ended; an op that changes a tensor's sizes, strides or offset
     # in place (set_, resize_, t_, ...) would make them differ from what earlier steps saw.
     if any(isinstance(s, fx.Node) and isinstance(s.target, torch._ops.OpOverload)
            and torch.Tag.inplace_view in s.target.tags for s in steps):
         return None
 
-    linears, folded = _linear_steps(steps, launches)
+    linears, folded = fold_linear_layers(steps, launches)
     views = _ViewChains(graph, steps, linears, folded, layouts)
     # Last step reading each value, to delete it there (as Inductor's wrapper does) instead of holding every
     # intermediate until the call returns.
@@ -89,14 +93,14 @@ def build(graph, launches: dict, layouts: dict) -> Callable | None:
             reads = step.all_input_nodes
         for n in reads:
             last_use[n] = i
-    outputs = set(graph._output.all_input_nodes)
+    outputs = set(graph.output.all_input_nodes)
     made_by_segments = {n for s in steps if isinstance(s, Segment) for n in s.outputs}
 
     params = []
-    for i, node in enumerate(graph._placeholders):
+    for i, node in enumerate(graph.placeholders):
         w.names[node] = f"a{i}"
         params.append(f"a{i}")
-    for node in graph._constants:
+    for node in graph.constants:
         w.names[node] = w.bind("c", getattr(graph.gm, node.target))
     w.lines.append(f"({''.join(p + ', ' for p in params)}) = args")
     w.lines.append("del args")
@@ -111,7 +115,7 @@ def build(graph, launches: dict, layouts: dict) -> Callable | None:
                 idx = launch.device.index or 0
                 devices[idx] = max(devices.get(idx, 0), launch.workspace_bytes)
     for idx, ws in devices.items():
-        w.globals["stream_of"] = _current_stream
+        w.globals["stream_of"] = current_stream
         w.lines.append(f"s{idx} = stream_of({idx})")
         # Segment outputs allocated as Inductor's wrapper allocates its buffers: straight from the caching
         # allocator, without the dispatcher (the current device's), where the call runs on that device.
@@ -151,7 +155,7 @@ def build(graph, launches: dict, layouts: dict) -> Callable | None:
                     to_align.append(pointer)
                 ptrs.append(f"{pointer} - {offset * dtype.itemsize}" if offset else pointer)
             if to_align:
-                checks.append(f"not ({' | '.join(to_align)}) & {_ALIGN - 1}")
+                checks.append(f"not ({' | '.join(to_align)}) & {ALIGN - 1}")
             general = w.bind("general", _general_runner(graph, step))
             body = []
             if launch.device.type == "cpu":
@@ -198,7 +202,7 @@ def build(graph, launches: dict, layouts: dict) -> Callable | None:
                 if last == i and n not in outputs and n.op != "get_attr" and n in w.names]
         if dead:
             w.lines.append("del " + ", ".join(dead))
-    w.lines.append(f"return {w.expr(graph._output.args[0])}")
+    w.lines.append(f"return {w.expr(graph.output.args[0])}")
     source = "def fast_call(args):\n" + "".join("    " + line + "\n" for line in w.lines)
     namespace = dict(w.globals)
     exec(compile(source, f"<hipinductor fast path {graph.name}>", "exec"), namespace)
@@ -241,17 +245,15 @@ class _ViewChains:
     call's key does not fix, its layout is checked first and the view chain runs as written if it differs."""
 
     def __init__(self, graph, steps, linears, folded, layouts):
-        from .graph_module import Segment, _is_view
-
         self.layouts = layouts
         self.base: dict[fx.Node, fx.Node | None] = {}  # collapsed view -> its base (None: a list view not called)
         self.parent_of: dict[fx.Node, fx.Node] = {}
         self.materialized: set[fx.Node] = set()
         self.guards: dict[fx.Node, str] = {}
         self.reinterpret: str | None = None
-        outputs = set(graph._output.all_input_nodes)
+        outputs = set(graph.output.all_input_nodes)
         segment_outputs = {n for s in steps if isinstance(s, Segment) for n in s.outputs}
-        self.fixed = set(graph._placeholders) | set(graph._constants) | segment_outputs  # layouts the key fixes
+        self.fixed = set(graph.placeholders) | set(graph.constants) | segment_outputs  # layouts the key fixes
         eager = [s for s in steps if not isinstance(s, Segment) and s not in linears and s not in folded]
 
         def parent(n):
@@ -260,7 +262,7 @@ class _ViewChains:
                 if isinstance(src, fx.Node) and str(src.target) in _LIST_VIEWS:
                     return src.args[0]
                 return None
-            if _is_view(n) and str(n.target) not in _LIST_VIEWS and n.args and isinstance(n.args[0], fx.Node):
+            if is_view(n) and str(n.target) not in _LIST_VIEWS and n.args and isinstance(n.args[0], fx.Node):
                 return n.args[0]
             return None
 
@@ -351,92 +353,10 @@ def _op_call(w: _Writer, node: fx.Node, args: list[str]) -> str:
     return f"{fn}({', '.join(args + kwargs)})"
 
 
-_VIEWS = ("aten.view.default", "aten._unsafe_view.default")
-
-
-class _Linear(NamedTuple):
-    """One call replacing nn.Linear's eager steps: F.linear(x, weight, bias), or, where fuse_gemm_activations gave the
-    addmm an activation, _addmm_activation on x flattened to 2-D (`flat`), viewed back to `out`."""
-    x: fx.Node
-    weight: fx.Node
-    bias: fx.Node | None
-    use_gelu: bool | None = None
-    flat: tuple | None = None
-    out: tuple | None = None
-
-    def reads(self) -> list:
-        return [n for n in (self.x, self.weight, self.bias) if n is not None]
-
-    def call(self, w: "_Writer") -> str:
-        x, weight = w.names[self.x], w.names[self.weight]
-        if self.use_gelu is None:
-            return f"{w.bind('linear', torch.nn.functional.linear)}({', '.join(w.names[n] for n in self.reads())})"
-        fn = w.bind("addmm_activation", torch._addmm_activation)
-        call = (f"{fn}({w.names[self.bias]}, {x}{f'.view({self.flat!r})' if self.flat else ''}, {weight}.t(), "
-                f"use_gelu={self.use_gelu})")
-        return f"{call}.view({self.out!r})" if self.out else call
-
-
-def _linear_steps(steps, launches) -> tuple[dict, set]:
-    """nn.Linear as AOTAutograd decomposes it, `view(addmm(b, view(x, [M, K]), t(w)), [.., N])` (or mm without a
-    bias, or without the views for 2-D x), all eager steps: {the last step: _Linear} and the steps that its call
-    folds away. torch.nn.functional.linear reaches the same addmm / mm on the same views (at::linear: addmm for 2-D
-    input with a bias, the flattened addmm for contiguous 3-D input with a bias, else matmul, which folds a contiguous
-    3-D input into one mm), so results are identical, with one call instead of four. fuse_gemm_activations'
-    `_addmm_activation` folds the same way, into one line of views around it. 3-D x must be contiguous: only a
-    segment's output, whose layout is fixed, qualifies."""
-    from .graph_module import Segment, _contiguous_strides
-
-    eager = {s for s in steps if not isinstance(s, Segment)}
-    contiguous = set()
-    for s in steps:
-        if isinstance(s, Segment) and id(s) in launches:
-            for n, (sizes, strides, _) in zip(s.outputs, launches[id(s)].outputs):
-                if list(strides) == _contiguous_strides(list(sizes)):
-                    contiguous.add(n)
-
-    def only_user(n, user):
-        return n in eager and list(n.users) == [user]
-
-    linears, folded = {}, set()
-    for a in eager:
-        name, use_gelu = str(a.target), None
-        if name == "aten._addmm_activation.default" and set(a.kwargs) <= {"use_gelu"}:
-            use_gelu = bool(a.kwargs.get("use_gelu", False))
-        elif name not in ("aten.addmm.default", "aten.mm.default") or a.kwargs:
-            continue
-        bias, lhs, t = (a.args if name != "aten.mm.default" else (None, *a.args))
-        if len(a.args) != (3 if bias is not None else 2) or not isinstance(t, fx.Node):
-            continue
-        if str(t.target) != "aten.t.default" or not only_user(t, a):
-            continue
-        weight = t.args[0]
-        wv, bv = weight.meta.get("val"), bias.meta.get("val") if isinstance(bias, fx.Node) else None
-        if not isinstance(wv, torch.Tensor) or wv.dim() != 2:
-            continue
-        if bias is not None and not (isinstance(bv, torch.Tensor) and bv.dim() == 1):
-            continue
-        # 3-D: x viewed to [M, K] before and the product viewed back after.
-        if str(getattr(lhs, "target", "")) in _VIEWS and only_user(lhs, a) and len(a.users) == 1:
-            after = next(iter(a.users))
-            x = lhs.args[0]
-            xv, ov = x.meta.get("val"), after.meta.get("val")
-            if (str(after.target) in _VIEWS and after in eager and isinstance(xv, torch.Tensor) and xv.dim() == 3
-                    and x in contiguous and list(ov.shape) == list(xv.shape[:-1]) + [wv.shape[0]]):
-                linears[after] = _Linear(x, weight, bias, use_gelu, tuple(lhs.meta["val"].shape), tuple(ov.shape))
-                folded.update((lhs, t, a))
-                continue
-        lv = lhs.meta.get("val") if isinstance(lhs, fx.Node) else None
-        if isinstance(lv, torch.Tensor) and lv.dim() == 2:
-            linears[a] = _Linear(lhs, weight, bias, use_gelu)
-            folded.add(t)
-    return linears, folded
-
-
 def _general_runner(graph, segment) -> Callable:
     def run(inputs):
         env = dict(zip(segment.inputs, inputs))
-        graph._run_segment(segment, env, {})
+        graph.run_segment(segment, env, {})
         return [env[n] for n in segment.outputs]
 
     return run

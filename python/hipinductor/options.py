@@ -32,10 +32,10 @@ class Options:
     #: the H200 benchmark.
     autotune: bool = field(default_factory=lambda: _env_flag("HIPINDUCTOR_AUTOTUNE"))
     #: Move relu and tanh-approximated gelu of a GPU addmm's product into the GEMM's epilogue (_addmm_activation:
-    #: cuBLASLt's RELU_BIAS, GELU_BIAS) instead of a kernel reading the product again (gemm_epilogue.py).
+    #: cuBLASLt's RELU_BIAS, GELU_BIAS) instead of a kernel reading the product again (passes/gemm_epilogue.py).
     gemm_epilogue: bool = True
     #: Give 2-d convolutions of bf16/fp16 GPU tensors channels-last inputs and weights in inference graphs, so cuDNN
-    #: runs them NHWC and the kernels around them produce that layout (channels_last.py).
+    #: runs them NHWC and the kernels around them produce that layout (passes/channels_last.py).
     channels_last_convs: bool = True
     #: ATen overloads (e.g. "aten.mm.default") to run in eager PyTorch even when hipinductor lowers them.
     fallback_ops: frozenset = frozenset()

@@ -156,13 +156,13 @@ def test_debug_dir_holds_every_stage(tmp_path):
 
 
 def test_compiler_fault_runs_eagerly_with_warning_unless_strict(monkeypatch, caplog):
-    from hipinductor import graph_module
+    from hipinductor import compile_jobs
 
     def broken(*a, **k):
         raise RuntimeError("injected compiler fault")
 
-    monkeypatch.setattr(graph_module._C, "compile", broken)
-    monkeypatch.setattr(graph_module._C, "compile_many", broken)
+    monkeypatch.setattr(compile_jobs._C, "compile", broken)
+    monkeypatch.setattr(compile_jobs._C, "compile_many", broken)
     _raises_when_strict_else_runs_eagerly(monkeypatch, caplog, "injected compiler fault")
 
 
@@ -206,8 +206,8 @@ def test_bfloat16_layer_norm():
 def test_segments_compile_ahead_of_the_first_call_for_the_traced_layouts():
     # Two segments around an eager matmul: both start compiling when the graph is built, for the layouts of the
     # traced (fake) tensors; the first call must find each early compile under its real layout and use it.
-    from hipinductor.backend import _live_graphs
-    from hipinductor.graph_module import Segment
+    from hipinductor.partition import Segment
+    from hipinductor.reporting import live_graphs
 
     def f(x, w):
         return torch.relu(torch.softmax(x, -1) @ w) + 1
@@ -218,7 +218,7 @@ def test_segments_compile_ahead_of_the_first_call_for_the_traced_layouts():
     out = torch.compile(f, backend="hipinductor")(x, w)
     torch.testing.assert_close(out, f(x, w))
     names = {r["name"] for r in hipinductor.reports()}
-    segments = [s for g in list(_live_graphs) if g.name in names for s in g.steps if isinstance(s, Segment)]
+    segments = [s for g in list(live_graphs) if g.name in names for s in g.steps if isinstance(s, Segment)]
     assert len(segments) == 2
     assert sum(r["early_compiles"] for r in hipinductor.reports()) == 2
     for s in segments:
@@ -231,10 +231,10 @@ def test_segments_compile_ahead_of_the_first_call_for_the_traced_layouts():
 def test_a_graphs_segments_compile_in_one_compiler_call(monkeypatch):
     # NVRTC runs concurrent compiles one at a time and pays a fixed cost per call: the segments of a graph go to the
     # compiler as one translation unit. Each segment still shows only its own kernels.
-    from hipinductor import graph_module
+    from hipinductor import compile_jobs
 
     calls = []
-    real_many, real_one = graph_module._C.compile_many, graph_module._C.compile
+    real_many, real_one = compile_jobs._C.compile_many, compile_jobs._C.compile
 
     def many(sources, *a, **k):
         calls.append(len(sources))
@@ -244,8 +244,8 @@ def test_a_graphs_segments_compile_in_one_compiler_call(monkeypatch):
         calls.append(1)
         return real_one(*a, **k)
 
-    monkeypatch.setattr(graph_module._C, "compile_many", many)
-    monkeypatch.setattr(graph_module._C, "compile", one)
+    monkeypatch.setattr(compile_jobs._C, "compile_many", many)
+    monkeypatch.setattr(compile_jobs._C, "compile", one)
 
     def f(x, w):
         return torch.sigmoid(torch.softmax(x * 3, -1) @ w) @ w.t() - 2
@@ -268,7 +268,7 @@ def test_a_graphs_segments_compile_in_one_compiler_call(monkeypatch):
 def test_many_segments_compile_in_capped_units_and_a_failing_unit_compiles_apart(monkeypatch):
     # Ten segments between matmuls: units of at most 8 (each segment loads its whole unit). When a unit's compile
     # fails, its segments still compile early, one by one, so one segment's fault stays its own.
-    from hipinductor import graph_module
+    from hipinductor import compile_jobs
 
     def f(x, w):
         for i in range(9):
@@ -277,20 +277,20 @@ def test_many_segments_compile_in_capped_units_and_a_failing_unit_compiles_apart
 
     x, w = torch.randn(8, 8), torch.randn(8, 8) / 3
     sizes = []
-    real_many = graph_module._C.compile_many
+    real_many = compile_jobs._C.compile_many
 
     def many(sources, *a, **k):
         sizes.append(len(sources))
         return real_many(sources, *a, **k)
 
-    monkeypatch.setattr(graph_module._C, "compile_many", many)
+    monkeypatch.setattr(compile_jobs._C, "compile_many", many)
     r = _compile_uncached_and_check(f, x, w)
     assert sorted(sizes) == [2, 8] and r["segments"] == 10 and r["early_compiles"] == 10
 
     def broken(*a, **k):
         raise RuntimeError("injected unit fault")
 
-    monkeypatch.setattr(graph_module._C, "compile_many", broken)
+    monkeypatch.setattr(compile_jobs._C, "compile_many", broken)
     r = _compile_uncached_and_check(f, x, w)
     assert r["early_compiles"] == 10 and r["eager_reason"] is None
 
@@ -320,10 +320,10 @@ def test_compile_units_per_target():
     # NVIDIA targets spread a graph's segments over up to 4 units that compile in parallel (NVRTC compiles
     # concurrently at a small fixed cost per call); HIPRTC and the host compiler pay ~0.5 s per call, so other
     # targets fill units of 8. Units keep the segments' order and never exceed 8.
-    from hipinductor.graph_module import _units
+    from hipinductor.compile_jobs import units as compile_units
 
     def sizes(target, n):
-        units = _units([(target, i) for i in range(n)], target_of=lambda job: job[0])
+        units = compile_units([(target, i) for i in range(n)], target_of=lambda job: job[0])
         assert [i for u in units for _, i in u] == list(range(n))
         return [len(u) for u in units]
 
@@ -334,26 +334,26 @@ def test_compile_units_per_target():
     assert sizes("sm_90", 40) == [8, 8, 8, 8, 8]
     assert sizes("gfx942:sramecc+:xnack-", 10) == [8, 2]
     assert sizes("cpu", 8) == [8]
-    mixed = _units([("sm_90", 0), ("cpu", 1), ("sm_90", 2)], target_of=lambda job: job[0])
+    mixed = compile_units([("sm_90", 0), ("cpu", 1), ("sm_90", 2)], target_of=lambda job: job[0])
     assert [[i for _, i in u] for u in mixed] == [[0], [2], [1]]
 
 
 def test_repeated_layers_share_one_compile(monkeypatch):
     # Segments that differ only in node names (a model's repeated layers) take the first one's compiled graph: one
     # compile and one module for all of them, also when their unit's compile fails and its segments compile apart.
-    from hipinductor import graph_module
+    from hipinductor import compile_jobs
 
     layer = lambda: torch.nn.Sequential(torch.nn.LayerNorm(32), torch.nn.Linear(32, 32), torch.nn.GELU())  # noqa: E731
     model = torch.nn.Sequential(*[layer() for _ in range(4)])
     x = torch.randn(8, 32)
     sources = []
-    real_many = graph_module._C.compile_many
+    real_many = compile_jobs._C.compile_many
 
     def many(srcs, *a, **k):
         sources.extend(srcs)
         return real_many(srcs, *a, **k)
 
-    monkeypatch.setattr(graph_module._C, "compile_many", many)
+    monkeypatch.setattr(compile_jobs._C, "compile_many", many)
     with torch.no_grad():
         r = _compile_uncached_and_check(model, x, rtol=1e-5, atol=1e-5)
     assert r["segments"] == 5 and r["early_compiles"] == 5, r
@@ -365,7 +365,7 @@ def test_repeated_layers_share_one_compile(monkeypatch):
     def broken(*a, **k):
         raise RuntimeError("injected unit fault")
 
-    monkeypatch.setattr(graph_module._C, "compile_many", broken)
+    monkeypatch.setattr(compile_jobs._C, "compile_many", broken)
     with torch.no_grad():
         r = _compile_uncached_and_check(model, x, rtol=1e-5, atol=1e-5)
     # The unit's segments compiled one by one instead; the copies still take their original's result.
@@ -399,11 +399,11 @@ def _compile_uncached_and_check(fn, *args, **tolerance):
 
 
 def _segments():
-    from hipinductor.backend import _live_graphs
-    from hipinductor.graph_module import Segment
+    from hipinductor.partition import Segment
+    from hipinductor.reporting import live_graphs
 
     names = {r["name"] for r in hipinductor.reports()}
-    return [s for g in list(_live_graphs) if g.name in names for s in g.steps if isinstance(s, Segment)]
+    return [s for g in list(live_graphs) if g.name in names for s in g.steps if isinstance(s, Segment)]
 
 
 def test_eager_node_between_fusable_nodes_does_not_split_them():
@@ -461,10 +461,10 @@ def test_random_and_mutating_eager_ops_keep_their_order():
 
 
 def _graph_of_last_compile():
-    from hipinductor.backend import _live_graphs
+    from hipinductor.reporting import live_graphs
 
     names = {r["name"] for r in hipinductor.reports()}
-    (graph,) = [g for g in list(_live_graphs) if g.name in names]
+    (graph,) = [g for g in list(live_graphs) if g.name in names]
     return graph
 
 
@@ -480,14 +480,14 @@ def test_fast_path_is_written_after_the_first_call_and_keyed_by_layout():
         x = torch.randn(4, 8, 16)
         torch.testing.assert_close(compiled(x, w), f(x, w))
     graph = _graph_of_last_compile()
-    assert len(graph._fast) == 1 and callable(next(iter(graph._fast.values())))
+    assert len(graph.fast_paths) == 1 and callable(next(iter(graph.fast_paths.values())))
     # Another input layout (the graph called directly, as AOTAutograd would): its own fast path, still correct.
     xt = torch.randn(4, 16, 8).transpose(1, 2)
     by_shape = {tuple(xt.shape): xt, tuple(w.shape): w}
-    args = [by_shape[tuple(n.meta["val"].shape)] for n in graph._placeholders]
+    args = [by_shape[tuple(n.meta["val"].shape)] for n in graph.placeholders]
     for _ in range(2):
         torch.testing.assert_close(graph(*args)[0], f(xt, w))
-    assert len(graph._fast) == 2
+    assert len(graph.fast_paths) == 2
 
 
 def test_fast_path_key_leaves_out_the_modules_parameters_and_buffers():
@@ -503,23 +503,23 @@ def test_fast_path_key_leaves_out_the_modules_parameters_and_buffers():
             torch.testing.assert_close(compiled(x), net(x))
     graph = _graph_of_last_compile()
     params = {tuple(p.shape) for p in list(net.parameters()) + list(net.buffers()) if p.dim()}
-    keyed = [graph._placeholders[i] for i in graph._key_inputs]
+    keyed = [graph.placeholders[i] for i in graph.key_inputs]
     # The key reads the user's input alone; every other input is one of the module's tensors.
     assert [tuple(n.meta["val"].shape) for n in keyed] == [(5, 16)]
-    others = [n for n in graph._placeholders if n not in keyed]
+    others = [n for n in graph.placeholders if n not in keyed]
     assert others and all(tuple(n.meta["val"].shape) in params | {()} for n in others)
     # The graph called directly (as AOTAutograd calls it) with the input transposed in memory: a fast path of its
     # own, still correct. The real arguments are those of a compiled call, caught on their way into the fast path.
-    (key, fast), seen = next(iter(graph._fast.items())), []
-    graph._fast[key] = lambda args: seen.append(list(args)) or fast(args)
+    (key, fast), seen = next(iter(graph.fast_paths.items())), []
+    graph.fast_paths[key] = lambda args: seen.append(list(args)) or fast(args)
     with torch.no_grad():
         compiled(x)
         (args,) = seen
         xt = torch.randn(16, 5).t()
-        args = [xt if n in keyed else a for n, a in zip(graph._placeholders, args)]
+        args = [xt if n in keyed else a for n, a in zip(graph.placeholders, args)]
         for _ in range(2):
             torch.testing.assert_close(graph(*args)[0], net(xt))
-    assert len(graph._fast) == 2
+    assert len(graph.fast_paths) == 2
 
 
 def _matches_eager_on_fresh_calls(f, *args, calls=3):
@@ -549,7 +549,7 @@ def test_a_cache_grown_from_an_empty_tensor_is_a_copy_in_a_kernel_with_a_fast_pa
     assert set(report["fallback_ops"]) <= {"aten.bmm.default", "aten.mm.default", "aten.view.default"}
     graph = _graph_of_last_compile()
     assert not any(str(n.target) == "aten.lift_fresh_copy.default" for n in graph.gm.graph.nodes)
-    assert len(graph._fast) == 1 and callable(next(iter(graph._fast.values())))
+    assert len(graph.fast_paths) == 1 and callable(next(iter(graph.fast_paths.values())))
 
 
 def test_nodes_of_empty_tensors_run_eagerly_and_the_rest_in_kernels_with_a_fast_path():
@@ -561,7 +561,7 @@ def test_nodes_of_empty_tensors_run_eagerly_and_the_rest_in_kernels_with_a_fast_
     report = _matches_eager_on_fresh_calls(f, torch.randn(4, 8), torch.randn(8, 3))
     assert {"aten.mul.Tensor", "aten.sum.dim_IntList"} <= set(report["eager_empty"])
     assert "aten.relu.default" in report["ops_lowered"] and report["kernels"] >= 1
-    fast = next(iter(_graph_of_last_compile()._fast.values()))
+    fast = next(iter(_graph_of_last_compile().fast_paths.values()))
     assert callable(fast), "no fast path"
 
 
@@ -586,7 +586,7 @@ def test_pow_by_a_small_number_is_eagers_product_not_a_pow_call(tmp_path, dtype)
 
 def test_channels_last_convolutions_give_the_kernels_around_them_nhwc_layouts(monkeypatch):
     # GPU graphs only by default (cuDNN's bf16/fp16 convolutions run NHWC natively); widened to the cpu here.
-    from hipinductor import channels_last
+    from hipinductor.passes import channels_last
 
     monkeypatch.setattr(channels_last, "DEVICE_TYPES", ("cpu",))
     torch.manual_seed(0)
@@ -622,7 +622,7 @@ def test_channels_last_leaves_graphs_it_cannot_recompute_as_they_were(monkeypatc
     # Data-dependent sizes (nonzero) would come back as new symbols: such a graph is left alone; and where computing
     # the metas again fails, the rewrite is undone and the metas restored.
     from torch.fx.experimental.proxy_tensor import make_fx
-    from hipinductor import channels_last
+    from hipinductor.passes import channels_last
 
     def f(x, w):
         y = torch.nn.functional.conv2d(x, w)
@@ -682,7 +682,7 @@ def test_fast_path_runs_a_segment_generally_when_an_eager_op_changes_layout():
     compiled = compile(f)
     compiled(x, w)
     compiled(x, w)
-    fast = next(iter(_graph_of_last_compile()._fast.values()))
+    fast = next(iter(_graph_of_last_compile().fast_paths.values()))
     names = [k for k, v in fast.__globals__.items() if v is torch.bmm]
     assert names, fast.source
     for k in names:
@@ -707,7 +707,7 @@ def test_fast_path_calls_linear_for_decomposed_linear_layers():
     with torch.no_grad():
         for _ in range(2):
             torch.testing.assert_close(compiled(x), f(x))
-    source = next(iter(_graph_of_last_compile()._fast.values())).source
+    source = next(iter(_graph_of_last_compile().fast_paths.values())).source
     assert source.count("= linear") == 2, source
 
 
@@ -725,7 +725,7 @@ def test_fast_path_makes_eager_views_from_their_base_and_checks_its_layout():
     compiled = compile(f)
     for _ in range(2):
         torch.testing.assert_close(compiled(x, w, v), f(x, w, v))
-    fast = next(iter(_graph_of_last_compile()._fast.values()))
+    fast = next(iter(_graph_of_last_compile().fast_paths.values()))
     made = [line for line in fast.source.splitlines() if "= reinterpret" in line]
     assert len(made) == 2 and all(" if ok0 else " in line for line in made), fast.source
     names = [k for k, val in fast.__globals__.items() if val is torch.bmm]
@@ -839,7 +839,7 @@ def test_a_cpu_constant_read_by_a_gpu_op_is_copied_eagerly():
     # compile on a GPU program's first call). Fake CUDA tensors stand in for the GPU.
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from hipinductor.graph_module import _copies_for_another_device
+    from hipinductor.partition import copies_for_another_device
 
     aten = torch.ops.aten
     graph = torch.fx.Graph()
@@ -853,8 +853,8 @@ def test_a_cpu_constant_read_by_a_gpu_op_is_copied_eagerly():
         c.meta["val"] = copy.meta["val"] = on_cpu.meta["val"] = torch.empty(())
         on_gpu.meta["val"] = torch.empty(3, device="cuda")
         next(iter(on_cpu.users)).meta["val"] = torch.empty(())
-    assert _copies_for_another_device(copy)
-    assert not _copies_for_another_device(on_cpu) and not _copies_for_another_device(on_gpu)
+    assert copies_for_another_device(copy)
+    assert not copies_for_another_device(on_cpu) and not copies_for_another_device(on_gpu)
 
 
 def test_empty_permuted_from_loss_decompositions_runs_in_kernels():
@@ -937,7 +937,7 @@ def _targets(gm):
 
 
 def test_gemm_epilogue_takes_relu_and_tanh_gelu_of_an_addmm_read_once():
-    from hipinductor.gemm_epilogue import fuse_gemm_activations
+    from hipinductor.passes.gemm_epilogue import fuse_gemm_activations
 
     aten = torch.ops.aten
 
@@ -986,7 +986,7 @@ def test_gemm_epilogue_on_gpu_matches_eager_and_folds_into_the_fast_path(dtype):
                 torch.testing.assert_close(compiled(x), mlp(x), **tol)
         (report,) = hipinductor.reports()
         assert report["gemm_epilogues"] == (2 if fuse else 0)
-        source = next(iter(_graph_of_last_compile()._fast.values())).source
+        source = next(iter(_graph_of_last_compile().fast_paths.values())).source
         assert source.count("addmm_activation") == (2 if fuse else 0), source
     if dtype != torch.float32:
         return
@@ -1098,7 +1098,7 @@ def test_matrix_products_over_an_inner_size_of_one_are_kernels_equal_to_the_gemm
 def test_training_graphs_key_the_forward_without_parameters_and_the_backward_by_every_input():
     """The forward graph's static inputs are the module's parameters; the backward graph's inputs (saved values,
     gradients) are all keyed, whatever the forward's static indices say."""
-    from hipinductor.backend import _live_graphs
+    from hipinductor.reporting import live_graphs
 
     net = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.Tanh())
     torch._dynamo.reset()
@@ -1108,11 +1108,11 @@ def test_training_graphs_key_the_forward_without_parameters_and_the_backward_by_
         x = torch.randn(3, 6, requires_grad=True)
         compiled(x).sum().backward()
     names = {r["name"] for r in hipinductor.reports()}
-    graphs = {g.name.split("_")[0]: g for g in list(_live_graphs) if g.name in names}
+    graphs = {g.name.split("_")[0]: g for g in list(live_graphs) if g.name in names}
     forward, backward = graphs["forward"], graphs["backward"]
-    keyed = [tuple(forward._placeholders[i].meta["val"].shape) for i in forward._key_inputs]
-    assert keyed == [(3, 6)] and len(forward._placeholders) == 3
-    assert backward._key_inputs is None
+    keyed = [tuple(forward.placeholders[i].meta["val"].shape) for i in forward.key_inputs]
+    assert keyed == [(3, 6)] and len(forward.placeholders) == 3
+    assert backward.key_inputs is None
 
 
 def test_uint8_cpu_bilinear_and_bicubic_interpolation_equal_eagers_fixed_point_kernel():

@@ -50,6 +50,18 @@ def test_module_facts():
     assert not _C.has_lowering("aten.no_such_op.default")
 
 
+def test_op_schema_facts():
+    # The C++ op-schema table's facts that the Python side reads instead of restating them.
+    ops, views = _C.schema_ops(), _C.view_ops()
+    assert ops == sorted(ops) and views == sorted(views) and set(views) <= set(ops)
+    assert set(_C.lowered_ops()) <= set(ops)
+    for view in ("aten.view.default", "aten.permute.default", "aten.split.Tensor", "aten.unbind.int"):
+        assert view in views
+    for op in ("aten.add.Tensor", "aten.clone.default", "aten._unsafe_view.default"):
+        assert op in ops and op not in views
+    assert _C.vector_alignment() == 16
+
+
 def test_parse_target():
     assert _C.parse_target("cpu") == "cpu"
     assert _C.parse_target("cpu-w64") == "cpu-w64"

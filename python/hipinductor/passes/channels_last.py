@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
+from ..nodes import has_symbols
+
 # Devices whose convolutions are rewritten (tests widen it to "cpu").
 DEVICE_TYPES: tuple[str, ...] = ("cuda",)
 _CONV = torch.ops.aten.convolution.default
@@ -50,15 +52,13 @@ def channels_last_convs(gm: fx.GraphModule, device_types: tuple[str, ...] | None
     activations would reach its backward graph in another layout than the one it was traced with); graphs with
     symbolic sizes are left alone, and so is a graph whose metas cannot be computed again. Returns the convolutions
     rewritten."""
-    from .graph_module import _has_symbols  # the graph module imports this module
-
     device_types = DEVICE_TYPES if device_types is None else device_types
     convs = [n for n in gm.graph.nodes
              if n.op == "call_function" and n.target is _CONV and _rewritable(n, device_types)]
     if not convs:
         return 0
     fake_mode = torch._guards.detect_fake_mode([n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"])
-    if fake_mode is None or any(_has_symbols(n.meta.get("val")) for n in gm.graph.nodes):
+    if fake_mode is None or any(has_symbols(n.meta.get("val")) for n in gm.graph.nodes):
         return 0  # symbols (dynamic or data-dependent sizes) would come back as new ones
     metas = {n: n.meta["val"] for n in gm.graph.nodes if "val" in n.meta}
     clones = []

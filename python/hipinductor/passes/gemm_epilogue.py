@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
-from .fast_path import _VIEWS
+from ..nodes import RESHAPE_VIEWS
 
 
 def _use_gelu(node: fx.Node) -> bool | None:
@@ -39,7 +39,7 @@ def fuse_gemm_activations(gm: fx.GraphModule, device_types: tuple[str, ...] = ("
         if use_gelu is None:
             continue
         product, view = act.args[0], None
-        if str(product.target) in _VIEWS and len(product.users) == 1 and isinstance(product.args[0], fx.Node):
+        if str(product.target) in RESHAPE_VIEWS and len(product.users) == 1 and isinstance(product.args[0], fx.Node):
             view, product = product, product.args[0]
         if str(product.target) != "aten.addmm.default" or len(product.users) != 1:
             continue

@@ -1,0 +1,194 @@
+"""Compiling segments: for the layouts a call brings (`compile_segment`, cached per layout, aligned-ness and symbols'
+values), and early, when the graph is built, for the layouts its traced fake tensors predict (`start_compiles`): then
+the first call mostly waits for compiles already under way instead of running them one after another.
+
+Early compiles go to the compiler in *units* (one `_C.compile_many` call, one translation unit each), in threads of
+the graph's own that `_C` runs without the GIL; segments that differ only in node names (a model's repeated layers)
+share one compile.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import json
+import operator
+import os
+import time
+from typing import NamedTuple
+
+import torch
+
+from . import _C
+from .devices import gpu_target
+from .graph_format import segment_json, without_names
+from .nodes import node_device, tensor_meta
+from .options import Options
+from .partition import Segment
+
+SEGMENTS_PER_UNIT = 8
+# NVRTC compiles units of one process concurrently, at ~40 ms of fixed cost per call: a graph's segments spread over
+# 4 units compile in parallel threads (GPT block, fresh sources on the H200 host: 4 units 212 ms, one unit 238 ms,
+# both with -split-compile; LLaMA block 159 vs 224 ms). HIPRTC's fixed cost per call is ~0.5 s, so AMD targets (and
+# the host compiler) keep one unit per SEGMENTS_PER_UNIT segments.
+NVRTC_UNITS = 4
+
+
+class CompileJob(NamedTuple):
+    """A segment's early compile: its layout key, graph JSON, target, and the JSON without node names (`shape`)."""
+    seg: Segment
+    key: tuple
+    source: str
+    target: str
+    shape: str
+
+
+def layout_key(tensors) -> tuple:
+    """What a segment is compiled for: each input's dtype, sizes, strides and storage offset."""
+    return tuple((t.dtype, t.shape, t.stride(), t.storage_offset()) for t in tensors)
+
+
+def symbols_key(env: dict) -> tuple:
+    """The symbols' values a segment was compiled with, in a stable order."""
+    return tuple(sorted((str(k), int(v)) for k, v in env.items()))
+
+
+def device_and_target(seg: Segment, options: Options):
+    """The device a segment runs on and the target its kernels compile for (None: no GPU runtime)."""
+    device = node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
+    return device, (options.target if device.type == "cpu" else gpu_target(device))
+
+
+def units(jobs: list, target_of) -> list[list]:
+    """`jobs` in compile units, per target and in order: on NVIDIA targets spread over NVRTC_UNITS units (more past
+    4 x SEGMENTS_PER_UNIT jobs, since no unit holds more), elsewhere units of SEGMENTS_PER_UNIT."""
+    by_target: dict = {}
+    for job in jobs:
+        by_target.setdefault(target_of(job), []).append(job)
+    out = []
+    for target, group in by_target.items():
+        per_unit = SEGMENTS_PER_UNIT
+        if target.startswith("sm_"):
+            per_unit = min(per_unit, -(-len(group) // NVRTC_UNITS))
+        out += [group[k:k + per_unit] for k in range(0, len(group), per_unit)]
+    return out
+
+
+def start_compiles(steps: list, graph_name: str, options: Options) -> None:
+    """Starts compiling every segment of `steps` (a static graph's), in parallel threads, for the layouts its fake
+    tensors predict, with aligned inputs; each compile's Future waits in its segment's `pending`. A segment whose
+    real layout differs compiles at its first call as usual."""
+    jobs = []
+    for seg in (s for s in steps if isinstance(s, Segment)):
+        try:
+            metas = [tensor_meta(n) for n in seg.inputs]
+            if any(m is None or m.numel() == 0 for m in metas):
+                continue
+            # PyTorch's allocators align storages; a call that is not compiles. No symbols here (static graphs).
+            key = (layout_key(metas), True, symbols_key({}))
+            _, target = device_and_target(seg, options)
+            if target is None:
+                continue
+            graph = segment_json(seg, metas, {}, aligned=True)
+            job = CompileJob(seg, key, json.dumps(graph), target, without_names(graph))
+        except Exception:  # noqa: BLE001 - only a head start; the call compiles (and reports) for real
+            continue
+        jobs.append(job)
+    # A model's repeated layers give segments that differ only in their node names: the first such segment's
+    # compiled graph serves them all (one compile, one module load; its kernels and debug dumps carry the first
+    # segment's names).
+    first: dict = {}
+    copies = []
+    for job in jobs:
+        original = first.setdefault((job.target, job.shape), job)
+        if original is not job:
+            copies.append((job, original))
+    jobs = list(first.values())  # the originals, in order
+    if not jobs:
+        return
+    # Compile units (one compiler call, one translation unit each; see units), in threads of this graph's own
+    # that end with it; _C.compile_many releases the GIL. A unit's segments each load all of it, hence units of
+    # at most SEGMENTS_PER_UNIT. A failure leaves each segment to compile (and report) on its own.
+    groups = units(jobs, target_of=lambda job: job.target)
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(len(groups), max(2, min(8, os.cpu_count() or 2))),
+                                                 thread_name_prefix="hipinductor-compile")
+    for unit in groups:
+        futures = [concurrent.futures.Future() for _ in unit]
+        for job, future in zip(unit, futures):
+            job.seg.pending[job.key] = future
+        names = [f"{graph_name}_s{steps.index(job.seg)}" for job in unit]
+        pool.submit(_compile_group, [job.source for job in unit], unit[0].target, names, futures,
+                    options.debug_dir, options.use_cache)
+    for copy, original in copies:
+        future = concurrent.futures.Future()
+        copy.seg.pending[copy.key] = future
+        original.seg.pending[original.key].add_done_callback(functools.partial(_share_result, future))
+    pool.shutdown(wait=False)
+
+
+def compile_segment(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool, *, name: str,
+                    options: Options, report: dict):
+    """The _C.CompiledGraph of `seg` for `inputs`, the symbols' values `env` and `aligned`: cached on the segment,
+    taken from its early compile when one was started for that layout, else compiled now (as `name`). Adds the
+    compile's facts to `report`. Raises what _C.compile raises, and Reject from the graph-format writer."""
+    # The symbols' values are part of what a segment is compiled for: sizes and scalars computed from them are
+    # constants in its graph, even where no input's layout shows them (x.median(0).values * x.shape[0]).
+    key = (layout_key(inputs), aligned, symbols_key(env))
+    cg = seg.compiled.get(key)
+    if cg is not None:
+        return cg
+    early = seg.pending.pop(key, None)
+    try:
+        cg, ms = early.result() if early is not None else (None, 0.0)
+    except Exception:  # noqa: BLE001 - compiled again below, where errors are reported
+        cg = None
+    if cg is not None:
+        report["early_compiles"] += 1
+        report["shared_compiles"] += int(ms is None)
+        report["compile_ms"] += ms or 0.0  # the compile's own time, not the wait for it
+    if cg is None:
+        start = time.perf_counter()
+        graph = segment_json(seg, inputs, env, aligned)
+        _, target = device_and_target(seg, options)
+        cg = _C.compile(json.dumps(graph), target=target, name=name, debug_dir=options.debug_dir,
+                        use_cache=options.use_cache)
+        report["compile_ms"] += (time.perf_counter() - start) * 1000.0
+    report["kernels"] += cg.num_kernels
+    report["cache_hits"] += int(cg.cache_hit)
+    report["workspace_bytes"] = max(report["workspace_bytes"], cg.workspace_bytes)
+    seg.compiled[key] = cg
+    return cg
+
+
+def _compile_group(sources, target, names, futures, debug_dir, use_cache) -> None:
+    """Compiles `sources` as one unit (_C.compile_many) and sets each result, with its compile_ms, on its future. If
+    the unit fails, each source compiles on its own, so that one segment's fault is only that segment's. Every
+    future ends resolved."""
+    try:
+        try:
+            compiled = _C.compile_many(sources, target, names, debug_dir=debug_dir, use_cache=use_cache)
+        except Exception as e:  # noqa: BLE001 - which segment is at fault is found below, or at its first run
+            if len(sources) == 1:
+                futures[0].set_exception(e)
+                return
+            compiled = None
+        for k, f in enumerate(futures):
+            try:
+                cg = compiled[k] if compiled is not None else _C.compile(
+                    sources[k], target=target, name=names[k], debug_dir=debug_dir, use_cache=use_cache)
+                f.set_result((cg, cg.compile_ms + cg.lower_ms))
+            except Exception as e:  # noqa: BLE001 - handed to whoever waits on it
+                f.set_exception(e)
+    finally:
+        for f in futures:
+            if not f.done():
+                f.set_exception(RuntimeError("hipinductor: the early compile was interrupted"))
+
+
+def _share_result(future, done) -> None:
+    """Resolves `future` (a segment sharing another's compile) from `done` (that compile's), with compile time None:
+    the time is the other segment's."""
+    try:
+        future.set_result((done.result()[0], None))
+    except Exception as e:  # noqa: BLE001 - handed to whoever waits on it
+        future.set_exception(e)

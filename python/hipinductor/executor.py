@@ -1,0 +1,323 @@
+"""Running a partitioned graph: the call of a compiled graph (its fast path for the inputs' layout where one was
+written, else the general path), segments (compiled for the layouts they receive, then launched) and eager steps.
+
+The general path looks every step up and checks it; a call whose input layout has no fast path yet records what its
+segments did and has fast_path.build write one for the next calls with that layout. A node the compiler rejects
+(Reject) is moved to eager and the graph partitioned again; any other fault sends the graph to eager PyTorch with one
+warning, unless strict.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from . import _C, fast_path
+from .compile_jobs import compile_segment, device_and_target, layout_key
+from .devices import aligned as all_aligned, current_stream
+from .graph_format import output_layout
+from .nodes import op_name, tensor_meta
+from .options import Options
+from .partition import Reject, Segment, partition, warn_fallback_once
+from .reporting import Report
+
+log = logging.getLogger("hipinductor")
+
+#: Input layouts of one graph that get a fast path of their own; calls with others take the general path.
+MAX_FAST_PATHS = 8
+
+
+@dataclass
+class Launch:
+    """What one call of a segment needs besides its inputs, prepared once per input layout: the hot path then only
+    allocates the outputs and calls the kernels."""
+    compiled: Any                      # _C.CompiledGraph, or None: run the segment eagerly (empty tensors)
+    device: torch.device | None = None
+    outputs: list = field(default_factory=list)  # (sizes, strides, dtype) per segment output
+    workspace_bytes: int = 0
+    aligned: bool = False              # compiled with "align": needs every input's first element ALIGN-aligned
+
+
+def args_key(args) -> tuple:
+    """Which fast path a call takes: each of the inputs' dtype, device, sizes, strides and storage offset."""
+    return tuple((t.dtype, t.device, t.shape, t.stride(), t.storage_offset()) for t in args)
+
+
+class Executor:
+    """How an ATen graph runs once partitioned. Whoever builds it (graph_module.CompiledFxGraph) runs the graph's
+    passes first, sets `symbolic`, `fast_paths_apply` and `key_inputs`, and calls plan()."""
+
+    def __init__(self, gm: fx.GraphModule, options: Options, name: str, report: Report):
+        self.gm = gm
+        self.options = options
+        self.name = name
+        self.report = report
+        self.lock = threading.Lock()
+        self.forced_eager: set[fx.Node] = set()
+        self.graph_eager_reason: str | None = None
+        nodes = list(gm.graph.nodes)
+        self.placeholders = [n for n in nodes if n.op == "placeholder"]
+        self.constants = [n for n in nodes if n.op == "get_attr"]
+        self.output = next(n for n in nodes if n.op == "output")
+        self.steps: list = []
+        self.symbolic = False   # graph inputs with symbolic sizes: symbols bound per call
+        self.fast_paths_apply = False
+        self.fast_paths: dict[tuple, Any] = {}  # graph inputs' layouts -> fast_path function, or False
+        self.key_inputs: list[int] | None = None  # the inputs args_key reads; None: all of them
+        self._eager_calls: dict[fx.Node, EagerCall] = {}
+
+    def plan(self) -> None:
+        """Partitions the graph (again, after a rejection: fast paths written for the old steps are dropped)."""
+        p = partition(self.gm, self.options, self.forced_eager)
+        self.steps = p.steps
+        self.fast_paths = {}
+        self.report["ops_lowered"] = p.ops_lowered
+        self.report["fallback_ops"] = p.fallback_ops
+        self.report["eager_views"] = p.eager_views
+        self.report["eager_empty"] = p.eager_empty
+        self.report["segments"] = sum(isinstance(s, Segment) for s in self.steps)
+
+    def segment_name(self, seg: Segment) -> str:
+        return f"{self.name}_s{self.steps.index(seg)}"
+
+    def __call__(self, *args):
+        if self.graph_eager_reason is not None:
+            return self.gm(*args)
+        key = None  # which fast path: computed once per call, where fast paths apply at all
+        if self.fast_paths_apply:
+            try:
+                key = args_key(args if self.key_inputs is None else [args[i] for i in self.key_inputs])
+            except (AttributeError, IndexError):  # not all tensors, or fewer than the graph's inputs
+                pass
+        fast = self.fast_paths.get(key) if key is not None else None
+        while True:
+            try:
+                if fast:
+                    return fast(args)
+                return self._run(args, key)
+            except Reject as r:
+                fast = None
+                self._reject(r)
+            except Exception as e:  # noqa: BLE001 - a compiler fault must never kill the user's program
+                if self.options.strict:
+                    raise
+                self.graph_eager_reason = f"{type(e).__name__}: {e}"
+                self.report["eager_reason"] = self.graph_eager_reason
+                log.warning("hipinductor: graph %s runs in eager PyTorch: %s", self.name, self.graph_eager_reason)
+                return self.gm(*args)
+
+    def _reject(self, r: Reject) -> None:
+        if r.node is None or r.node in self.forced_eager:
+            raise RuntimeError(f"hipinductor: segment rejected: {r.why}")
+        if self.options.strict and not r.recoverable:
+            raise RuntimeError(f"hipinductor: node '{r.node.name}' ({op_name(r.node)}): {r.why}")
+        with self.lock:
+            self.forced_eager.add(r.node)
+            warn_fallback_once(op_name(r.node), r.why)
+            self.plan()
+
+    def _run(self, args, key=None):
+        """The general path: every step looked up and checked. A call whose layout `key` has no fast path yet records
+        what its segments did and writes one (fast_path.build) for the next calls with that layout."""
+        if self.report["first_call_ms"] is None:  # what torch.compile's first call spends in hipinductor
+            start = time.perf_counter()
+            try:
+                return self._run_steps(args, key)
+            finally:
+                self.report["first_call_ms"] = (time.perf_counter() - start) * 1000.0
+        return self._run_steps(args, key)
+
+    def _run_steps(self, args, key):
+        env: dict[fx.Node, Any] = dict(zip(self.placeholders, args))
+        for node in self.constants:  # constants AOTAutograd lifted into the module (_tensor_constant0, ...)
+            env[node] = getattr(self.gm, node.target)
+        symbols = self._bind_symbols(args) if self.symbolic else {}
+        # id(segment) -> the launch it ran, for the fast path this call writes
+        launches = ({} if key is not None and key not in self.fast_paths and len(self.fast_paths) < MAX_FAST_PATHS
+                    else None)
+        for step in self.steps:
+            if isinstance(step, Segment):
+                launch = self.run_segment(step, env, symbols)
+                if launches is not None:
+                    launches[id(step)] = launch
+                continue
+            call = self._eager_calls.get(step)
+            if call is None:
+                call = self._eager_calls[step] = EagerCall(step)
+            env[step] = call(env)
+        if launches is not None:
+            self.fast_paths[key] = self._write_fast_path(launches, env)
+        return fx.node.map_arg(self.output.args[0], env.__getitem__)
+
+    def _write_fast_path(self, launches, env):
+        try:
+            fn = fast_path.build(self, launches, fast_path.layouts_of(env))
+        except Exception as e:  # noqa: BLE001 - the general path stays correct; only slower
+            log.debug("hipinductor: no fast path for graph %s: %s", self.name, e)
+            return False
+        if fn is not None and self.options.debug_dir:
+            folder = os.path.join(self.options.debug_dir, self.name)
+            os.makedirs(folder, exist_ok=True)
+            with open(os.path.join(folder, f"fast_path_{len(self.fast_paths)}.py"), "w") as f:
+                f.write(fn.source)
+        return fn or False
+
+    def _bind_symbols(self, args) -> dict:
+        env = {}
+        for node, value in zip(self.placeholders, args):
+            val = node.meta.get("val")
+            if isinstance(val, torch.SymInt) and isinstance(value, int) and val.node.expr.is_symbol:
+                env[val.node.expr] = value
+            elif isinstance(val, torch.Tensor) and isinstance(value, torch.Tensor):
+                for s, v in zip(list(val.shape) + list(val.stride()), list(value.shape) + list(value.stride())):
+                    if isinstance(s, torch.SymInt) and s.node.expr.is_symbol:
+                        env[s.node.expr] = v
+        return env
+
+    def run_segment(self, seg: Segment, env: dict, symbols: dict) -> Launch:
+        """Runs `seg` on its inputs' values in `env` (compiling it for their layout first where needed) and stores its
+        outputs there; returns the launch it ran."""
+        inputs = [env[n] for n in seg.inputs]
+        try:
+            aligned = all_aligned(inputs)
+            key = (layout_key(inputs), aligned, tuple(symbols.values()))
+        except AttributeError:  # not a tensor
+            aligned, key = False, None
+        launch = seg.launches.get(key) if key is not None else None
+        if launch is None:
+            launch = self._prepare_launch(seg, inputs, symbols, aligned)
+            seg.launches[key] = launch
+        if launch.compiled is None:
+            _run_eagerly(seg, env)
+            return launch
+        cg, device = launch.compiled, launch.device
+        outputs = [torch.empty_strided(sizes, strides, dtype=dtype, device=device)
+                   for sizes, strides, dtype in launch.outputs]
+        # Kernels address element 0 of each storage and apply storage offsets themselves (they are compiled in).
+        in_ptrs = [t.untyped_storage().data_ptr() for t in inputs]
+        out_ptrs = [t.untyped_storage().data_ptr() for t in outputs]
+        if device.type == "cpu":
+            cg.run(in_ptrs, out_ptrs, autotune=self.options.autotune)
+        else:
+            # GPU: launch on PyTorch's current stream; the workspace comes from PyTorch's caching allocator.
+            index = device.index or 0
+            workspace = (torch.empty(launch.workspace_bytes, dtype=torch.uint8, device=device)
+                         if launch.workspace_bytes else None)
+            cg.run(in_ptrs, out_ptrs, stream=current_stream(index),
+                   workspace=workspace.data_ptr() if workspace is not None else 0, device=index,
+                   autotune=self.options.autotune)
+        if self.options.check:
+            self._check_against_eager(seg, env, outputs, cg)
+        for n, t in zip(seg.outputs, outputs):
+            env[n] = t
+        return launch
+
+    def _prepare_launch(self, seg: Segment, inputs: list, symbols: dict, aligned: bool) -> Launch:
+        for n, t in zip(seg.inputs, inputs):
+            if not isinstance(t, torch.Tensor):
+                raise Reject(next(u for u in seg.nodes if n in u.all_input_nodes), f"input '{n.name}' is not a tensor")
+        if any(t.numel() == 0 for t in inputs) or any(m.numel() == 0 for m in map(tensor_meta, seg.outputs)):
+            return Launch(None)  # empty tensors: nothing worth a kernel, and no index math on 0
+        try:
+            cg = compile_segment(seg, inputs, symbols, aligned, name=self.segment_name(seg), options=self.options,
+                                 report=self.report)
+        except _C.LoweringError as e:
+            node = _node_named(seg, getattr(e, "node", None))
+            raise Reject(node, str(e), recoverable=True) from None
+        except _C.GraphFormatError as e:
+            m = re.search(r"node '([^']+)'", str(e))
+            node = _node_named(seg, m.group(1) if m else None)
+            raise Reject(node, str(e), recoverable=True) from None
+        device, _ = device_and_target(seg, self.options)
+        outputs = []
+        for n in seg.outputs:
+            meta = tensor_meta(n)
+            lay = output_layout(meta, symbols)
+            outputs.append((lay["sizes"], lay["strides"], meta.dtype))
+        return Launch(cg, device, outputs, cg.workspace_bytes, aligned)
+
+    def _check_against_eager(self, seg: Segment, env: dict, outputs: list[torch.Tensor], cg) -> None:
+        reference = dict(env)
+        _run_eagerly(seg, reference)
+        for n, got in zip(seg.outputs, outputs):
+            want = reference[n]
+            if not torch.allclose(got.float(), want.float(), rtol=2e-2, atol=2e-2, equal_nan=True):
+                err = (got.float() - want.float()).abs().max().item()
+                raise RuntimeError(f"hipinductor check: graph {self.name}, segment '{cg.name}', output '{n.name}' "
+                                   f"differs from eager by up to {err:g}; kernels: {cg.kernel_names}")
+
+
+def _run_eagerly(seg: Segment, env: dict) -> None:
+    for node in seg.nodes:
+        a = fx.node.map_arg(node.args, lambda n: env[n])
+        kw = fx.node.map_arg(node.kwargs, lambda n: env[n])
+        env[node] = node.target(*a, **kw)
+
+
+def _node_named(seg: Segment, name: str | None):
+    if name is None:
+        return seg.nodes[0]
+    for n in seg.nodes:
+        if n.name == name:
+            return n
+    return seg.nodes[0]
+
+
+class EagerCall:
+    """An eager step with its arguments prepared once: which positions read values of the run, which are constants.
+    (fx.node.map_arg walks every argument on every call; this walks only the nodes.)"""
+
+    def __init__(self, node: fx.Node):
+        self.target = node.target
+        self.args = [self._template(a) for a in node.args]
+        self.kwargs = {k: self._template(v) for k, v in node.kwargs.items()}
+        self.constant_kwargs = not any(isinstance(v, _Fetch) for v in self.kwargs.values())
+
+    @classmethod
+    def _template(cls, a):
+        if isinstance(a, fx.Node):
+            return _Fetch(a)
+        if isinstance(a, (list, tuple)):
+            parts = [cls._template(x) for x in a]
+            if any(isinstance(p, (_Fetch, _Build)) for p in parts):
+                return _Build(type(a) if type(a) in (list, tuple) else list, parts)
+            return a
+        return a
+
+    @staticmethod
+    def _value(t, env):
+        if isinstance(t, _Fetch):
+            return env[t.node]
+        if isinstance(t, _Build):
+            return t.kind(EagerCall._value(p, env) for p in t.parts)
+        return t
+
+    def __call__(self, env: dict):
+        value = EagerCall._value
+        args = [value(a, env) for a in self.args]
+        if self.constant_kwargs:
+            return self.target(*args, **self.kwargs)
+        return self.target(*args, **{k: value(v, env) for k, v in self.kwargs.items()})
+
+
+class _Fetch:
+    __slots__ = ("node",)
+
+    def __init__(self, node: fx.Node):
+        self.node = node
+
+
+class _Build:
+    __slots__ = ("kind", "parts")
+
+    def __init__(self, kind, parts: list):
+        self.kind = kind
+        self.parts = parts

@@ -1,0 +1,128 @@
+"""Writing a segment as a hipinductor graph: the versioned JSON document of docs/graph-format.md that `_C.compile`
+reads, specialised to the concrete sizes, strides and storage offsets of the tensors the segment receives (symbolic
+sizes evaluated with the call's symbols).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+
+import torch
+import torch.fx as fx
+
+from .devices import ALIGN
+from .nodes import SUPPORTED_DTYPES, contiguous_strides, is_dense, is_sym_int, node_tensors, op_name
+from .partition import Reject, Segment
+
+
+def sym_value(x, env: dict) -> int:
+    """The int `x` is (a SymInt evaluated with the symbols' values `env`)."""
+    if isinstance(x, int):
+        return x
+    if isinstance(x, torch.SymInt):
+        expr = x.node.expr
+        if expr.is_number:
+            return int(expr)
+        return int(expr.xreplace(env))
+    raise TypeError(f"not an int: {x!r}")
+
+
+def output_layout(t: torch.Tensor, env: dict) -> dict:
+    """Layout of a tensor the compiled segment *produces*: a fresh allocation, so offset 0, and eager's strides
+    when they are a dense permutation (what PyTorch cares about), else contiguous ones (eager views into larger
+    storage, e.g. the pieces of a split, would only waste memory and cannot be allocated alone)."""
+    sizes = [sym_value(s, env) for s in t.shape]
+    strides = [sym_value(s, env) for s in t.stride()]
+    if not is_dense(sizes, strides):
+        strides = contiguous_strides(sizes)
+    return {"dtype": SUPPORTED_DTYPES[t.dtype], "sizes": sizes, "strides": strides, "offset": 0}
+
+
+def segment_json(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool = False) -> dict:
+    """The graph document of `seg` for `inputs` (its input values, or their fake tensors) and the symbols' values
+    `env`; with `aligned`, promising every input's first element ALIGN-byte aligned. Raises Reject naming the node
+    whose arguments the format cannot express."""
+    names: dict[fx.Node, tuple[str, int | None]] = {}
+    nodes_json = []
+    for node, value in zip(seg.inputs, inputs):
+        nodes_json.append({"name": node.name, "op": "placeholder",
+                           "meta": {"dtype": SUPPORTED_DTYPES[value.dtype], "sizes": list(value.shape),
+                                    "strides": list(value.stride()), "offset": value.storage_offset()}})
+        names[node] = (node.name, None)
+
+    def ref(n: fx.Node) -> dict:
+        if n not in names:
+            raise Reject(n, "reads a value the segment does not have")
+        name, k = names[n]
+        return {"ref": name} if k is None else {"ref": name, "output": k}
+
+    def arg(a):
+        if isinstance(a, fx.Node):
+            val = a.meta.get("val")
+            if is_sym_int(a):
+                return sym_value(val, env)  # a size computed by an eager sym_size node
+            if isinstance(val, torch.SymFloat):
+                return arg(val)  # a float computed from sizes (batch norm's 1 / (N * H * W))
+            return ref(a)
+        if isinstance(a, bool) or a is None or isinstance(a, str):
+            return a
+        if isinstance(a, (int, torch.SymInt)):
+            return sym_value(a, env)
+        if isinstance(a, (float, torch.SymFloat)):
+            v = float(a) if isinstance(a, float) else float(a.node.expr.xreplace(env))
+            if math.isnan(v):
+                return {"float": "nan"}
+            if math.isinf(v):
+                return {"float": "inf" if v > 0 else "-inf"}
+            return {"float": v}
+        if isinstance(a, torch.dtype):
+            if a not in SUPPORTED_DTYPES:
+                raise Reject(None, f"dtype {a}")
+            return {"dtype": SUPPORTED_DTYPES[a]}
+        if isinstance(a, (torch.device, torch.layout, torch.memory_format)):
+            return None
+        if isinstance(a, (list, tuple)):
+            # Tensor lists (None entries allowed); int lists whose symbolic entries eager nodes computed (full's
+            # size [s0 * 32]) go through arg() like a lone size.
+            if any(isinstance(x, fx.Node) and not is_sym_int(x) for x in a) or (a and all(x is None for x in a)):
+                return [ref(x) if isinstance(x, fx.Node) else None for x in a]
+            return [arg(x) for x in a]
+        raise Reject(None, f"argument {a!r} of type {type(a).__name__}")
+
+    for node in seg.nodes:
+        if node.target is operator.getitem:
+            src, k = node.args
+            names[node] = (names[src][0], k)
+            continue
+        metas = [output_layout(t, env) for t in node_tensors(node)]
+        try:
+            entry = {"name": node.name, "op": op_name(node), "args": [arg(a) for a in node.args],
+                     "meta": metas[0] if len(metas) == 1 else metas}
+            if node.kwargs:
+                entry["kwargs"] = {k: arg(v) for k, v in node.kwargs.items()}
+        except Reject as r:
+            raise Reject(node, r.why) from None
+        nodes_json.append(entry)
+        names[node] = (node.name, None)
+    graph = {"format": "hipinductor-graph", "version": 1, "nodes": nodes_json,
+             "outputs": [ref(n) for n in seg.outputs]}
+    if aligned:  # inputs' first elements and (PyTorch-allocated) outputs: no run-time alignment checks
+        graph["version"], graph["align"] = 2, ALIGN
+    return graph
+
+
+def without_names(graph: dict) -> str:
+    """A segment's graph JSON with its node names replaced by their order of appearance: equal for segments that
+    compile to the same kernels (a model's repeated layers)."""
+    names: dict = {}
+
+    def rename(x):
+        if isinstance(x, dict):
+            return {k: names.setdefault(v, len(names)) if k in ("name", "ref") else rename(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [rename(v) for v in x]
+        return x
+
+    return json.dumps(rename(graph), sort_keys=True)
