@@ -36,6 +36,7 @@
 #include "frontend/graph_json.h"
 #include "ir/op_schema.h"
 #include "lowering/lower_graph.h"
+#include "lowering/op_registry.h"
 #include "runtime/amd_code_object.h"
 #include "runtime/code_object_cache.h"
 #include "runtime/compiler.h"
