@@ -65,9 +65,9 @@ void check(const Builder& g, const std::string& target, double rtol = 1e-5, doub
   test::expect_matches(test::run_on_cpu(g.graph(), target), rtol, atol);
 }
 
-class OpCoverage : public ::testing::TestWithParam<std::string> {};
+class CoreOps : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(OpCoverage, FloatPointwise) {
+TEST_P(CoreOps, FloatPointwise) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {6, 33});
   ValueRef y = g.input("y", DType::Float32, {6, 33});
@@ -138,7 +138,7 @@ TEST_P(OpCoverage, FloatPointwise) {
   check(g, GetParam());
 }
 
-TEST_P(OpCoverage, BFloat16Pointwise) {
+TEST_P(CoreOps, BFloat16Pointwise) {
   Builder g;
   ValueRef x = g.input("x", DType::BFloat16, {5, 40});
   ValueRef y = g.input("y", DType::BFloat16, {40});
@@ -154,7 +154,7 @@ TEST_P(OpCoverage, BFloat16Pointwise) {
   check(g, GetParam(), 1e-2, 1e-2);
 }
 
-TEST_P(OpCoverage, IntegerAndBoolPointwise) {
+TEST_P(CoreOps, IntegerAndBoolPointwise) {
   Builder g;
   ValueRef a = g.input("a", DType::Int64, {3, 41});
   ValueRef bb = g.input("b", DType::Int64, {3, 41});
@@ -191,7 +191,7 @@ TEST_P(OpCoverage, IntegerAndBoolPointwise) {
   check(g, GetParam(), 1e-6, 1e-6);
 }
 
-TEST_P(OpCoverage, Reductions) {
+TEST_P(CoreOps, Reductions) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {7, 45});
   ValueRef n = g.input("n", DType::Int64, {5, 6, 9});
@@ -251,7 +251,7 @@ TEST_P(OpCoverage, Reductions) {
   check(g, GetParam(), 1e-4, 1e-5);
 }
 
-TEST_P(OpCoverage, LayoutOps) {
+TEST_P(CoreOps, LayoutOps) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {6, 10, 7});
   ValueRef y = g.input("y", DType::Float32, {6, 3, 7});
@@ -285,7 +285,7 @@ TEST_P(OpCoverage, LayoutOps) {
   check(g, GetParam());
 }
 
-TEST_P(OpCoverage, IndirectLoads) {
+TEST_P(CoreOps, IndirectLoads) {
   Builder g;
   ValueRef w = g.input("w", DType::Float32, {10, 16});
   ValueRef raw = g.input("raw", DType::Int64, {3, 5});
@@ -317,7 +317,7 @@ TEST_P(OpCoverage, IndirectLoads) {
   check(g, GetParam());
 }
 
-TEST_P(OpCoverage, Factories) {
+TEST_P(CoreOps, Factories) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {4, 9});
   g.output(g.call("aten.arange.start_step", {f(0.5), i(10), f(1.5)}));
@@ -339,7 +339,7 @@ TEST_P(OpCoverage, Factories) {
   check(g, GetParam());
 }
 
-TEST_P(OpCoverage, IntegerPowers) {
+TEST_P(CoreOps, IntegerPowers) {
   // PyTorch's integer pow: exact by squaring and wrapping, and for tensor exponents below zero 1 (base 1), +-1
   // (base -1) or 0 (0 ** -5 was INT64_MIN, through a double pow's inf). Checked against written-out values, not only
   // the reference interpreter.
@@ -367,7 +367,7 @@ TEST_P(OpCoverage, IntegerPowers) {
   EXPECT_EQ(r.actual[2].storage, (std::vector<double>{3, 27, -13, -117}));
 }
 
-INSTANTIATE_TEST_SUITE_P(WarpWidths, OpCoverage, ::testing::Values("cpu", "cpu-w64"),
+INSTANTIATE_TEST_SUITE_P(WarpWidths, CoreOps, ::testing::Values("cpu", "cpu-w64"),
                          [](const auto& info) { return info.param == "cpu" ? std::string("w32") : std::string("w64"); });
 
 }  // namespace

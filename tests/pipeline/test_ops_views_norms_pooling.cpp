@@ -1,9 +1,9 @@
-// Numerical coverage of the second round of ops (what the OpInfo sweep through torch.compile still sent to eager):
-// linalg_vector_norm, the multi-output views (split_with_sizes, split, chunk, unbind), diagonal, as_strided of graph
-// inputs, NaN-ignoring fmax/fmin, copysign, nextafter, lgamma, digamma, erfinv, native_group_norm and the batch norms
-// AOTAutograd emits (_native_batch_norm_legit_no_training / _functional / .no_stats). Graphs are built with metas
-// inferred by op_schema, compiled for the cpu device at warp widths 32 and 64 and compared with the reference
-// interpreter.
+// Numerical coverage of views with several outputs, norms, pooling and special functions (ops the OpInfo sweep
+// through torch.compile once sent to eager): linalg_vector_norm, the multi-output views (split_with_sizes, split,
+// chunk, unbind), diagonal, as_strided of graph inputs, NaN-ignoring fmax/fmin, copysign, nextafter, lgamma, digamma,
+// erfinv, native_group_norm and the batch norms AOTAutograd emits (_native_batch_norm_legit_no_training /
+// _functional / .no_stats), 2-d pooling and its backward ops. Graphs are built with metas inferred by the op
+// registry, compiled for the cpu device at warp widths 32 and 64 and compared with the reference interpreter.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -93,9 +93,9 @@ void check(const Builder& g, const std::string& target, double rtol = 1e-5, doub
   test::expect_matches(test::run_on_cpu(g.graph(), target), rtol, atol);
 }
 
-class OpCoverage2 : public ::testing::TestWithParam<std::string> {};
+class ViewsNormsPoolingOps : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(OpCoverage2, VectorNorm) {
+TEST_P(ViewsNormsPoolingOps, VectorNorm) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {6, 33});
   ValueRef x3 = g.input("x3", DType::Float32, {3, 5, 7});
@@ -118,7 +118,7 @@ TEST_P(OpCoverage2, VectorNorm) {
   check(g, GetParam(), 2e-5, 1e-5);
 }
 
-TEST_P(OpCoverage2, HalfPrecision) {
+TEST_P(ViewsNormsPoolingOps, HalfPrecision) {
   Builder g;
   ValueRef h = g.input("h", DType::BFloat16, {4, 20});
   ValueRef x = g.input("x", DType::Float16, {5, 8});
@@ -137,7 +137,7 @@ TEST_P(OpCoverage2, HalfPrecision) {
   check(g, GetParam(), 1e-2, 1e-2);
 }
 
-TEST_P(OpCoverage2, Splits) {
+TEST_P(ViewsNormsPoolingOps, Splits) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {4, 6, 5});
   ValueRef h = g.input("h", DType::BFloat16, {7, 3});
@@ -162,7 +162,7 @@ TEST_P(OpCoverage2, Splits) {
   check(g, GetParam());
 }
 
-TEST_P(OpCoverage2, Diagonal) {
+TEST_P(ViewsNormsPoolingOps, Diagonal) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {5, 7});
   ValueRef y = g.input("y", DType::Float32, {3, 4, 5});
@@ -177,7 +177,7 @@ TEST_P(OpCoverage2, Diagonal) {
   check(g, GetParam());
 }
 
-TEST_P(OpCoverage2, Pointwise) {
+TEST_P(ViewsNormsPoolingOps, Pointwise) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {6, 33});
   ValueRef y = g.input("y", DType::Float32, {6, 33});
@@ -212,7 +212,7 @@ TEST_P(OpCoverage2, Pointwise) {
   check(g, GetParam(), 2e-5, 2e-5);
 }
 
-TEST_P(OpCoverage2, AsStridedOfInputs) {
+TEST_P(ViewsNormsPoolingOps, AsStridedOfInputs) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {6, 8});
   ValueRef v = g.input("v", DType::Float32, {4, 5}, {12, 2}, 3);  // a strided view with a storage offset
@@ -225,7 +225,7 @@ TEST_P(OpCoverage2, AsStridedOfInputs) {
   check(g, GetParam());
 }
 
-TEST_P(OpCoverage2, AsStridedOfComputedValueIsRejected) {
+TEST_P(ViewsNormsPoolingOps, AsStridedOfComputedValueIsRejected) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {6, 8});
   ValueRef e = g.call("aten.exp.default", {t(x)});
@@ -240,7 +240,7 @@ TEST_P(OpCoverage2, AsStridedOfComputedValueIsRejected) {
   }
 }
 
-TEST_P(OpCoverage2, GroupNorm) {
+TEST_P(ViewsNormsPoolingOps, GroupNorm) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {3, 6, 4, 5});
   ValueRef w = g.input("w", DType::Float32, {6});
@@ -253,7 +253,7 @@ TEST_P(OpCoverage2, GroupNorm) {
   check(g, GetParam(), 2e-2, 2e-2);  // bfloat16 outputs; float ones are far closer (checked below)
 }
 
-TEST_P(OpCoverage2, GroupNormFloat) {
+TEST_P(ViewsNormsPoolingOps, GroupNormFloat) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {3, 6, 4, 5});
   ValueRef w = g.input("w", DType::Float32, {6});
@@ -264,7 +264,7 @@ TEST_P(OpCoverage2, GroupNormFloat) {
   check(g, GetParam(), 1e-4, 1e-5);
 }
 
-TEST_P(OpCoverage2, BatchNorm) {
+TEST_P(ViewsNormsPoolingOps, BatchNorm) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {4, 3, 5, 6});
   ValueRef w = g.input("w", DType::Float32, {3});
@@ -293,7 +293,7 @@ TEST_P(OpCoverage2, BatchNorm) {
   check(g, GetParam(), 1e-4, 1e-5);
 }
 
-TEST_P(OpCoverage2, BatchNormHalf) {
+TEST_P(ViewsNormsPoolingOps, BatchNormHalf) {
   Builder g;
   ValueRef x = g.input("x", DType::BFloat16, {6, 4, 7});
   ValueRef w = g.input("w", DType::BFloat16, {4});
@@ -305,7 +305,7 @@ TEST_P(OpCoverage2, BatchNormHalf) {
   check(g, GetParam(), 2e-2, 2e-2);
 }
 
-TEST_P(OpCoverage2, Pooling2d) {
+TEST_P(ViewsNormsPoolingOps, Pooling2d) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {2, 3, 9, 10});
   ValueRef c = g.input("c", DType::Float32, {4, 7, 5});  // (C, H, W)
@@ -340,7 +340,7 @@ TEST_P(OpCoverage2, Pooling2d) {
   check(g, GetParam(), 1e-2, 1e-2);  // bfloat16 outputs; float ones are far closer (checked below)
 }
 
-TEST_P(OpCoverage2, Pooling2dFloat) {
+TEST_P(ViewsNormsPoolingOps, Pooling2dFloat) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {2, 3, 9, 10});
   g.output(g.call("aten.avg_pool2d.default", {t(x), ints({3, 3}), ints({2, 2}), ints({1, 1}), b(true), b(false)}));
@@ -358,7 +358,7 @@ TEST_P(OpCoverage2, Pooling2dFloat) {
 
 // Ops whose references the registry test found missing: adaptive max pooling (forward, and backward from its
 // recorded positions), unfold (overlapping and strided windows).
-TEST_P(OpCoverage2, AdaptiveMaxPoolAndUnfold) {
+TEST_P(ViewsNormsPoolingOps, AdaptiveMaxPoolAndUnfold) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {2, 3, 9, 10});
   ValueRef nans = g.call("aten.sqrt.default", {t(x)});
@@ -372,7 +372,7 @@ TEST_P(OpCoverage2, AdaptiveMaxPoolAndUnfold) {
   check(g, GetParam(), 1e-5, 1e-6);
 }
 
-TEST_P(OpCoverage2, Pooling2dBackward) {
+TEST_P(ViewsNormsPoolingOps, Pooling2dBackward) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {2, 3, 9, 10});
   ValueRef c = g.input("c", DType::Float32, {2, 7, 5});
@@ -426,7 +426,7 @@ TEST_P(OpCoverage2, Pooling2dBackward) {
   check(g, GetParam(), 1e-5, 1e-6);
 }
 
-TEST(OpCoverage2Schemas, PoolingMetasFollowPyTorchsOutputSizes) {
+TEST(ViewsNormsPoolingSchemas, PoolingMetasFollowPyTorchsOutputSizes) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {1, 1, 5, 5});
   auto sizes = [&](ValueRef r) {
@@ -450,7 +450,7 @@ TEST(OpCoverage2Schemas, PoolingMetasFollowPyTorchsOutputSizes) {
                SchemaError);
 }
 
-TEST(OpCoverage2Schemas, ListReturnsAndAliasAnnotations) {
+TEST(ViewsNormsPoolingSchemas, ListReturnsAndAliasAnnotations) {
   const OpSchema* s = find_op_schema("aten.split_with_sizes.default");
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(s->returns_list);
@@ -462,7 +462,7 @@ TEST(OpCoverage2Schemas, ListReturnsAndAliasAnnotations) {
   EXPECT_EQ(find_op_schema("aten._native_batch_norm_legit_functional.default")->num_outputs, 5);
 }
 
-TEST(OpCoverage2Schemas, SplitMetasAreViews) {
+TEST(ViewsNormsPoolingSchemas, SplitMetasAreViews) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {4, 10});
   ValueRef s = g.call("aten.split.Tensor", {t(x), i(4), i(1)});
@@ -478,7 +478,7 @@ TEST(OpCoverage2Schemas, SplitMetasAreViews) {
   EXPECT_EQ(dm.offset, Index(10));
 }
 
-TEST(OpCoverage2Schemas, ListReturningOpsRoundTripThroughJson) {
+TEST(ViewsNormsPoolingSchemas, ListReturningOpsRoundTripThroughJson) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {4, 10});
   ValueRef s = g.call("aten.split_with_sizes.default", {t(x), ints({3, 7}), i(1)});
@@ -497,7 +497,7 @@ TEST(OpCoverage2Schemas, ListReturningOpsRoundTripThroughJson) {
   EXPECT_THROW(read_graph_json(write_graph_json(wrong.graph()), "wrong.json"), std::exception);
 }
 
-TEST(OpCoverage2Schemas, BatchNormStatisticsFollowTheNodesDevice) {
+TEST(ViewsNormsPoolingSchemas, BatchNormStatisticsFollowTheNodesDevice) {
   // 16-bit batch norm saves float32 statistics on GPUs, the input's dtype on the cpu device: the node's meta decides,
   // as for layer and group norm (the GPU's float32 metas were rejected, and bf16 batch norm ran eagerly there).
   for (DType stats : {DType::Float32, DType::BFloat16, DType::Float16}) {
@@ -518,7 +518,7 @@ TEST(OpCoverage2Schemas, BatchNormStatisticsFollowTheNodesDevice) {
   }
 }
 
-TEST(OpCoverage2Schemas, InferenceBatchNormStatisticsAreEmptyOnTheCpuAndPerChannelOnGpus) {
+TEST(ViewsNormsPoolingSchemas, InferenceBatchNormStatisticsAreEmptyOnTheCpuAndPerChannelOnGpus) {
   // Not training, the cpu device's saved statistics are [0] and CUDA's float32 [C] (ResNet-50 on the H200 ran every
   // batch norm eagerly, its [64] metas rejected); other sizes are still an error.
   for (int64_t size : {0, 3, 5}) {
@@ -539,7 +539,7 @@ TEST(OpCoverage2Schemas, InferenceBatchNormStatisticsAreEmptyOnTheCpuAndPerChann
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(WarpWidths, OpCoverage2, ::testing::Values("cpu", "cpu-w64"),
+INSTANTIATE_TEST_SUITE_P(WarpWidths, ViewsNormsPoolingOps, ::testing::Values("cpu", "cpu-w64"),
                          [](const auto& info) { return info.param == "cpu" ? std::string("w32") : std::string("w64"); });
 
 }  // namespace
