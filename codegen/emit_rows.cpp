@@ -125,7 +125,7 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
       if (e->op != ExprOp::Unary) return false;
       switch (e->unary_op()) {
         case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Relu: case UnaryOp::LogicalNot: case UnaryOp::BitwiseNot:
-        case UnaryOp::Square: case UnaryOp::Sign: return false;
+        case UnaryOp::Sign: return false;
         default: return true;
       }
     };

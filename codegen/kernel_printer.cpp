@@ -89,7 +89,6 @@ std::string KernelPrinter::compute(const Expr& e) {
         case UnaryOp::BitwiseNot: return xt == DType::Bool ? "!" + x : "~" + x;
         case UnaryOp::IsNan: return "hi_isnan(" + x + ")";
         case UnaryOp::IsInf: return "hi_isinf(" + x + ")";
-        case UnaryOp::Square: return x + " * " + x;
         case UnaryOp::Lgamma: return libm("lgamma", t) + "(" + x + ")";
         case UnaryOp::Digamma: return "hi_digamma(" + x + ")";
         case UnaryOp::Erfinv: return "hi_erfinv(" + x + ")";
@@ -136,8 +135,6 @@ std::string KernelPrinter::compute(const Expr& e) {
         case BinaryOp::BitwiseAnd: return infix("&");
         case BinaryOp::BitwiseOr: return infix("|");
         case BinaryOp::BitwiseXor: return infix("^");
-        case BinaryOp::ShiftLeft: return infix("<<");
-        case BinaryOp::ShiftRight: return infix(">>");
         case BinaryOp::Fmax: return "hi_fmax(" + a + ", " + b + ")";
         case BinaryOp::Fmin: return "hi_fmin(" + a + ", " + b + ")";
         case BinaryOp::Copysign: return "hi_copysign(" + a + ", " + b + ")";

@@ -50,7 +50,7 @@ std::string_view unary_op_name(UnaryOp op) {
       "neg", "abs", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "sin",
       "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "relu",
       "erf", "erfc", "gelu", "gelu_tanh", "silu", "floor", "ceil", "round", "trunc", "sign", "logical_not",
-      "bitwise_not", "isnan", "isinf", "square", "lgamma", "digamma", "erfinv"};
+      "bitwise_not", "isnan", "isinf", "lgamma", "digamma", "erfinv"};
   return names[static_cast<int>(op)];
 }
 
@@ -59,7 +59,7 @@ std::string_view binary_op_name(BinaryOp op) {
       "add",         "sub",     "mul",     "div",         "floordiv",   "truncdiv",    "remainder",   "fmod",
       "pow",         "maximum", "minimum", "atan2",       "hypot",      "eq",          "ne",          "lt",
       "le",          "gt",      "ge",      "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-      "bitwise_xor", "shl",     "shr",     "fmax",        "fmin",       "copysign",    "nextafter",   "zeta"};
+      "bitwise_xor", "fmax",    "fmin",    "copysign",    "nextafter",  "zeta"};
   return names[static_cast<int>(op)];
 }
 

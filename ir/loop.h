@@ -25,7 +25,7 @@ namespace hi {
 enum class UnaryOp : uint8_t {
   Neg, Abs, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tan, Asin, Acos, Atan,
   Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Sigmoid, Relu, Erf, Erfc, GeluErf, GeluTanh, Silu, Floor, Ceil, Round, Trunc,
-  Sign, LogicalNot, BitwiseNot, IsNan, IsInf, Square,
+  Sign, LogicalNot, BitwiseNot, IsNan, IsInf,
   Lgamma, Digamma, Erfinv,
 };
 enum class BinaryOp : uint8_t {
@@ -54,8 +54,6 @@ enum class BinaryOp : uint8_t {
   BitwiseAnd,
   BitwiseOr,
   BitwiseXor,
-  ShiftLeft,
-  ShiftRight,
   Fmax,
   Fmin,  ///< NaN-ignoring maximum / minimum (NaN only when both are NaN)
   Copysign,
