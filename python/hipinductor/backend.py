@@ -12,7 +12,7 @@ import threading
 
 import torch
 
-from . import _C
+from . import _C, cuda_graphs
 from .devices import gpu_target
 from .graph_module import CompiledFxGraph
 from .options import Options
@@ -143,8 +143,11 @@ def _compiler(options: Options, kind: str):
     def compile_graph(gm: torch.fx.GraphModule, example_inputs):
         from functorch.compile import make_boxed_func
 
-        compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids), static_inputs=_static_input_indices())
+        static_inputs = _static_input_indices()
+        compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids), static_inputs=static_inputs)
         register(compiled)
+        if options.cuda_graphs:
+            return cuda_graphs.wrap(compiled, gm, example_inputs, kind, static_inputs, compiled.report)
         return make_boxed_func(compiled)
 
     return compile_graph
@@ -159,11 +162,16 @@ def _static_input_indices() -> tuple[int, ...]:
     return tuple(getattr(metadata, "static_input_indices", None) or ())
 
 
-def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict | None = None, **unused):
-    """torch.compile(model, backend="hipinductor", options={...}); see Options for the keys."""
+def hipinductor_backend(gm: torch.fx.GraphModule, example_inputs, options: dict | None = None, mode: str | None = None,
+                        **unused):
+    """torch.compile(model, backend="hipinductor", options={...}) or mode="reduce-overhead" (CUDA/HIP graphs,
+    cuda_graphs.py); see Options for the keys."""
     if unused:
-        raise ValueError(f"hipinductor: unexpected backend arguments {sorted(unused)}; pass options={{...}}")
+        raise ValueError(f"hipinductor: unexpected backend arguments {sorted(unused)}; the backend takes options={{...}}"
+                         f" and mode= ({', '.join(repr(m) for m in cuda_graphs.SUPPORTED_MODES)})")
     opts = Options.from_dict(options)
+    if cuda_graphs.check_mode(mode):
+        opts.cuda_graphs = True
     _warm_up_compilers(example_inputs)
     from torch._dynamo.backends.common import aot_autograd
     from torch.fx.experimental.symbolic_shapes import ConstraintViolationError

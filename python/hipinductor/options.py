@@ -37,6 +37,9 @@ class Options:
     #: Give 2-d convolutions of bf16/fp16 GPU tensors channels-last inputs and weights in inference graphs, so cuDNN
     #: runs them NHWC and the kernels around them produce that layout (passes/channels_last.py).
     channels_last_convs: bool = True
+    #: Capture each compiled GPU graph into a CUDA/HIP graph and replay it per call (what mode="reduce-overhead"
+    #: turns on; cuda_graphs.py). Graphs that cannot be captured run without, with the reason in their report.
+    cuda_graphs: bool = False
     #: ATen overloads (e.g. "aten.mm.default") to run in eager PyTorch even when hipinductor lowers them.
     fallback_ops: frozenset = frozenset()
 

@@ -25,7 +25,7 @@ class Report(dict):
             name=name, ops_lowered=[], fallback_ops=[], kernels=0, compile_ms=0.0, cache_hits=0,
             segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], eager_empty=[], early_compiles=0,
             shared_compiles=0, build_ms=0.0, first_call_ms=None, gemm_epilogues=0, empty_cat_inputs=0,
-            channels_last_convs=0)
+            channels_last_convs=0, cuda_graphs=False, cuda_graphs_reason=None)
 
 
 _reports: list[dict] = []
@@ -46,8 +46,9 @@ def reports() -> list[dict]:
     kernels, compile_ms, cache_hits, segments, workspace_bytes, eager_reason, early_compiles (segments whose compile
     started when the graph was built, from its traced layouts, and was taken at the first call), shared_compiles
     (those of them that took another segment's compiled graph: the same code but for node names, as a model's
-    repeated layers give), build_ms (building the graph: partition and starting those compiles) and first_call_ms
-    (its first run, waiting for them; None before it). compile_ms sums each segment's share of lowering, codegen
+    repeated layers give), build_ms (building the graph: partition and starting those compiles), first_call_ms
+    (its first run, waiting for them; None before it), and with mode="reduce-overhead" cuda_graphs (whether calls
+    replay a CUDA/HIP graph) and cuda_graphs_reason (why not, when not). compile_ms sums each segment's share of lowering, codegen
     and compiler time (or of the cache lookup that replaced them); a graph's segments compile in one compiler call."""
     with _reports_lock:
         return [dict(r) for r in _reports]
