@@ -1,7 +1,6 @@
 // Row-reduction kernels as their plans say: persistent rows held in registers, and the row loop for rows too long
 // for them.
 #include <functional>
-#include <stdexcept>
 
 #include "codegen/kernel_printer.h"
 
@@ -312,45 +311,37 @@ void KernelPrinter::emit_row_loop(const RowPlan& plan) {
     const Expr& body = bodies[n];
     const Buffer& b = p_.buffers[c.buffer];
     auto view = [&](bool scalar, size_t m) -> const Expr& { return scalar ? scalar_bodies[m] : bodies[m]; };
-    // Two statistics of the row in one pass instead of two: softmax's max(x) and sum(exp(x - max)) (online
-    // softmax), LayerNorm's sum(x) and sum((x - sum / N)^2) (Welford, the plain sum kept beside it).
-    if (n + 1 < k_.computations.size()) {
+    // Two statistics of the row in one pass instead of two (RowPlan::one_pass): online softmax, or Welford with the
+    // plain sum kept beside it. Their common x is the first reduction's value.
+    auto pass = std::find_if(plan.one_pass.begin(), plan.one_pass.end(),
+                             [&](const RowPlan::OnePass& o) { return o.first == n; });
+    if (pass != plan.one_pass.end()) {
       const Computation& next = p_.computations[k_.computations[n + 1]];
-      bool base2 = false;
-      auto statistic = [&](bool scalar) {  // (x, whether online softmax, else Welford); x undefined: neither
-        const Expr &a = view(scalar, n), &b = view(scalar, n + 1);
-        Expr x = online_softmax_value(c, a, next, b, &base2);
-        return x.defined() ? std::make_pair(x, true) : std::make_pair(welford_value(c, a, next, b), false);
-      };
-      const auto [x, softmax] = statistic(false);
-      if (x.defined()) {
-        const std::string acc = "acc_" + b.name, sum = "sum_" + b.name;
-        const std::string type = softmax ? "hi_softmax_acc" : "hi_welford_acc";
-        const std::string op = softmax ? std::string("hi_online_softmax_op<") + (base2 ? "1" : "0") + ">" : "hi_welford_op";
-        const std::string warps = std::to_string(std::max(1, plan_.block / target_.warp_size));
-        line("// " + c.name + ", " + next.name + ": " +
-             (softmax ? "max and sum of exp(x - max)" : "sum and sum of squared deviations") + " over the row in one pass");
-        line(type + " " + acc + " = " + op + "::identity<" + type + ">();");
-        if (!softmax) line("float " + sum + " = 0.0f;");
-        columns(n, nullptr, [&](bool scalar, const std::string&) {
-          const Expr xs = scalar ? statistic(true).first : x;
-          if (!xs.defined()) throw std::logic_error("emit_row_loop: the peeled view of " + c.name + " lost its pattern");
-          const std::string value = "(float)(" + expr(xs) + ")";
-          line(acc + " = " + op + "::add(" + acc + ", " + value + ");");
-          if (!softmax) line(sum + " += " + value + ";");
-        });
-        line("__shared__ " + type + " smem_" + b.name + "[" + warps + "];");
-        std::string reduced = "hi_block_reduce<" + op + ">(" + acc + ", smem_" + b.name + ")";
-        line(acc + " = " + (softmax ? op + "::finish(" + reduced + ")" : reduced) + ";");
-        if (!softmax) {
-          line("__shared__ float smem_" + sum + "[" + warps + "];");
-          line(sum + " = hi_block_reduce<hi_sum_op>(" + sum + ", smem_" + sum + ");");
-        }
-        keep_row_value(c, convert(softmax ? acc + ".m" : sum, DType::Float32, b.dtype));
-        keep_row_value(next, convert(acc + (softmax ? ".s" : ".m2"), DType::Float32, p_.buffers[next.buffer].dtype));
-        ++n;
-        continue;
+      const bool softmax = pass->online_softmax, base2 = pass->base2;
+      const std::string acc = "acc_" + b.name, sum = "sum_" + b.name;
+      const std::string type = softmax ? "hi_softmax_acc" : "hi_welford_acc";
+      const std::string op = softmax ? std::string("hi_online_softmax_op<") + (base2 ? "1" : "0") + ">" : "hi_welford_op";
+      const std::string warps = std::to_string(std::max(1, plan_.block / target_.warp_size));
+      line("// " + c.name + ", " + next.name + ": " +
+           (softmax ? "max and sum of exp(x - max)" : "sum and sum of squared deviations") + " over the row in one pass");
+      line(type + " " + acc + " = " + op + "::identity<" + type + ">();");
+      if (!softmax) line("float " + sum + " = 0.0f;");
+      columns(n, nullptr, [&](bool scalar, const std::string&) {
+        const std::string value = "(float)(" + expr(view(scalar, n)->args[0]) + ")";
+        line(acc + " = " + op + "::add(" + acc + ", " + value + ");");
+        if (!softmax) line(sum + " += " + value + ";");
+      });
+      line("__shared__ " + type + " smem_" + b.name + "[" + warps + "];");
+      std::string reduced = "hi_block_reduce<" + op + ">(" + acc + ", smem_" + b.name + ")";
+      line(acc + " = " + (softmax ? op + "::finish(" + reduced + ")" : reduced) + ";");
+      if (!softmax) {
+        line("__shared__ float smem_" + sum + "[" + warps + "];");
+        line(sum + " = hi_block_reduce<hi_sum_op>(" + sum + ", smem_" + sum + ");");
       }
+      keep_row_value(c, convert(softmax ? acc + ".m" : sum, DType::Float32, b.dtype));
+      keep_row_value(next, convert(acc + (softmax ? ".s" : ".m2"), DType::Float32, p_.buffers[next.buffer].dtype));
+      ++n;
+      continue;
     }
     if (emit_row_epilogue(c, body)) continue;
     if (!c.is_reduction()) {
@@ -382,56 +373,6 @@ bool KernelPrinter::emit_row_epilogue(const Computation& c, const Expr& body) {
   line("// " + c.name + ": row epilogue");
   keep_row_value(c, convert(expr(body), body->dtype, p_.buffers[c.buffer].dtype));
   return true;
-}
-
-namespace {
-
-/// Whether `c` is a reduction whose (kernel-view) body reduces with `op`.
-bool reduces(const Computation& c, const Expr& body, ReduceOp op) {
-  return c.is_reduction() && body->op == ExprOp::Reduce && body->reduce_op() == op;
-}
-
-}  // namespace
-
-Expr KernelPrinter::online_softmax_value(const Computation& max, const Expr& max_body, const Computation& sum,
-                                         const Expr& sum_body, bool* base2) const {
-  // max: reduce(max, x); sum: reduce(sum, exp(x - load(max))) or reduce(sum, exp2((x - load(max)) * log2(e))), as
-  // the softmax lowering writes it; float, with the same x per element.
-  if (!reduces(max, max_body, ReduceOp::Max) || !reduces(sum, sum_body, ReduceOp::Sum)) return Expr();
-  const Expr& x = max_body->args[0];
-  const Expr& e = sum_body->args[0];
-  if (x->dtype != DType::Float32 || e->dtype != DType::Float32) return Expr();
-  double scale;
-  Expr shifted = exp_shift(e, &scale);
-  *base2 = scale != 0;
-  if (*base2 && static_cast<float>(scale) != static_cast<float>(1.4426950408889634)) return Expr();  // log2(e) only
-  if (!shifted.defined() || shifted->op != ExprOp::Binary || shifted->binary_op() != BinaryOp::Sub ||
-      !(shifted->args[0] == x))
-    return Expr();
-  const Expr& m = shifted->args[1];
-  if (m->op != ExprOp::Load || m->buffer != max.buffer) return Expr();
-  // x itself must not read the maximum (it is printed before the maximum exists).
-  return reads_buffer(x, max.buffer) ? Expr() : x;
-}
-
-Expr KernelPrinter::welford_value(const Computation& sum, const Expr& sum_body, const Computation& sq,
-                                  const Expr& sq_body) const {
-  if (!reduces(sum, sum_body, ReduceOp::Sum) || !reduces(sq, sq_body, ReduceOp::Sum)) return Expr();
-  const Expr& x = sum_body->args[0];
-  const Expr& e = sq_body->args[0];
-  if (x->dtype != DType::Float32 || e->dtype != DType::Float32) return Expr();
-  if (e->op != ExprOp::Binary || e->binary_op() != BinaryOp::Mul || !(e->args[0] == e->args[1])) return Expr();
-  const Expr& d = e->args[0];
-  if (d->op != ExprOp::Binary || d->binary_op() != BinaryOp::Sub || !(d->args[0] == x)) return Expr();
-  const Expr& mean = d->args[1];  // sum / N, N the row length
-  auto length = simplify(k_.row_length, p_.size_ranges).as_const();
-  if (!length || mean->op != ExprOp::Binary || mean->binary_op() != BinaryOp::Div) return Expr();
-  const Expr& s = mean->args[0];
-  const Expr& count = mean->args[1];
-  if (s->op != ExprOp::Load || s->buffer != sum.buffer || count->op != ExprOp::Constant ||
-      count->value != static_cast<double>(*length))
-    return Expr();
-  return reads_buffer(x, sum.buffer) ? Expr() : x;
 }
 
 KernelPrinter::RowReduction KernelPrinter::begin_row_reduction(const Computation& c, const Expr& body) {

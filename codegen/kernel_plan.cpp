@@ -113,7 +113,7 @@ std::string to_string(const KernelPlan& plan) {
   std::ostringstream os;
   os << plan.kernel << ": " << kernel_kind_name(plan.kind) << ", " << form_name(plan) << "\n";
   os << "  block " << plan.block << ": " << plan.block_reason << "\n";
-  os << "  grid " << plan.grid.str() << (plan.whole_grid ? " (whole grid)" : " (capped)") << ": " << plan.grid_reason
+  os << "  grid " << plan.grid.str() << (plan.whole_grid ? ", whole grid" : ", capped at resident waves") << ": " << plan.grid_reason
      << "\n";
   os << "  index " << (plan.index32 ? "int" : "hi_i64") << ": " << plan.index_reason << "\n";
   if (plan.needs_sync) os << "  synchronises (barriers or shuffles)\n";
@@ -139,12 +139,17 @@ std::string to_string(const KernelPlan& plan) {
     }
     if (rows->reads_only) os << "  reads rows only (one value per row)\n";
     if (rows->peeled) os << "  peeled from " << rows->row_start.str() << "\n";
+    for (const RowPlan::OnePass& pass : rows->one_pass)
+      os << "  computations " << pass.first << " and " << pass.first + 1 << " in one pass: "
+         << (pass.online_softmax ? pass.base2 ? "online softmax (exp2)" : "online softmax" : "Welford") << "\n";
   } else if (const auto* cols = std::get_if<ColumnPlan>(&plan.shape)) {
     os << "  form: " << cols->form_reason << "\n";
     os << "  V " << cols->width << ": " << cols->width_reason << "\n";
     if (cols->form != ColumnPlan::Form::OutputsPerThread)
       os << "  " << cols->slices_x << " x " << cols->slices_y << " slices\n";
   }
+  for (int buffer : plan.reciprocal_divisors)
+    os << "  divisions by buffer " << buffer << " (a softmax denominator) multiply by its reciprocal\n";
   for (const auto& [buffer, h] : plan.hints)
     os << "  hints buffer " << buffer << ": row-indexed " << (h.row_indexed.empty() ? "none" : h.row_indexed)
        << ", other " << (h.other.empty() ? "none" : h.other) << ": " << h.reason << "\n";

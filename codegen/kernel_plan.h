@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -80,6 +81,16 @@ struct RowPlan {
   /// at head = cg = 0 (over row), from which the printed kernel finds each row's head.
   bool peeled = false;
   Index row_start;
+  /// Looped: two consecutive reductions of the kernel computed in one pass over the row instead of two: softmax's
+  /// max(x) and sum(exp(x - max)) (online softmax; `base2` for the exp2((x - max) * log2(e)) form), or LayerNorm's
+  /// sum(x) and sum((x - sum / N)^2) (Welford, the plain sum kept beside it). `first` is the first reduction's
+  /// position in the kernel's computations; x is its value.
+  struct OnePass {
+    size_t first = 0;
+    bool online_softmax = false;  ///< else Welford
+    bool base2 = false;
+  };
+  std::vector<OnePass> one_pass;
 };
 
 /// Column-reduction kernels.
@@ -116,6 +127,11 @@ struct KernelPlan {
   bool index32 = false;     ///< 32-bit index arithmetic
   std::string index_reason;
   std::map<int, EvictionHint> hints;  ///< by buffer, for the read-only buffers that get hints
+  /// Row kernels: softmax denominators computed here (sum(exp(x - max(x))), at least 1). A division by one, held in
+  /// a register, is printed as a multiply by its IEEE reciprocal (one per row, hoisted by the compiler), within 1 ulp
+  /// of the quotient. Not for other divisors: the reciprocal of one below 2^-126 overflows, of one above 2^126 loses
+  /// bits.
+  std::set<int> reciprocal_divisors;
   std::variant<PointwisePlan, RowPlan, ColumnPlan> shape;  ///< the one of `kind`
 };
 

@@ -106,10 +106,8 @@ std::string KernelPrinter::compute(const Expr& e) {
         case BinaryOp::Mul: return infix("*");
         case BinaryOp::Div:
           if (!fp) return infix("/");
-          // By softmax's sum (a row value >= 1): one IEEE reciprocal per row (the compiler hoists it out of the
-          // row's elements) and a multiply per element, within 1 ulp of the quotient. Not for other divisors: the
-          // reciprocal of one below 2^-126 overflows, of one above 2^126 loses bits.
-          if (row_value(n.args[1]) && sum_of_exp_shifted_by_max(p_, n.args[1]->buffer))
+          // By softmax's sum held in a register: a multiply by its reciprocal (KernelPlan::reciprocal_divisors).
+          if (row_value(n.args[1]) && plan_.reciprocal_divisors.count(n.args[1]->buffer))
             return a + " * (" + literal(1, at) + " / " + b + ")";
           return "hi_div(" + a + ", " + b + ")";
         case BinaryOp::FloorDiv: return "hi_floordiv(" + a + ", " + b + ")";
@@ -190,40 +188,6 @@ std::string KernelPrinter::vector_array(const Expr& load, int count, const std::
   line(storage_type(b.dtype) + " " + name + "[" + std::to_string(count) + "];");
   alias_vector_array(load, name, lane);
   return name;
-}
-
-Expr exp_shift(const Expr& e, double* scale) {
-  *scale = 0;
-  if (e->op != ExprOp::Unary) return Expr();
-  if (e->unary_op() == UnaryOp::Exp) return e->args[0];
-  if (e->unary_op() != UnaryOp::Exp2 || e->args[0]->op != ExprOp::Binary || e->args[0]->binary_op() != BinaryOp::Mul)
-    return Expr();
-  for (int k = 0; k < 2; ++k) {
-    const Expr& c = e->args[0]->args[1 - k];
-    if (c->op == ExprOp::Constant && c->value > 0) {
-      *scale = c->value;
-      return e->args[0]->args[k];
-    }
-  }
-  return Expr();
-}
-
-bool sum_of_exp_shifted_by_max(const LoopProgram& p, int buffer) {
-  // sum(exp(x - max(x))) or sum(exp2((x - max(x)) * c)), c > 0: the maximum's own term is 1.
-  int ci = p.producer(buffer);
-  if (ci < 0) return false;
-  const Expr& sum = p.computations[ci].body;
-  if (!sum.defined() || sum->op != ExprOp::Reduce || sum->reduce_op() != ReduceOp::Sum) return false;
-  double scale;
-  Expr shifted = exp_shift(sum->args[0], &scale);
-  if (!shifted.defined() || shifted->op != ExprOp::Binary || shifted->binary_op() != BinaryOp::Sub) return false;
-  const Expr& m = shifted->args[1];
-  if (m->op != ExprOp::Load || !m->args.empty()) return false;
-  int mi = p.producer(m->buffer);
-  if (mi < 0) return false;
-  const Expr& max = p.computations[mi].body;
-  return max.defined() && max->op == ExprOp::Reduce && max->reduce_op() == ReduceOp::Max &&
-         max->args[0] == shifted->args[0];
 }
 
 std::string KernelPrinter::load_hint(int buffer, const Index& base) const {

@@ -118,11 +118,6 @@ inline std::string index_c(std::string s) {
   return s;
 }
 
-/// The shift s of exp(s), or of exp2(s * c) with a constant c > 0 (*scale = c; 0 for exp); null for other values.
-Expr exp_shift(const Expr& e, double* scale);
-/// Whether `buffer` is softmax's denominator, sum(exp(x - max(x))) (or the exp2 form): at least 1.
-bool sum_of_exp_shifted_by_max(const LoopProgram& p, int buffer);
-
 class KernelPrinter {
  public:
   /// Prints kernel `k` of `p` as `plan` (plan_kernel's for `target`) says.
@@ -279,15 +274,6 @@ class KernelPrinter {
     Accumulation accumulation;
   };
   RowReduction begin_row_reduction(const Computation& c, const Expr& body);
-  /// Row loops: x when `max` is reduce(max, x) and `sum`, the computation after it, is reduce(sum, exp(x - max)) (or
-  /// exp2((x - max) * log2(e)): *base2), in float (bodies as the kernel sees them); both are then one pass over the
-  /// row (hi_online_softmax_op). Else null.
-  Expr online_softmax_value(const Computation& max, const Expr& max_body, const Computation& sum,
-                            const Expr& sum_body, bool* base2) const;
-  /// Row loops: x when `sum` is reduce(sum, x) and `sq`, the computation after it, is reduce(sum, d * d) with
-  /// d = x - sum / N (N the row length), in float: LayerNorm's statistics, then one Welford pass (hi_welford_op) that
-  /// also keeps the plain sum. Else null.
-  Expr welford_value(const Computation& sum, const Expr& sum_body, const Computation& sq, const Expr& sq_body) const;
   /// Stores computation `c` (body already substituted) into its buffer, or keeps it in a register if local.
   void store(const Computation& c, const std::string& value, DType value_dtype, const Index& where);
   /// The same for the value of `e`, a cast that rounds a float to the buffer's dtype stored from the float.

@@ -189,7 +189,7 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
   plan.block_reason = "pointwise blocks of 128 (Inductor's too): relu(a + b) over 64M f32 0.1897 ms against 256's "
                       "0.1911 on the H200";
   plan.whole_grid = true;
-  plan.grid_reason = "every block: pointwise blocks are short and even, and the block scheduler evens out the SMs";
+  plan.grid_reason = "pointwise blocks are short and even: the block scheduler evens out the SMs";
   if (plan_transposed(p, k, pw)) {
     const int64_t tiles = pw.tile_o * (pw.tile_p / pw.tile) * (pw.tile_q / pw.tile);
     plan.block = pw.tile * pw.tile_rows;

@@ -73,11 +73,12 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
   return plan;
 }
 
-/// A row loop's V and, for a row length no vector width divides, whether its rows are peeled.
+/// A row loop's V, whether its rows are peeled (for a row length no vector width divides), and which of its
+/// reductions are taken in one pass, found over the views the loop prints.
 void plan_row_loop(const LoopProgram& p, const Kernel& k, RowPlan& rows) {
   const VarRanges base = kernel_var_ranges(p, k);
   auto length = simplify(k.row_length, p.size_ranges).as_const();
-  int v = length ? vector_width(p, k, base, "col", *length, true) : 1;
+  const int v = length ? vector_width(p, k, base, "col", *length, true) : 1;
   rows.width_reason = length ? vector_width_reason(v, "col") : "row length unknown at compile time";
   // A row length that no vector width divides (GPT-2's 50257-entry vocabulary) leaves most rows starting off the
   // vector alignment. Such rows are peeled: the columns before the first aligned one (`head`, found per row from
@@ -107,16 +108,28 @@ void plan_row_loop(const LoopProgram& p, const Kernel& k, RowPlan& rows) {
       if (same_phase) {
         rows.peeled = true;
         rows.row_start = simplify(substitute(accesses[0], {{"head", Index(0)}, {"cg", Index(0)}}), ranges);
-        v = w;
+        rows.width = w;
         rows.width_reason = "no vector width divides the row length " + std::to_string(*length) +
                             ": rows peeled to their first " + std::to_string(w) + "-aligned column";
-      } else {
-        rows.width_reason = "no vector width divides the row length, and its contiguous accesses are not in one "
-                            "phase: not peeled";
+        rows.one_pass = one_pass_statistics(p, k, bodies);
+        return;
       }
+      rows.width_reason = "no vector width divides the row length, and its contiguous accesses are not in one "
+                          "phase: not peeled";
     }
   }
   rows.width = v;
+  VarRanges ranges = base;
+  std::map<std::string, Index> lanes;
+  if (v > 1) {
+    ranges["cg"] = Range::loop(*length / v);
+    ranges["j"] = Range::loop(v);
+    lanes["col"] = Index::var("cg") * v + Index::var("j");
+  }
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  lane_views(p, k, lanes, ranges, bodies, stores);
+  rows.one_pass = one_pass_statistics(p, k, bodies);
 }
 
 /// TY for row slices over `outputs` outputs of a `block`-thread column kernel; 1 when one thread per output fills
@@ -164,10 +177,11 @@ std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, 
 
 bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan) {
   plan.needs_sync = true;
+  plan.reciprocal_divisors = reciprocal_divisors(p, k);
   if (std::optional<RowPlan> rows = persistent_rows(p, k, target)) {
     plan.whole_grid = rows->reads_only;
-    plan.grid_reason = rows->reads_only ? "every block: a plain reduction, shaped as Triton's"
-                                        : "capped at resident waves: blocks stream many rows each";
+    plan.grid_reason = rows->reads_only ? "a plain reduction, shaped as Triton's"
+                                        : "blocks stream many rows each";
     plan.block = rows->threads * rows->rows_per_block;
     plan.block_reason = std::to_string(rows->rows_per_block) + " row(s) x " + std::to_string(rows->threads) +
                         " threads";
@@ -185,7 +199,7 @@ bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, Kern
   rows.threads_reason = len ? "one block per row: up to 1024 threads, whole warps" : "one block per row of 256 threads";
   plan.block_reason = "one row per block";
   plan.grid = k.numel;
-  plan.grid_reason = "capped at resident waves: blocks stream many rows each";
+  plan.grid_reason = "blocks stream many rows each";
   plan_row_loop(p, k, rows);
   plan.shape = std::move(rows);
   return false;
@@ -195,7 +209,7 @@ void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, K
   ColumnPlan cols;
   plan.block = kMaxBlock;
   plan.block_reason = "256 threads";
-  plan.grid_reason = "capped at resident waves";
+  plan.grid_reason = "blocks stream many outputs or rows each";
   auto n = simplify(k.numel, p.size_ranges).as_const();
   // A single reduction over too few vector groups slices rows across a block with its vector loads. Otherwise the
   // vector width holds only while enough threads remain to fill a GPU (one thread per output group), and fewer

@@ -18,6 +18,12 @@ void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, K
 /// contiguous. `extent` is var's extent; with `divisible`, V must divide it.
 int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,
                  int64_t extent, bool divisible);
+/// Looped row kernel `k`'s pairs of reductions taken in one pass (RowPlan::one_pass), over `bodies`: the views its
+/// row loop prints.
+std::vector<RowPlan::OnePass> one_pass_statistics(const LoopProgram& p, const Kernel& k,
+                                                  const std::vector<Expr>& bodies);
+/// Row kernel `k`'s softmax denominators (KernelPlan::reciprocal_divisors).
+std::set<int> reciprocal_divisors(const LoopProgram& p, const Kernel& k);
 /// Why vector_width chose `v`.
 std::string vector_width_reason(int v, const std::string& var);
 

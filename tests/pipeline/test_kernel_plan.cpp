@@ -207,6 +207,32 @@ TEST(KernelPlan, FewOutputColumnSumsSliceTheirRows) {
   EXPECT_FALSE(many.needs_sync);
 }
 
+TEST(KernelPlan, RowLoopsTakeSoftmaxAndLayerNormStatisticsInOnePass) {
+  // Softmax over rows too long for registers: max and sum(exp(x - max)) in one online pass; its output divides by
+  // the denominator through one reciprocal per row.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::BFloat16, {512, 65536});
+  g.output(g.call("aten._softmax.default", {A(x), test::I(-1), test::B(false)}, DType::BFloat16, {512, 65536}));
+  KernelPlan softmax = only_plan(g.graph());
+  const auto& rows = std::get<RowPlan>(softmax.shape);
+  ASSERT_EQ(rows.form, RowPlan::Form::Looped);
+  ASSERT_EQ(rows.one_pass.size(), 1u) << to_string(softmax);
+  EXPECT_EQ(rows.one_pass[0].first, 0u);
+  EXPECT_TRUE(rows.one_pass[0].online_softmax);
+  EXPECT_EQ(softmax.reciprocal_divisors.size(), 1u) << to_string(softmax);
+  // LayerNorm over such rows: sum(x) and sum((x - mean)^2) in one Welford pass; nothing divides by a softmax sum.
+  KernelPlan norm = only_plan(test::layer_norm_graph(512, 65536, true));
+  const auto& norm_rows = std::get<RowPlan>(norm.shape);
+  ASSERT_EQ(norm_rows.form, RowPlan::Form::Looped);
+  ASSERT_EQ(norm_rows.one_pass.size(), 1u) << to_string(norm);
+  EXPECT_FALSE(norm_rows.one_pass[0].online_softmax);
+  EXPECT_TRUE(norm.reciprocal_divisors.empty());
+  // Persistent rows read the row once anyway: no one-pass statistics, but the reciprocal holds.
+  KernelPlan held = only_plan(test::softmax_graph(4096, 1024));
+  EXPECT_TRUE(std::get<RowPlan>(held.shape).one_pass.empty());
+  EXPECT_EQ(held.reciprocal_divisors.size(), 1u);
+}
+
 TEST(KernelPlan, IndexWidthFollowsTheLargestExtent) {
   EXPECT_TRUE(only_plan(add_relu_graph(DType::Float32, {1024, 1024})).index32);
   KernelPlan big = only_plan(add_relu_graph(DType::Float32, {32768, 32768}));
