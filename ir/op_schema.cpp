@@ -1576,60 +1576,6 @@ Metas batch_norm(const MetaInference& m, int kind /*0 no_training, 1 functional,
   return out;
 }
 
-// --- factories -----------------------------------------------------------------------------------------------------
-
-std::vector<Index> size_list(const MetaInference& m, std::string_view name) {
-  std::vector<Index> sizes = m.arg(name).ints();
-  for (const Index& s : sizes) {
-    if (s.is_const() && s.value() < 0) m.fail(name, "negative size in " + sizes_str(sizes));
-  }
-  return sizes;
-}
-
-Metas full(const MetaInference& m) {
-  DType t = m.given("dtype") ? m.arg("dtype").dtype() : default_dtype_of(m.arg("fill_value").kind());
-  return one(t, size_list(m, "size"));
-}
-
-Metas factory(const MetaInference& m) {
-  return one(m.given("dtype") ? m.arg("dtype").dtype() : DType::Float32, size_list(m, "size"));
-}
-
-/// Length of arange(start, end, step): ceil((end - start) / step), as PyTorch computes it in double.
-Metas arange(const MetaInference& m, bool has_start, bool has_step) {
-  auto number = [&](std::string_view name, double dflt) {
-    if (name == "start" && !has_start) return dflt;
-    if (name == "step" && !has_step) return dflt;
-    const Arg& a = m.arg(name);
-    if (a.kind() == Arg::Kind::Float) return a.number();
-    if (a.kind() == Arg::Kind::Bool) return a.boolean() ? 1.0 : 0.0;
-    return static_cast<double>(m.constant(name, a.integer()));
-  };
-  bool any_float = m.arg("end").kind() == Arg::Kind::Float || (has_start && m.arg("start").kind() == Arg::Kind::Float) ||
-                   (has_step && m.arg("step").kind() == Arg::Kind::Float);
-  double start = number("start", 0), end = number("end", 0), step = number("step", 1);
-  if (step == 0) m.fail("step", "must be nonzero");
-  double n = std::ceil((end - start) / step);
-  if (n < 0) m.fail("end", "arange's bounds are inconsistent with the sign of step");
-  DType t = m.given("dtype") ? m.arg("dtype").dtype() : any_float ? DType::Float32 : DType::Int64;
-  return one(t, {Index(static_cast<int64_t>(n))});
-}
-
-Metas iota(const MetaInference& m) {
-  int64_t n = m.int_arg("length");
-  if (n < 0) m.fail("length", "must be non-negative");
-  return one(m.arg("dtype").dtype(), {Index(n)});
-}
-
-Metas full_like(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  return one(m.given("dtype") ? m.arg("dtype").dtype() : in.dtype, in.sizes);
-}
-
-Metas scalar_tensor(const MetaInference& m) {
-  return one(m.given("dtype") ? m.arg("dtype").dtype() : DType::Float32, {});
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // The table: every overload hipinductor understands, its schema exactly as `torch.ops.<ns>.<op>.<overload>._schema`
 // prints it (torch 2.6), and its meta function.
@@ -1858,41 +1804,6 @@ const LegacyOpDef kOps[] = {
     {"aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
      "(Tensor, Tensor, Tensor)",
      RULE(native_layer_norm(m)), /*device_statistics=*/true},
-    // Factories.
-    {"aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
-     "Device? device=None, bool? pin_memory=None) -> Tensor",
-     RULE(full(m))},
-    {"aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-     "bool? pin_memory=None) -> Tensor",
-     RULE(factory(m))},
-    {"aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-     "bool? pin_memory=None) -> Tensor",
-     RULE(factory(m))},
-    {"aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
-     "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-     RULE(factory(m))},
-    // Its physical_layout (the order of the strides) comes with the node's meta, as every output layout does.
-    {"aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, "
-     "Device? device=None, bool? pin_memory=None) -> Tensor",
-     RULE(factory(m))},
-    {"aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-     "bool? pin_memory=None) -> Tensor",
-     RULE(arange(m, false, false))},
-    {"aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
-     "Device? device=None, bool? pin_memory=None) -> Tensor",
-     RULE(arange(m, true, false))},
-    {"aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
-     "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
-     RULE(arange(m, true, true))},
-    {"prims::iota(SymInt length, *, SymInt start, SymInt step, ScalarType dtype, Device device, bool requires_grad) "
-     "-> Tensor",
-     RULE(iota(m))},
-    {"aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
-     "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-     RULE(full_like(m))},
-    {"aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-     "bool? pin_memory=None) -> Tensor",
-     RULE(scalar_tensor(m))},
     // Second coverage round.
     {"aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
      "ScalarType? dtype=None) -> Tensor",

@@ -1733,24 +1733,6 @@ std::vector<TensorValue> lower_index(GraphLowering& L) {
 
 // ---- factories -----------------------------------------------------------------------------------------------------
 
-std::vector<TensorValue> lower_full(GraphLowering& L, size_t value_pos, const char* value_name, std::optional<double> v) {
-  const TensorMeta& m = L.out_meta();
-  double fill = v ? *v : L.float_arg(value_pos, value_name, 0);
-  return {L.make(m.dtype, m.sizes, {}, [&](const std::vector<Index>&) { return Expr::constant(fill, m.dtype); })};
-}
-
-/// arange / iota: start + i * step, computed in int64 for integer results and in double for floating ones.
-std::vector<TensorValue> lower_range(GraphLowering& L, double start, double step) {
-  const TensorMeta& m = L.out_meta();
-  DType compute = is_floating(m.dtype) ? DType::Float64 : DType::Int64;
-  return {L.make(m.dtype, m.sizes, {}, [&](const std::vector<Index>& c) {
-    Expr i = Expr::index_value(c.empty() ? Index(0) : c[0], compute);
-    Expr v = Expr::binary(BinaryOp::Add, Expr::constant(start, compute),
-                          Expr::binary(BinaryOp::Mul, i, Expr::constant(step, compute), compute), compute);
-    return Expr::cast(v, m.dtype);
-  })};
-}
-
 // ---- writes into a copy ---------------------------------------------------------------------------------------------
 
 /// slice_scatter: self, with the slice (dim, start:end:step) replaced by src.
@@ -2281,23 +2263,6 @@ const std::map<std::string, LegacyLowerFn>& legacy_lowerings() {
     t["aten.index_select.default"] = lower_index_select;
     t["aten.gather.default"] = lower_gather;
     t["aten.index.Tensor"] = lower_index;
-    // Factories.
-    t["aten.full.default"] = [](GraphLowering& L) { return lower_full(L, 1, "fill_value", std::nullopt); };
-    t["aten.full_like.default"] = [](GraphLowering& L) { return lower_full(L, 1, "fill_value", std::nullopt); };
-    t["aten.scalar_tensor.default"] = [](GraphLowering& L) { return lower_full(L, 0, "s", std::nullopt); };
-    t["aten.zeros.default"] = [](GraphLowering& L) { return lower_full(L, 0, "", 0.0); };
-    t["aten.ones.default"] = [](GraphLowering& L) { return lower_full(L, 0, "", 1.0); };
-    t["aten.empty.memory_format"] = [](GraphLowering& L) { return lower_full(L, 0, "", 0.0); };
-    t["aten.empty_permuted.default"] = [](GraphLowering& L) { return lower_full(L, 0, "", 0.0); };
-    t["aten.arange.start_step"] = [](GraphLowering& L) {
-      return lower_range(L, L.float_arg(0, "start", 0), L.float_arg(2, "step", 1));
-    };
-    t["aten.arange.start"] = [](GraphLowering& L) { return lower_range(L, L.float_arg(0, "start", 0), 1); };
-    t["aten.arange.default"] = [](GraphLowering& L) { return lower_range(L, 0, 1); };
-    t["prims.iota.default"] = [](GraphLowering& L) {
-      return lower_range(L, static_cast<double>(L.int_arg(kKwargOnly, "start", 0)),
-                         static_cast<double>(L.int_arg(kKwargOnly, "step", 1)));
-    };
     // Second coverage round.
     t["aten.linalg_vector_norm.default"] = lower_vector_norm;
     t["aten.split_with_sizes.default"] = [](GraphLowering& L) { return lower_split(L, false); };

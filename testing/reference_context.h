@@ -319,8 +319,6 @@ class GraphEvaluator {
   std::vector<HostTensor> index_select();
   std::vector<HostTensor> gather_op();
   std::vector<HostTensor> index_tensor();
-  std::vector<HostTensor> fill(double value);
-  std::vector<HostTensor> range(double start, double step);
   // Second coverage round.
   std::vector<HostTensor> vector_norm();
   std::vector<HostTensor> split(bool unbind);

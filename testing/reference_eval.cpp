@@ -1160,19 +1160,6 @@ std::vector<HostTensor> GraphEvaluator::index_tensor() {
   }))};
 }
 
-std::vector<HostTensor> GraphEvaluator::fill(double value) {
-  HostTensor out = output();
-  std::fill(out.storage.begin(), out.storage.end(), round_to_dtype(out.dtype, value));
-  return {out};
-}
-
-std::vector<HostTensor> GraphEvaluator::range(double start, double step) {
-  HostTensor out = output();
-  for (size_t i = 0; i < out.storage.size(); ++i)
-    out.storage[i] = round_to_dtype(out.dtype, start + static_cast<double>(i) * step);
-  return {out};
-}
-
 // ---- second coverage round -------------------------------------------------------------------------------------------
 
 std::vector<HostTensor> GraphEvaluator::vector_norm() {
@@ -1545,22 +1532,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.index_select.default"] = [](GraphEvaluator& E) { return E.index_select(); };
     t["aten.gather.default"] = [](GraphEvaluator& E) { return E.gather_op(); };
     t["aten.index.Tensor"] = [](GraphEvaluator& E) { return E.index_tensor(); };
-    t["aten.full.default"] = [](GraphEvaluator& E) { return E.fill(E.float_arg(1, "fill_value", 0)); };
-    t["aten.full_like.default"] = [](GraphEvaluator& E) { return E.fill(E.float_arg(1, "fill_value", 0)); };
-    t["aten.scalar_tensor.default"] = [](GraphEvaluator& E) { return E.fill(E.float_arg(0, "s", 0)); };
-    t["aten.zeros.default"] = [](GraphEvaluator& E) { return E.fill(0); };
-    t["aten.ones.default"] = [](GraphEvaluator& E) { return E.fill(1); };
-    t["aten.empty.memory_format"] = [](GraphEvaluator& E) { return E.fill(0); };
-    t["aten.empty_permuted.default"] = [](GraphEvaluator& E) { return E.fill(0); };
-    t["aten.arange.start_step"] = [](GraphEvaluator& E) {
-      return E.range(E.float_arg(0, "start", 0), E.float_arg(2, "step", 1));
-    };
-    t["aten.arange.start"] = [](GraphEvaluator& E) { return E.range(E.float_arg(0, "start", 0), 1); };
-    t["aten.arange.default"] = [](GraphEvaluator& E) { return E.range(0, 1); };
-    t["prims.iota.default"] = [](GraphEvaluator& E) {
-      return E.range(static_cast<double>(E.int_or(kKwargOnly, "start", 0)),
-                     static_cast<double>(E.int_or(kKwargOnly, "step", 1)));
-    };
     // Second coverage round.
     t["aten.linalg_vector_norm.default"] = [](GraphEvaluator& E) { return E.vector_norm(); };
     for (const char* name : {"aten.split_with_sizes.default", "aten.split.Tensor", "aten.chunk.default"})
