@@ -772,45 +772,6 @@ Metas arg_reduce(const MetaInference& m) {
                                           m.arg("keepdim").boolean()));
 }
 
-Metas softmax(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
-  m.require_floating("self", in.dtype, "softmax");
-  DType t = in.dtype;
-  if (m.arg("half_to_float").boolean()) {
-    if (t != DType::Float16 && t != DType::BFloat16) {
-      m.fail("half_to_float", "is only supported for float16/bfloat16 input, got " + std::string(dtype_name(t)));
-    }
-    t = DType::Float32;
-  }
-  return one(t, in.sizes);
-}
-
-Metas native_layer_norm(const MetaInference& m) {
-  TensorMeta in = m.tensor("input");
-  const std::vector<Index>& normalized = m.arg("normalized_shape").ints();
-  int64_t axis = in.rank() - static_cast<int64_t>(normalized.size());
-  bool fits = !normalized.empty() && axis >= 0;
-  for (size_t i = 0; fits && i < normalized.size(); ++i) fits = in.sizes[static_cast<size_t>(axis) + i] == normalized[i];
-  if (!fits) {
-    m.fail("normalized_shape", sizes_str(normalized) + " is not a non-empty suffix of the input's sizes " +
-                                   sizes_str(in.sizes));
-  }
-  m.require_floating("input", in.dtype, "native_layer_norm");
-  for (std::string_view affine : {"weight", "bias"}) {
-    if (m.given(affine) && m.tensor(affine).sizes != normalized) {
-      m.fail(affine, "sizes " + sizes_str(m.tensor(affine).sizes) + " differ from normalized_shape " +
-                         sizes_str(normalized));
-    }
-  }
-  std::vector<Index> stat_sizes(in.sizes.begin(), in.sizes.begin() + axis);
-  stat_sizes.resize(in.sizes.size(), Index(1));
-  // GPU (and meta-device) semantics: statistics of half/bfloat16 input are kept in float32.
-  DType stat_type = (in.dtype == DType::Float16 || in.dtype == DType::BFloat16) ? DType::Float32 : in.dtype;
-  return {TensorMeta::contiguous(in.dtype, in.sizes), TensorMeta::contiguous(stat_type, stat_sizes),
-          TensorMeta::contiguous(stat_type, stat_sizes)};
-}
-
 Metas atan2(const MetaInference& m) {
   return one(to_float(m.result_type({"self", "other"})), m.broadcast({"self", "other"}));
 }
@@ -1521,61 +1482,6 @@ Metas as_strided(const MetaInference& m) {
   return {TensorMeta{in.dtype, sizes, strides, offset}};
 }
 
-void require_channel_vector(const MetaInference& m, std::string_view name, const Index& channels) {
-  if (m.given(name) && m.tensor(name).sizes != std::vector<Index>{channels}) {
-    m.fail(name, "expected sizes [" + channels.str() + "], got " + sizes_str(m.tensor(name).sizes));
-  }
-}
-
-Metas native_group_norm(const MetaInference& m) {
-  TensorMeta in = m.tensor("input");
-  m.require_floating("input", in.dtype, "native_group_norm");
-  if (in.rank() < 2) m.fail("input", "expected a tensor of rank >= 2, got " + sizes_str(in.sizes));
-  Index n = m.arg("N").integer(), c = m.arg("C").integer(), hxw = m.arg("HxW").integer();
-  int64_t group = m.int_arg("group");
-  if (in.sizes[0] != n) m.fail("N", n.str() + " differs from the input's batch size " + in.sizes[0].str());
-  if (in.sizes[1] != c) m.fail("C", c.str() + " differs from the input's channels " + in.sizes[1].str());
-  std::vector<Index> spatial(in.sizes.begin() + 2, in.sizes.end());
-  if (product(spatial) != hxw) m.fail("HxW", hxw.str() + " differs from the input's spatial size " + product(spatial).str());
-  if (group <= 0 || !c.is_const() || c.value() % group != 0) {
-    m.fail("group", std::to_string(group) + " groups do not divide " + c.str() + " channels");
-  }
-  require_channel_vector(m, "weight", c);
-  require_channel_vector(m, "bias", c);
-  return {TensorMeta::contiguous(in.dtype, in.sizes), TensorMeta::contiguous(in.dtype, {n, Index(group)}),
-          TensorMeta::contiguous(in.dtype, {n, Index(group)})};
-}
-
-/// _native_batch_norm_legit_no_training, _native_batch_norm_legit_functional and _native_batch_norm_legit.no_stats,
-/// with the metas FakeTensor gives on the cpu device (PyTorch's decomposition): save_mean / save_rstd in the input's
-/// dtype, and of size [0] when not training; running statistics out in the computation type (float32 for half
-/// types). On GPUs save_mean / save_rstd are float32 [C] when not training; the lowering follows the node's metas.
-Metas batch_norm(const MetaInference& m, int kind /*0 no_training, 1 functional, 2 no_stats*/) {
-  TensorMeta in = m.tensor("input");
-  m.require_floating("input", in.dtype, "batch_norm");
-  if (in.rank() < 2) m.fail("input", "expected a tensor of rank >= 2, got " + sizes_str(in.sizes));
-  const Index& c = in.sizes[1];
-  for (std::string_view name : {"weight", "bias"}) require_channel_vector(m, name, c);
-  bool training = kind == 2 || (kind == 1 && m.arg("training").boolean());
-  DType compute = (in.dtype == DType::Float16 || in.dtype == DType::BFloat16) ? DType::Float32 : in.dtype;
-  if (kind != 2) {
-    for (std::string_view name : {"running_mean", "running_var"}) {
-      if (m.tensor(name).sizes != std::vector<Index>{c}) {
-        m.fail(name, "expected sizes [" + c.str() + "], got " + sizes_str(m.tensor(name).sizes));
-      }
-    }
-  }
-  TensorMeta save = TensorMeta::contiguous(in.dtype, {training ? c : Index(0)});
-  Metas out{TensorMeta::contiguous(in.dtype, in.sizes), save, save};
-  if (kind == 1) {
-    DType running = training ? promote_types(compute, m.tensor("running_mean").dtype) : compute;
-    out.push_back(TensorMeta::contiguous(running, {c}));
-    out.push_back(TensorMeta::contiguous(training ? promote_types(compute, m.tensor("running_var").dtype) : compute,
-                                         {c}));
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // The table: every overload hipinductor understands, its schema exactly as `torch.ops.<ns>.<op>.<overload>._schema`
 // prints it (torch 2.6), and its meta function.
@@ -1798,12 +1704,6 @@ const LegacyOpDef kOps[] = {
     {"aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
      "(Tensor, Tensor)",
      RULE(var(m, true))},
-    // Normalisation.
-    {"aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", RULE(softmax(m))},
-    {"aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", RULE(softmax(m))},
-    {"aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
-     "(Tensor, Tensor, Tensor)",
-     RULE(native_layer_norm(m)), /*device_statistics=*/true},
     // Second coverage round.
     {"aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
      "ScalarType? dtype=None) -> Tensor",
@@ -1835,19 +1735,6 @@ const LegacyOpDef kOps[] = {
     {"aten::permute_copy(Tensor self, int[] dims) -> Tensor", RULE(copied(permute(m)))},
     {"aten::view_copy(Tensor self, SymInt[] size) -> Tensor", RULE(copied(view(m, "size", true)))},
     {"aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor", RULE(narrow_copy(m))},
-    {"aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, "
-     "float eps) -> (Tensor, Tensor, Tensor)",
-     RULE(native_group_norm(m)), /*device_statistics=*/true},
-    {"aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
-     "Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-     RULE(batch_norm(m, 0)), /*device_statistics=*/true},
-    {"aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
-     "Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, "
-     "Tensor running_mean_out, Tensor running_var_out)",
-     RULE(batch_norm(m, 1)), /*device_statistics=*/true},
-    {"aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, "
-     "float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-     RULE(batch_norm(m, 2)), /*device_statistics=*/true},
 };
 
 #undef RULE

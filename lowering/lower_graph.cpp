@@ -509,12 +509,7 @@ std::vector<TensorValue> lower_minmax(GraphLowering& L, ReduceOp op) {
   return {r};
 }
 
-/// Mean and variance over `dims` in float (or double) accumulation; variance divides by N - correction.
-struct Moments {
-  TensorValue mean;      ///< keepdim sizes
-  TensorValue variance;  ///< keepdim sizes
-  int64_t count = 0;
-};
+}  // namespace
 
 Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_t>& dims, double correction) {
   DType acc = compute_type(x.dtype) == DType::Float64 ? DType::Float64 : DType::Float32;
@@ -545,7 +540,6 @@ Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_
   return mo;
 }
 
-/// Drops the reduced size-1 dims of a keepdim value when keepdim is false.
 TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vector<Index>& sizes) {
   if (v.sizes.size() == sizes.size()) return v;
   return L.remap(v, sizes, [&](const std::vector<Index>& c) {
@@ -560,6 +554,8 @@ TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vect
     return in;
   });
 }
+
+namespace {
 
 std::vector<TensorValue> lower_var(GraphLowering& L, bool with_mean) {
   TensorValue self = L.tensor(0, "self");
@@ -578,72 +574,6 @@ std::vector<TensorValue> lower_var(GraphLowering& L, bool with_mean) {
     const TensorMeta& mm = L.out_meta(1);
     TensorValue mean = squeeze_dims(L, mo.mean, mm.sizes);
     out.push_back(L.make(mm.dtype, mm.sizes, {&mean}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(mean, c), mm.dtype); }));
-  }
-  return out;
-}
-
-std::vector<TensorValue> lower_softmax(GraphLowering& L, bool log) {
-  const TensorMeta& m = L.out_meta();
-  TensorValue self = L.tensor(0, "self");
-  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
-  DType acc = compute_type(m.dtype) == DType::Float64 ? DType::Float64 : DType::Float32;
-  TensorValue mx = L.reduce(self, {dim}, true, ReduceOp::Max, compute_type(self.dtype));
-  auto shifted = [&](const std::vector<Index>& c) {
-    Expr v = Expr::cast(L.at(self, c), acc);
-    Expr peak = Expr::cast(L.at(mx, L.broadcast_coords(mx, self.sizes, c)), acc);
-    // A row of -inf has max -inf; eager yields nan there, and so does (-inf) - (-inf).
-    return Expr::binary(BinaryOp::Sub, v, peak, acc);
-  };
-  // exp(x - max) as exp2((x - max) * log2(e)) in float32: exp2 is the hardware's instruction (NVIDIA ex2, AMD
-  // v_exp_f32) where exp needs a range reduction around it. The argument is <= 0, so the product's rounding moves
-  // a result p = e^(x-max) by at most p * |x-max| * 2^-23, below 3e-8 absolutely; float64 keeps exp.
-  auto exp_shifted = [&](const std::vector<Index>& c) {
-    if (acc == DType::Float64) return Expr::unary(UnaryOp::Exp, shifted(c));
-    return Expr::unary(UnaryOp::Exp2,
-                       Expr::binary(BinaryOp::Mul, shifted(c), Expr::constant(1.4426950408889634, acc), acc));
-  };
-  TensorValue e = L.make(acc, self.sizes, {&self}, exp_shifted);
-  TensorValue total = L.reduce(e, {dim}, true, ReduceOp::Sum, acc);
-  return {L.make(m.dtype, m.sizes, {&self}, [&](const std::vector<Index>& c) {
-    Expr s = L.at(total, L.broadcast_coords(total, self.sizes, c));
-    Expr r = log ? Expr::binary(BinaryOp::Sub, shifted(c), Expr::unary(UnaryOp::Log, s), acc)
-                 : Expr::binary(BinaryOp::Div, exp_shifted(c), s, acc);
-    return Expr::cast(r, m.dtype);
-  })};
-}
-
-std::vector<TensorValue> lower_layer_norm(GraphLowering& L) {
-  TensorValue x = L.tensor(0, "input");
-  auto shape = L.ints_arg(1, "normalized_shape");
-  if (!shape) L.fail("missing argument 'normalized_shape'");
-  std::optional<TensorValue> w = L.optional_tensor(2, "weight");
-  std::optional<TensorValue> b = L.optional_tensor(3, "bias");
-  double eps = L.float_arg(4, "eps", 1e-5);
-  std::vector<int64_t> dims;
-  for (size_t i = 0; i < shape->size(); ++i) dims.push_back(x.rank() - static_cast<int64_t>(shape->size()) + i);
-  Moments mo = moments(L, x, dims, 0.0);
-  DType acc = mo.mean.dtype;
-  TensorValue rstd = L.make(acc, mo.variance.sizes, {&mo.variance}, [&](const std::vector<Index>& c) {
-    return Expr::unary(UnaryOp::Rsqrt, Expr::binary(BinaryOp::Add, L.at(mo.variance, c), Expr::constant(eps, acc), acc));
-  });
-  const TensorMeta& m = L.out_meta(0);
-  std::vector<const TensorValue*> ts{&x, &rstd};
-  if (w) ts.push_back(&*w);
-  if (b) ts.push_back(&*b);
-  std::vector<TensorValue> out;
-  out.push_back(L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
-    Expr mean = L.at(mo.mean, L.broadcast_coords(mo.mean, x.sizes, c));
-    Expr r = L.at(rstd, L.broadcast_coords(rstd, x.sizes, c));
-    Expr v = Expr::binary(BinaryOp::Mul, Expr::binary(BinaryOp::Sub, Expr::cast(L.at(x, c), acc), mean, acc), r, acc);
-    if (w) v = Expr::binary(BinaryOp::Mul, v, Expr::cast(L.at(*w, L.broadcast_coords(*w, x.sizes, c)), acc), acc);
-    if (b) v = Expr::binary(BinaryOp::Add, v, Expr::cast(L.at(*b, L.broadcast_coords(*b, x.sizes, c)), acc), acc);
-    return Expr::cast(v, m.dtype);
-  }));
-  for (int i = 1; i <= 2; ++i) {
-    const TensorMeta& mm = L.out_meta(i);
-    const TensorValue& src = i == 1 ? mo.mean : rstd;
-    TensorValue s = squeeze_dims(L, src, mm.sizes);
-    out.push_back(L.make(mm.dtype, mm.sizes, {&s}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(s, c), mm.dtype); }));
   }
   return out;
 }
@@ -1917,189 +1847,6 @@ std::vector<TensorValue> lower_as_strided(GraphLowering& L) {
   })};
 }
 
-/// `v` with one value per channel (sizes [C]) broadcast over dim 1 of a tensor read at `c`.
-Expr per_channel(GraphLowering& L, const TensorValue& v, const std::vector<Index>& c, DType t) {
-  return Expr::cast(L.at(v, {c[1]}), t);
-}
-
-/// native_group_norm: statistics over (channels of a group, spatial dims) per (sample, group).
-std::vector<TensorValue> lower_group_norm(GraphLowering& L) {
-  TensorValue x = L.tensor(0, "input");
-  std::optional<TensorValue> w = L.optional_tensor(1, "weight");
-  std::optional<TensorValue> b = L.optional_tensor(2, "bias");
-  int64_t groups = L.int_arg(6, "group");
-  double eps = L.float_arg(7, "eps", 1e-5);
-  if (x.rank() < 2) L.fail("input must have rank >= 2");
-  auto channels = x.sizes[1].as_const();
-  if (!channels || groups <= 0 || *channels % groups != 0) L.fail("group must divide a constant channel count");
-  int64_t per_group = *channels / groups;
-  DType acc = compute_type(x.dtype) == DType::Float64 ? DType::Float64 : DType::Float32;
-  std::vector<Index> stat_sizes{x.sizes[0], Index(groups)};
-  std::vector<Index> reduce_sizes{Index(per_group)};
-  reduce_sizes.insert(reduce_sizes.end(), x.sizes.begin() + 2, x.sizes.end());
-  int64_t count = 1;
-  for (const Index& s : reduce_sizes) {
-    if (!s.is_const()) L.fail("group norm over symbolic sizes is not supported yet");
-    count *= s.value();
-  }
-  auto x_at = [&](const std::vector<Index>& xv, const std::vector<Index>& r) {
-    std::vector<Index> in{xv[0], xv[1] * Index(per_group) + r[0]};
-    in.insert(in.end(), r.begin() + 1, r.end());
-    return Expr::cast(L.at(x, in), acc);
-  };
-  TensorValue total = L.reduction(stat_sizes, reduce_sizes, {&x}, [&](const auto& xv, const auto& r) {
-    return Expr::reduce(ReduceOp::Sum, x_at(xv, r));
-  });
-  TensorValue mean = L.make(acc, stat_sizes, {&total}, [&](const std::vector<Index>& c) {
-    return Expr::binary(BinaryOp::Div, L.at(total, c), Expr::constant(static_cast<double>(count), acc), acc);
-  });
-  TensorValue sq = L.reduction(stat_sizes, reduce_sizes, {&x, &mean}, [&](const auto& xv, const auto& r) {
-    Expr d = Expr::binary(BinaryOp::Sub, x_at(xv, r), L.at(mean, xv), acc);
-    return Expr::reduce(ReduceOp::Sum, Expr::binary(BinaryOp::Mul, d, d, acc));
-  });
-  TensorValue rstd = L.make(acc, stat_sizes, {&sq}, [&](const std::vector<Index>& c) {
-    Expr var = Expr::binary(BinaryOp::Div, L.at(sq, c), Expr::constant(static_cast<double>(count), acc), acc);
-    return Expr::unary(UnaryOp::Rsqrt, Expr::binary(BinaryOp::Add, var, Expr::constant(eps, acc), acc));
-  });
-  const TensorMeta& m = L.out_meta(0);
-  std::vector<const TensorValue*> ts{&x, &mean, &rstd};
-  if (w) ts.push_back(&*w);
-  if (b) ts.push_back(&*b);
-  std::vector<TensorValue> out;
-  out.push_back(L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
-    std::vector<Index> g{c[0], floordiv(c[1], Index(per_group))};
-    Expr v = Expr::binary(BinaryOp::Sub, Expr::cast(L.at(x, c), acc), L.at(mean, g), acc);
-    v = Expr::binary(BinaryOp::Mul, v, L.at(rstd, g), acc);
-    if (w) v = Expr::binary(BinaryOp::Mul, v, per_channel(L, *w, c, acc), acc);
-    if (b) v = Expr::binary(BinaryOp::Add, v, per_channel(L, *b, c, acc), acc);
-    return Expr::cast(v, m.dtype);
-  }));
-  for (int i = 1; i <= 2; ++i) {
-    const TensorMeta& mm = L.out_meta(i);
-    const TensorValue& src = i == 1 ? mean : rstd;
-    out.push_back(L.make(mm.dtype, mm.sizes, {&src}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(src, c), mm.dtype); }));
-  }
-  return out;
-}
-
-/// _native_batch_norm_legit_no_training (kind 0), _native_batch_norm_legit_functional (1), _native_batch_norm_legit
-/// .no_stats (2). Channels are dim 1. Training normalises with the batch's biased variance and updates the running
-/// statistics with the unbiased one; otherwise the running statistics normalise. save_mean / save_rstd follow the
-/// node's metas: empty ([0], the cpu device when not training) or the statistics used.
-std::vector<TensorValue> lower_batch_norm(GraphLowering& L, int kind) {
-  TensorValue x = L.tensor(0, "input");
-  std::optional<TensorValue> w = L.optional_tensor(1, "weight");
-  std::optional<TensorValue> b = L.optional_tensor(2, "bias");
-  if (x.rank() < 2) L.fail("input must have rank >= 2");
-  std::optional<TensorValue> rm, rv;
-  bool training = true;
-  double momentum = 0.1, eps = 1e-5;
-  if (kind == 0) {
-    rm = L.tensor(3, "running_mean");
-    rv = L.tensor(4, "running_var");
-    training = false;
-    momentum = L.float_arg(5, "momentum", 0.1);
-    eps = L.float_arg(6, "eps", 1e-5);
-  } else if (kind == 1) {
-    rm = L.tensor(3, "running_mean");
-    rv = L.tensor(4, "running_var");
-    training = L.bool_arg(5, "training", true);
-    momentum = L.float_arg(6, "momentum", 0.1);
-    eps = L.float_arg(7, "eps", 1e-5);
-  } else {
-    training = L.bool_arg(3, "training", true);
-    momentum = L.float_arg(4, "momentum", 0.1);
-    eps = L.float_arg(5, "eps", 1e-5);
-  }
-  if (!training && !rm) L.fail("batch norm without running statistics must be training");
-  DType acc = compute_type(x.dtype) == DType::Float64 ? DType::Float64 : DType::Float32;
-  std::vector<Index> c_sizes{x.sizes[1]};
-  TensorValue mean, var;
-  int64_t n = 1;
-  if (training) {
-    std::vector<int64_t> dims;
-    for (int64_t d = 0; d < x.rank(); ++d)
-      if (d != 1) dims.push_back(d);
-    Moments mo = moments(L, x, dims, 0.0);
-    n = mo.count;
-    mean = squeeze_dims(L, mo.mean, c_sizes);
-    var = squeeze_dims(L, mo.variance, c_sizes);
-  } else {
-    mean = L.make(acc, c_sizes, {&*rm}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(*rm, c), acc); });
-    var = L.make(acc, c_sizes, {&*rv}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(*rv, c), acc); });
-  }
-  TensorValue invstd = L.make(acc, c_sizes, {&var}, [&](const std::vector<Index>& c) {
-    return Expr::unary(UnaryOp::Rsqrt, Expr::binary(BinaryOp::Add, L.at(var, c), Expr::constant(eps, acc), acc));
-  });
-  const TensorMeta& m = L.out_meta(0);
-  // CPU eager with 16-bit parameters (its saved statistics then 16-bit, per the node's metas; CUDA saves float32)
-  // rounds the batch's mean and invstd to that type and normalises with the rounded values, as x * alpha + beta
-  // (alpha = invstd * weight, beta = bias - mean * alpha): done so here too, else outputs near zero differ from
-  // eager's by the statistics' rounding (0.02 on OpInfo's bf16 samples).
-  // Mixed parameters (float32 with 16-bit input) keep float32 statistics in eager, though PyTorch's meta function
-  // says 16-bit for them too.
-  const TensorMeta& saved = L.out_meta(1);
-  bool mixed = false;
-  for (const auto* p : {&w, &b, &rm, &rv})
-    if (*p && (*p)->dtype != x.dtype) mixed = true;
-  const bool rounded_stats = training && !mixed && is_floating(saved.dtype) &&
-                             compute_type(saved.dtype) != saved.dtype && saved.sizes == c_sizes;
-  auto rounded = [&](const TensorValue& v, DType t) {
-    return L.make(acc, c_sizes, {&v},
-                  [&](const std::vector<Index>& c) { return Expr::cast(Expr::cast(L.at(v, c), t), acc); });
-  };
-  TensorValue mean_used = rounded_stats ? rounded(mean, saved.dtype) : mean;
-  TensorValue invstd_used = rounded_stats ? rounded(invstd, L.out_meta(2).dtype) : invstd;
-  std::vector<const TensorValue*> ts{&x, &mean_used, &invstd_used};
-  if (w) ts.push_back(&*w);
-  if (b) ts.push_back(&*b);
-  std::vector<TensorValue> out;
-  out.push_back(L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
-    Expr xv = Expr::cast(L.at(x, c), acc);
-    Expr mu = per_channel(L, mean_used, c, acc), is = per_channel(L, invstd_used, c, acc);
-    if (rounded_stats) {
-      Expr alpha = w ? Expr::binary(BinaryOp::Mul, is, per_channel(L, *w, c, acc), acc) : is;
-      Expr beta = Expr::binary(BinaryOp::Sub, b ? per_channel(L, *b, c, acc) : Expr::constant(0, acc),
-                               Expr::binary(BinaryOp::Mul, mu, alpha, acc), acc);
-      return Expr::cast(Expr::binary(BinaryOp::Add, Expr::binary(BinaryOp::Mul, xv, alpha, acc), beta, acc), m.dtype);
-    }
-    Expr v = Expr::binary(BinaryOp::Mul, Expr::binary(BinaryOp::Sub, xv, mu, acc), is, acc);
-    if (w) v = Expr::binary(BinaryOp::Mul, v, per_channel(L, *w, c, acc), acc);
-    if (b) v = Expr::binary(BinaryOp::Add, v, per_channel(L, *b, c, acc), acc);
-    return Expr::cast(v, m.dtype);
-  }));
-  auto copy_of = [&](const TensorValue& src, const TensorMeta& mm) {
-    if (mm.sizes.size() == 1 && mm.sizes[0].is_const(0))
-      return L.make(mm.dtype, mm.sizes, {}, [&](const std::vector<Index>&) { return Expr::constant(0, mm.dtype); });
-    if (mm.sizes != c_sizes) L.fail("batch norm statistics must have sizes [C] or [0]");
-    return L.make(mm.dtype, mm.sizes, {&src}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(src, c), mm.dtype); });
-  };
-  out.push_back(copy_of(mean, L.out_meta(1)));
-  out.push_back(copy_of(invstd, L.out_meta(2)));
-  if (kind != 1) return out;
-  for (int i = 0; i < 2; ++i) {
-    const TensorMeta& mm = L.out_meta(3 + i);
-    const TensorValue& running = i == 0 ? *rm : *rv;
-    if (!training) {
-      out.push_back(copy_of(running, mm));
-      continue;
-    }
-    DType t = compute_type(mm.dtype);
-    const TensorValue& stat = i == 0 ? mean : var;
-    double scale = i == 0 ? 1.0 : static_cast<double>(n) / static_cast<double>(n - 1);
-    out.push_back(L.make(mm.dtype, mm.sizes, {&stat, &running}, [&](const std::vector<Index>& c) {
-      Expr s = Expr::cast(L.at(stat, c), t);
-      if (i == 1) s = Expr::binary(BinaryOp::Mul, s, Expr::constant(scale, t), t);
-      Expr v = Expr::binary(BinaryOp::Add, Expr::binary(BinaryOp::Mul, Expr::constant(momentum, t), s, t),
-                            Expr::binary(BinaryOp::Mul, Expr::constant(1.0 - momentum, t),
-                                         Expr::cast(L.at(running, c), t), t),
-                            t);
-      return Expr::cast(v, mm.dtype);
-    }));
-  }
-  return out;
-}
-
 const std::map<std::string, LegacyLowerFn>& legacy_lowerings() {
   static const std::map<std::string, LegacyLowerFn> table = [] {
     std::map<std::string, LegacyLowerFn> t;
@@ -2179,9 +1926,6 @@ const std::map<std::string, LegacyLowerFn>& legacy_lowerings() {
     t["aten.amin.default"] = [](GraphLowering& L) { return lower_minmax(L, ReduceOp::Min); };
     t["aten.var.correction"] = [](GraphLowering& L) { return lower_var(L, false); };
     t["aten.var_mean.correction"] = [](GraphLowering& L) { return lower_var(L, true); };
-    t["aten._softmax.default"] = [](GraphLowering& L) { return lower_softmax(L, false); };
-    t["aten._log_softmax.default"] = [](GraphLowering& L) { return lower_softmax(L, true); };
-    t["aten.native_layer_norm.default"] = lower_layer_norm;
 
     // Pointwise.
     binary("fmod", BinaryOp::Fmod);
@@ -2284,10 +2028,6 @@ const std::map<std::string, LegacyLowerFn>& legacy_lowerings() {
     t["aten.lgamma.default"] = [](GraphLowering& L) { return lower_unary(L, UnaryOp::Lgamma); };
     t["aten.digamma.default"] = [](GraphLowering& L) { return lower_unary(L, UnaryOp::Digamma); };
     t["aten.erfinv.default"] = [](GraphLowering& L) { return lower_unary(L, UnaryOp::Erfinv); };
-    t["aten.native_group_norm.default"] = lower_group_norm;
-    t["aten._native_batch_norm_legit_no_training.default"] = [](GraphLowering& L) { return lower_batch_norm(L, 0); };
-    t["aten._native_batch_norm_legit_functional.default"] = [](GraphLowering& L) { return lower_batch_norm(L, 1); };
-    t["aten._native_batch_norm_legit.no_stats"] = [](GraphLowering& L) { return lower_batch_norm(L, 2); };
     // Views' copying twins: a lowered view is already index arithmetic realized into its own buffer. narrow_copy's
     // (dim, start, length) reads as slice's (dim, start) with the step's default; the length is the meta's size.
     for (const auto& [twin, view] : {std::pair{"aten.permute_copy.default", "aten.permute.default"},

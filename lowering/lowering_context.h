@@ -368,6 +368,19 @@ class GraphLowering {
 /// a scan over a 0-d tensor).
 std::vector<TensorValue> lower_convert(GraphLowering& L);
 
+/// Mean and variance over `dims` in float (or double) accumulation; variance divides by N - correction.
+struct Moments {
+  TensorValue mean;      ///< keepdim sizes
+  TensorValue variance;  ///< keepdim sizes
+  int64_t count = 0;
+};
+
+/// Mean and variance of `x` over `dims` (keepdim sizes), the variance divided by N - correction: two reductions
+/// (sum, then sum of squared deviations) in float32, or float64 for double input.
+Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_t>& dims, double correction);
+/// `v` (a keepdim value) with its reduced size-1 dims dropped when `sizes` (the output meta's) has fewer dims.
+TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vector<Index>& sizes);
+
 /// Lowerings still in lower_graph.cpp's old table, found by position: lower_node falls back to them for overloads
 /// the op registry does not lower yet. Exposed for has_lowering and the registry test while the move lasts.
 bool has_legacy_lowering(const std::string& target);

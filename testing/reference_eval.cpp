@@ -114,6 +114,8 @@ DType result_type(const std::vector<const Operand*>& operands) {
   return rt.result().value_or(DType::Float32);
 }
 
+}  // namespace
+
 double nan_max(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
   return std::max(a, b);
@@ -122,6 +124,8 @@ double nan_min(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
   return std::min(a, b);
 }
+
+namespace {
 
 /// Eager's div_floor_floating: floor of the quotient computed from fmod, so it is exact where floor(a / b) rounds.
 double floor_divide(double a, double b) {
@@ -323,13 +327,7 @@ double apply_unary(Unary op, double v) {
 /// Argument position of keyword-only arguments: never positional, found by name (as in lower_graph.cpp).
 constexpr size_t kKwargOnly = static_cast<size_t>(-1);
 
-/// Elements of a reduction grouped by output element: group[i] is the output (row-major over kept dims) that input
-/// element i (row-major) contributes to.
-struct Groups {
-  std::vector<int64_t> group;
-  int64_t count = 1;  ///< number of outputs
-  int64_t size = 1;   ///< elements per output
-};
+}  // namespace
 
 Groups group_elements(const std::vector<int64_t>& sizes, const std::vector<bool>& reduced) {
   Groups g;
@@ -350,8 +348,6 @@ Groups group_elements(const std::vector<int64_t>& sizes, const std::vector<bool>
   });
   return g;
 }
-
-}  // namespace
 
 std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool reversed) {
   Operand a = required_operand(0, "self");
@@ -597,57 +593,6 @@ std::vector<HostTensor> GraphEvaluator::var(bool with_mean) {
   std::vector<HostTensor> out{output_from_values(0, variance)};
   if (with_mean) out.push_back(output_from_values(1, mean));
   return out;
-}
-
-std::vector<HostTensor> GraphEvaluator::softmax(bool log) {
-  const HostTensor& self = tensor(0, "self");
-  std::vector<bool> reduced(static_cast<size_t>(self.rank()), false);
-  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
-  if (self.rank() > 0) reduced[dim] = true;
-  Groups g = group_elements(self.sizes, reduced);
-  std::vector<double> v = self.values();
-  std::vector<double> peak(static_cast<size_t>(g.count), -INFINITY), total(static_cast<size_t>(g.count), 0.0);
-  for (size_t i = 0; i < v.size(); ++i) peak[g.group[i]] = nan_max(peak[g.group[i]], v[i]);
-  for (size_t i = 0; i < v.size(); ++i) total[g.group[i]] += std::exp(v[i] - peak[g.group[i]]);
-  std::vector<double> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    double shifted = v[i] - peak[g.group[i]];
-    r[i] = log ? shifted - std::log(total[g.group[i]]) : std::exp(shifted) / total[g.group[i]];
-  }
-  return {output_from_values(0, r)};
-}
-
-std::vector<HostTensor> GraphEvaluator::layer_norm() {
-  const HostTensor& x = tensor(0, "input");
-  auto shape = ints_arg(1, "normalized_shape");
-  if (!shape) fail("missing argument 'normalized_shape'");
-  auto k = static_cast<int64_t>(shape->size());
-  if (k > x.rank()) fail("normalized_shape is longer than the input's rank");
-  for (int64_t i = 0; i < k; ++i)
-    if ((*shape)[i] != x.sizes[x.rank() - k + i])
-      fail("normalized_shape " + shape_str(*shape) + " does not match the input's trailing sizes " +
-           shape_str(x.sizes));
-  std::optional<const HostTensor*> w = optional_tensor(2, "weight");
-  std::optional<const HostTensor*> b = optional_tensor(3, "bias");
-  double eps = float_arg(4, "eps", 1e-5);
-  std::vector<bool> reduced(static_cast<size_t>(x.rank()), false);
-  for (int64_t i = x.rank() - k; i < x.rank(); ++i) reduced[i] = true;
-  Groups g = group_elements(x.sizes, reduced);
-  std::vector<double> v = x.values();
-  std::vector<double> mean, variance;
-  moments(v, g, 0.0, mean, variance);
-  std::vector<double> rstd(variance.size());
-  for (size_t i = 0; i < rstd.size(); ++i) rstd[i] = 1.0 / std::sqrt(variance[i] + eps);
-  std::vector<double> wv, bv;
-  if (w) wv = broadcast(Operand{*w}, x.sizes, DType::Float64, DType::Float64);
-  if (b) bv = broadcast(Operand{*b}, x.sizes, DType::Float64, DType::Float64);
-  std::vector<double> y(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    y[i] = (v[i] - mean[g.group[i]]) * rstd[g.group[i]];
-    if (w) y[i] *= wv[i];
-    if (b) y[i] += bv[i];
-  }
-  return {output_from_values(0, y), output_from_values(1, mean), output_from_values(2, rstd)};
 }
 
 // ---- ops added with the coverage work --------------------------------------------------------------------------------
@@ -1251,89 +1196,6 @@ std::vector<HostTensor> GraphEvaluator::as_strided() {
   return {output_from_values(0, view.values())};
 }
 
-std::vector<HostTensor> GraphEvaluator::group_norm() {
-  const HostTensor& x = tensor(0, "input");
-  std::optional<const HostTensor*> w = optional_tensor(1, "weight");
-  std::optional<const HostTensor*> b = optional_tensor(2, "bias");
-  int64_t groups = int_arg(6, "group");
-  double eps = float_arg(7, "eps", 1e-5);
-  if (x.rank() < 2 || groups <= 0 || x.sizes[1] % groups != 0) fail("group must divide the channels");
-  int64_t n = x.sizes[0], c = x.sizes[1], per_group = c / groups;
-  int64_t spatial = x.numel() / std::max<int64_t>(n * c, 1);
-  std::vector<double> v = x.values();  // row-major [N, C, spatial]
-  std::vector<double> mean(static_cast<size_t>(n * groups), 0.0), var(mean.size(), 0.0);
-  auto group_of = [&](size_t i) {
-    int64_t k = static_cast<int64_t>(i) / spatial;  // n * C + channel
-    return (k / c) * groups + (k % c) / per_group;
-  };
-  double count = static_cast<double>(per_group * spatial);
-  for (size_t i = 0; i < v.size(); ++i) mean[group_of(i)] += v[i];
-  for (double& m : mean) m /= count;
-  for (size_t i = 0; i < v.size(); ++i) var[group_of(i)] += (v[i] - mean[group_of(i)]) * (v[i] - mean[group_of(i)]);
-  std::vector<double> rstd(var.size());
-  for (size_t k = 0; k < var.size(); ++k) rstd[k] = 1.0 / std::sqrt(var[k] / count + eps);
-  std::vector<double> y(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    int64_t ch = (static_cast<int64_t>(i) / spatial) % c;
-    y[i] = (v[i] - mean[group_of(i)]) * rstd[group_of(i)];
-    if (w) y[i] *= (*w)->at({ch});
-    if (b) y[i] += (*b)->at({ch});
-  }
-  return {output_from_values(0, y), output_from_values(1, mean), output_from_values(2, rstd)};
-}
-
-std::vector<HostTensor> GraphEvaluator::batch_norm(int kind) {
-  const HostTensor& x = tensor(0, "input");
-  std::optional<const HostTensor*> w = optional_tensor(1, "weight");
-  std::optional<const HostTensor*> b = optional_tensor(2, "bias");
-  const HostTensor* rm = kind == 2 ? nullptr : &tensor(3, "running_mean");
-  const HostTensor* rv = kind == 2 ? nullptr : &tensor(4, "running_var");
-  bool training = kind == 0 ? false : bool_arg(kind == 1 ? 5 : 3, "training", true);
-  double momentum = float_arg(kind == 0 ? 5 : kind == 1 ? 6 : 4, "momentum", 0.1);
-  double eps = float_arg(kind == 0 ? 6 : kind == 1 ? 7 : 5, "eps", 1e-5);
-  if (x.rank() < 2) fail("input must have rank >= 2");
-  if (!training && !rm) fail("batch norm without running statistics must be training");
-  int64_t c = x.sizes[1];
-  std::vector<bool> reduced(static_cast<size_t>(x.rank()), true);
-  reduced[1] = false;
-  Groups g = group_elements(x.sizes, reduced);
-  std::vector<double> v = x.values();
-  std::vector<double> mean(static_cast<size_t>(c)), var(static_cast<size_t>(c));
-  if (training) {
-    moments(v, g, 0.0, mean, var);
-  } else {
-    for (int64_t k = 0; k < c; ++k) {
-      mean[k] = rm->at({k});
-      var[k] = rv->at({k});
-    }
-  }
-  std::vector<double> invstd(static_cast<size_t>(c));
-  for (int64_t k = 0; k < c; ++k) invstd[k] = 1.0 / std::sqrt(var[k] + eps);
-  std::vector<double> y(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    int64_t ch = g.group[i];
-    y[i] = (v[i] - mean[ch]) * invstd[ch];
-    if (w) y[i] *= (*w)->at({ch});
-    if (b) y[i] += (*b)->at({ch});
-  }
-  std::vector<HostTensor> out{output_from_values(0, y)};
-  auto stat = [&](size_t i, const std::vector<double>& s) {
-    return out_meta(i).sizes.size() == 1 && out_meta(i).sizes[0].is_const(0) ? output(i) : output_from_values(i, s);
-  };
-  out.push_back(stat(1, mean));
-  out.push_back(stat(2, invstd));
-  if (kind != 1) return out;
-  std::vector<double> new_mean(static_cast<size_t>(c)), new_var(static_cast<size_t>(c));
-  double n = static_cast<double>(g.size);
-  for (int64_t k = 0; k < c; ++k) {
-    new_mean[k] = training ? momentum * mean[k] + (1 - momentum) * rm->at({k}) : rm->at({k});
-    new_var[k] = training ? momentum * var[k] * n / (n - 1) + (1 - momentum) * rv->at({k}) : rv->at({k});
-  }
-  out.push_back(output_from_values(3, new_mean));
-  out.push_back(output_from_values(4, new_var));
-  return out;
-}
-
 const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
   static const std::map<std::string, OpFn> table = [] {
     std::map<std::string, OpFn> t;
@@ -1420,9 +1282,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.amin.default"] = [](GraphEvaluator& E) { return E.minmax(false); };
     t["aten.var.correction"] = [](GraphEvaluator& E) { return E.var(false); };
     t["aten.var_mean.correction"] = [](GraphEvaluator& E) { return E.var(true); };
-    t["aten._softmax.default"] = [](GraphEvaluator& E) { return E.softmax(false); };
-    t["aten._log_softmax.default"] = [](GraphEvaluator& E) { return E.softmax(true); };
-    t["aten.native_layer_norm.default"] = [](GraphEvaluator& E) { return E.layer_norm(); };
 
     binary("fmod", Binary::Fmod);
     binary("remainder", Binary::Remainder);
@@ -1557,10 +1416,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.lgamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Lgamma); };
     t["aten.digamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Digamma); };
     t["aten.erfinv.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Erfinv); };
-    t["aten.native_group_norm.default"] = [](GraphEvaluator& E) { return E.group_norm(); };
-    t["aten._native_batch_norm_legit_no_training.default"] = [](GraphEvaluator& E) { return E.batch_norm(0); };
-    t["aten._native_batch_norm_legit_functional.default"] = [](GraphEvaluator& E) { return E.batch_norm(1); };
-    t["aten._native_batch_norm_legit.no_stats"] = [](GraphEvaluator& E) { return E.batch_norm(2); };
     return t;
   }();
   return table;
