@@ -717,61 +717,6 @@ Metas to_dtype(const MetaInference& m, std::string_view dtype_arg, std::string_v
   return one(m.given(dtype_arg) ? m.arg(dtype_arg).dtype() : in.dtype, in.sizes);
 }
 
-// --- reductions --------------------------------------------------------------------------------------------------
-
-Metas sum(const MetaInference& m, bool has_dim) {
-  TensorMeta in = m.tensor("self");
-  std::vector<Index> sizes = has_dim ? m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean())
-                                     : m.reduce_sizes("self", in, Arg::none(), false);
-  return one(sum_dtype(m, in.dtype), sizes);
-}
-
-Metas mean(const MetaInference& m, bool has_dim) {
-  TensorMeta in = m.tensor("self");
-  DType t = m.given("dtype") ? m.arg("dtype").dtype() : in.dtype;
-  if (!is_floating(t)) {
-    m.fail(m.given("dtype") ? "dtype" : "self",
-           "mean needs a floating-point result dtype, got " + std::string(dtype_name(t)) +
-               (m.given("dtype") ? "" : " (pass dtype= for integer input)"));
-  }
-  std::vector<Index> sizes = has_dim ? m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean())
-                                     : m.reduce_sizes("self", in, Arg::none(), false);
-  return one(t, sizes);
-}
-
-Metas amax_amin(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  return one(in.dtype, m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean()));
-}
-
-Metas var(const MetaInference& m, bool with_mean) {
-  TensorMeta in = m.tensor("self");
-  m.require_floating("self", in.dtype, "var");
-  std::vector<Index> sizes = m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean());
-  Metas out = one(in.dtype, sizes);
-  if (with_mean) out.push_back(out[0]);
-  return out;
-}
-
-Metas reduce_one_dim(const MetaInference& m, DType values, std::optional<DType> indices) {
-  TensorMeta in = m.tensor("self");
-  Metas out = one(values, m.reduce_sizes("dim", in, Arg::of(std::vector<Index>{m.arg("dim").integer()}),
-                                         m.arg("keepdim").boolean()));
-  if (indices) out.push_back(TensorMeta::contiguous(*indices, out[0].sizes));
-  return out;
-}
-
-Metas arg_reduce(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  const Arg& dim = m.arg("dim");
-  if (dim.is_none()) {
-    std::vector<Index> sizes(m.arg("keepdim").boolean() ? static_cast<size_t>(in.rank()) : 0, Index(1));
-    return one(DType::Int64, sizes);
-  }
-  return one(DType::Int64, m.reduce_sizes("dim", in, Arg::of(std::vector<Index>{dim.integer()}),
-                                          m.arg("keepdim").boolean()));
-}
-
 Metas atan2(const MetaInference& m) {
   return one(to_float(m.result_type({"self", "other"})), m.broadcast({"self", "other"}));
 }
@@ -790,18 +735,6 @@ Metas search(const MetaInference& m, bool bucketize) {
   DType t = m.arg("out_int32").boolean() ? DType::Int32 : DType::Int64;
   const Arg& v = m.arg("self");
   return one(t, v.is_tensor() ? m.tensor("self").sizes : std::vector<Index>{});
-}
-
-Metas reduce_all(const MetaInference& m, std::optional<DType> dtype) {
-  TensorMeta in = m.tensor("self");
-  return one(dtype.value_or(in.dtype), {});
-}
-
-Metas any_all(const MetaInference& m, bool has_dims) {
-  TensorMeta in = m.tensor("self");
-  DType t = in.dtype == DType::UInt8 ? DType::UInt8 : DType::Bool;
-  if (!has_dims) return one(t, {});
-  return one(t, m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean()));
 }
 
 // --- views ---------------------------------------------------------------------------------------------------------
@@ -1305,14 +1238,6 @@ Metas index_tensor(const MetaInference& m) {
 
 // --- ops of the second coverage round ---------------------------------------------------------------------------
 
-Metas linalg_vector_norm(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  m.require_floating("self", in.dtype, "linalg_vector_norm");
-  DType t = m.given("dtype") ? m.arg("dtype").dtype() : in.dtype;
-  m.require_floating("dtype", t, "linalg_vector_norm");
-  return one(t, m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean()));
-}
-
 /// Views of `in` along dim `d` of the given lengths, one after the other (the pieces of a split).
 Metas split_pieces(const TensorMeta& in, size_t d, const std::vector<Index>& lengths) {
   Metas out;
@@ -1657,23 +1582,6 @@ const LegacyOpDef kOps[] = {
      "bool sparse=False) -> Tensor",
      RULE(embedding(m))},
     {"aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", RULE(index_select(m))},
-    // Reductions.
-    {"aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-     RULE(sum(m, true))},
-    {"aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", RULE(sum(m, false))},
-    {"aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-     RULE(mean(m, true))},
-    {"aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", RULE(mean(m, false))},
-    {"aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-     RULE(reduce_one_dim(m, sum_dtype(m, m.tensor("self").dtype), std::nullopt))},
-    {"aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", RULE(amax_amin(m))},
-    {"aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-     RULE(reduce_all(m, sum_dtype(m, m.tensor("self").dtype)))},
-    {"aten::max(Tensor self) -> Tensor", RULE(reduce_all(m, std::nullopt))},
-    {"aten::min(Tensor self) -> Tensor", RULE(reduce_all(m, std::nullopt))},
-    {"aten::any(Tensor self) -> Tensor", RULE(any_all(m, false))},
-    {"aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", RULE(any_all(m, true))},
-    {"aten::all(Tensor self) -> Tensor", RULE(any_all(m, false))},
     {"aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
      RULE(search(m, true))},
     {"aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
@@ -1684,30 +1592,7 @@ const LegacyOpDef kOps[] = {
     {"aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, "
      "str? side=None, Tensor? sorter=None) -> Tensor",
      RULE(search(m, false))},
-    {"aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", RULE(amax_amin(m))},
-    {"aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-     RULE(reduce_one_dim(m, m.tensor("self").dtype, DType::Int64))},
-    {"aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-     RULE(reduce_one_dim(m, m.tensor("self").dtype, DType::Int64))},
-    {"aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", RULE(arg_reduce(m))},
-    {"aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", RULE(arg_reduce(m))},
-    {"aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-     RULE(reduce_one_dim(m, m.tensor("self").dtype == DType::UInt8 ? DType::UInt8 : DType::Bool, std::nullopt))},
-    {"aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-     RULE(reduce_one_dim(m, m.tensor("self").dtype == DType::UInt8 ? DType::UInt8 : DType::Bool, std::nullopt))},
-    {"aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
-     "Tensor",
-     RULE(var(m, false))},
-    {"aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
-     "Tensor",
-     RULE(var(m, false))},
-    {"aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
-     "(Tensor, Tensor)",
-     RULE(var(m, true))},
     // Second coverage round.
-    {"aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
-     "ScalarType? dtype=None) -> Tensor",
-     RULE(linalg_vector_norm(m))},
     {"aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
      RULE(split_with_sizes(m))},
     {"aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", RULE(split_tensor(m))},

@@ -472,43 +472,6 @@ std::vector<int64_t> dims_of(GraphLowering& L, size_t pos, const char* name) {
   return dims;
 }
 
-std::vector<TensorValue> lower_sum(GraphLowering& L, bool all_dims, bool mean) {
-  const TensorMeta& m = L.out_meta();
-  TensorValue self = L.tensor(0, "self");
-  std::vector<int64_t> dims = all_dims ? std::vector<int64_t>{} : dims_of(L, 1, "dim");
-  bool keepdim = all_dims ? false : L.bool_arg(2, "keepdim", false);
-  DType acc = accumulate_type(mean ? m.dtype : self.dtype);
-  if (is_floating(m.dtype)) acc = compute_type(m.dtype) == DType::Float64 ? DType::Float64 : acc;
-  if (is_floating(m.dtype) && acc == DType::Int64) acc = compute_type(m.dtype);
-  TensorValue total = L.reduce(self, dims, keepdim, ReduceOp::Sum, acc);
-  if (!mean) {
-    return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) {
-      return Expr::cast(L.at(total, c), m.dtype);
-    })};
-  }
-  Index count = Index(1);
-  std::vector<int64_t> wrapped = dims;
-  if (wrapped.empty())
-    for (int64_t d = 0; d < self.rank(); ++d) wrapped.push_back(d);
-  std::set<int64_t> seen;
-  for (int64_t d : wrapped)
-    if (self.rank() > 0 && seen.insert(L.wrap_dim(d, self.rank())).second)
-      count = count * self.sizes[L.wrap_dim(d, self.rank())];
-  auto n = count.as_const();
-  if (!n) L.fail("mean over symbolic sizes is not supported yet");
-  return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) {
-    Expr v = L.at(total, c);
-    return Expr::cast(Expr::binary(BinaryOp::Div, v, Expr::constant(static_cast<double>(*n), acc), acc), m.dtype);
-  })};
-}
-
-std::vector<TensorValue> lower_minmax(GraphLowering& L, ReduceOp op) {
-  TensorValue self = L.tensor(0, "self");
-  std::vector<int64_t> dims = dims_of(L, 1, "dim");
-  TensorValue r = L.reduce(self, dims, L.bool_arg(2, "keepdim", false), op, self.dtype);
-  return {r};
-}
-
 }  // namespace
 
 Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_t>& dims, double correction) {
@@ -556,27 +519,6 @@ TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vect
 }
 
 namespace {
-
-std::vector<TensorValue> lower_var(GraphLowering& L, bool with_mean) {
-  TensorValue self = L.tensor(0, "self");
-  std::vector<int64_t> dims = dims_of(L, 1, "dim");
-  if (dims.empty())
-    for (int64_t d = 0; d < self.rank(); ++d) dims.push_back(d);
-  double correction = L.float_arg(kKwargOnly, "correction", 1.0);
-  bool keepdim = L.bool_arg(kKwargOnly, "keepdim", false);
-  Moments mo = moments(L, self, dims, correction);
-  const TensorMeta& m = L.out_meta(0);
-  if (!keepdim && m.sizes.size() == self.sizes.size() && !dims.empty()) L.fail("keepdim=False but meta keeps dims");
-  std::vector<TensorValue> out;
-  TensorValue var = squeeze_dims(L, mo.variance, m.sizes);
-  out.push_back(L.make(m.dtype, m.sizes, {&var}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(var, c), m.dtype); }));
-  if (with_mean) {
-    const TensorMeta& mm = L.out_meta(1);
-    TensorValue mean = squeeze_dims(L, mo.mean, mm.sizes);
-    out.push_back(L.make(mm.dtype, mm.sizes, {&mean}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(mean, c), mm.dtype); }));
-  }
-  return out;
-}
 
 // ---- more pointwise ------------------------------------------------------------------------------------------------
 
@@ -854,76 +796,6 @@ std::vector<TensorValue> lower_hardtanh(GraphLowering& L) {
     Expr x = Expr::cast(L.at(self, c), compute);
     x = Expr::binary(BinaryOp::Maximum, x, Expr::constant(lo, compute), compute);
     return Expr::cast(Expr::binary(BinaryOp::Minimum, x, Expr::constant(hi, compute), compute), m.dtype);
-  })};
-}
-
-// ---- more reductions -----------------------------------------------------------------------------------------------
-
-/// prod.dim_int / prod.default, honouring dtype=.
-std::vector<TensorValue> lower_prod(GraphLowering& L, bool all_dims) {
-  const TensorMeta& m = L.out_meta();
-  TensorValue self = L.tensor(0, "self");
-  std::vector<int64_t> dims = all_dims ? std::vector<int64_t>{} : std::vector<int64_t>{L.int_arg(1, "dim")};
-  bool keepdim = all_dims ? false : L.bool_arg(2, "keepdim", false);
-  DType acc = accumulate_type(m.dtype);
-  TensorValue total = L.reduce(self, dims, keepdim, ReduceOp::Prod, acc);
-  return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) {
-    return Expr::cast(L.at(total, c), m.dtype);
-  })};
-}
-
-/// any / all over one dim, a list of dims, or everything.
-std::vector<TensorValue> lower_any_all(GraphLowering& L, ReduceOp op, int dims_kind /*0 none, 1 int, 2 list*/) {
-  TensorValue self = L.tensor(0, "self");
-  std::vector<int64_t> dims;
-  if (dims_kind == 1) dims.push_back(L.int_arg(1, "dim"));
-  if (dims_kind == 2) dims = dims_of(L, 1, "dim");
-  bool keepdim = dims_kind == 0 ? false : L.bool_arg(2, "keepdim", false);
-  if (self.rank() == 0) keepdim = false;
-  return {L.reduce(self, dims, keepdim, op, DType::Bool)};
-}
-
-/// Comparison type of max/min/argmax values: float for half types, int64 for integers and bool.
-DType extreme_type(DType t) {
-  if (t == DType::Bool || is_integer(t)) return DType::Int64;
-  return compute_type(t);
-}
-
-/// argmax / argmin; dim None reduces the flattened tensor.
-std::vector<TensorValue> lower_arg_extreme(GraphLowering& L, ReduceOp op) {
-  const TensorMeta& m = L.out_meta();
-  TensorValue self = L.tensor(0, "self");
-  const Arg* d = L.arg(1, "dim");
-  bool keepdim = L.bool_arg(2, "keepdim", false);
-  std::vector<int64_t> dims;
-  if (d && !d->is_none()) dims.push_back(L.int_arg(1, "dim"));
-  TensorValue r = L.reduce(self, dims, keepdim && !dims.empty(), op, extreme_type(self.dtype));
-  if (r.sizes.size() == m.sizes.size()) return {r};
-  return {L.remap(r, m.sizes, [](const std::vector<Index>&) { return std::vector<Index>{}; })};  // keepdim, dim None
-}
-
-/// max.dim / min.dim: (values, indices); max.default / min.default: the extreme of everything.
-std::vector<TensorValue> lower_extreme(GraphLowering& L, bool is_max, bool with_dim) {
-  TensorValue self = L.tensor(0, "self");
-  std::vector<int64_t> dims;
-  if (with_dim) dims.push_back(L.int_arg(1, "dim"));
-  bool keepdim = with_dim && L.bool_arg(2, "keepdim", false) && self.rank() > 0;
-  DType t = extreme_type(self.dtype);
-  TensorValue values = L.reduce(self, dims, keepdim, is_max ? ReduceOp::Max : ReduceOp::Min, t);
-  const TensorMeta& m = L.out_meta(0);
-  TensorValue v = L.make(m.dtype, m.sizes, {&values}, [&](const std::vector<Index>& c) {
-    return Expr::cast(L.at(values, c), m.dtype);
-  });
-  if (!with_dim) return {v};
-  return {v, L.reduce(self, dims, keepdim, is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin, t)};
-}
-
-std::vector<TensorValue> lower_std(GraphLowering& L) {
-  std::vector<TensorValue> v = lower_var(L, false);
-  const TensorMeta& m = L.out_meta();
-  DType compute = compute_type(m.dtype);
-  return {L.make(m.dtype, m.sizes, {&v[0]}, [&](const std::vector<Index>& c) {
-    return Expr::cast(Expr::unary(UnaryOp::Sqrt, Expr::cast(L.at(v[0], c), compute)), m.dtype);
   })};
 }
 
@@ -1710,46 +1582,6 @@ std::vector<TensorValue> lower_copy(GraphLowering& L) {
 
 // ---- second coverage round ----------------------------------------------------------------------------------------
 
-/// linalg_vector_norm: ord 2 (sqrt of the sum of squares), 1, inf / -inf (max / min of |x|), 0 (count of non-zeros)
-/// and any other p (sum(|x|^p)^(1/p)), accumulated in float (double for float64 results).
-std::vector<TensorValue> lower_vector_norm(GraphLowering& L) {
-  const TensorMeta& m = L.out_meta();
-  TensorValue self = L.tensor(0, "self");
-  auto ord_arg = L.scalar(1, "ord");
-  double ord = ord_arg ? ord_arg->value : 2.0;
-  std::vector<int64_t> dims = dims_of(L, 2, "dim");
-  bool keepdim = L.bool_arg(3, "keepdim", false);
-  DType acc = compute_type(m.dtype);
-  if (self.dtype != m.dtype) {  // dtype=: the input is converted first
-    TensorValue in = self;
-    self = L.make(m.dtype, in.sizes, {&in}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(in, c), m.dtype); });
-  }
-  auto abs_of = [](const Expr& v) { return Expr::unary(UnaryOp::Abs, v); };
-  std::function<Expr(const Expr&)> finish = [](const Expr& v) { return v; };
-  TensorValue r;
-  if (std::isinf(ord)) {
-    r = L.reduce(self, dims, keepdim, ord > 0 ? ReduceOp::Max : ReduceOp::Min, acc, abs_of);
-  } else if (ord == 0) {
-    r = L.reduce(self, dims, keepdim, ReduceOp::Sum, acc, [&](const Expr& v) {
-      return Expr::cast(Expr::binary(BinaryOp::Ne, v, Expr::constant(0, acc), DType::Bool), acc);
-    });
-  } else if (ord == 1) {
-    r = L.reduce(self, dims, keepdim, ReduceOp::Sum, acc, abs_of);
-  } else if (ord == 2) {
-    r = L.reduce(self, dims, keepdim, ReduceOp::Sum, acc,
-                 [&](const Expr& v) { return Expr::binary(BinaryOp::Mul, v, v, acc); });
-    finish = [](const Expr& v) { return Expr::unary(UnaryOp::Sqrt, v); };
-  } else {
-    r = L.reduce(self, dims, keepdim, ReduceOp::Sum, acc, [&](const Expr& v) {
-      return Expr::binary(BinaryOp::Pow, Expr::unary(UnaryOp::Abs, v), Expr::constant(ord, acc), acc);
-    });
-    finish = [&, acc](const Expr& v) { return Expr::binary(BinaryOp::Pow, v, Expr::constant(1.0 / ord, acc), acc); };
-  }
-  return {L.make(m.dtype, m.sizes, {&r}, [&](const std::vector<Index>& c) {
-    return Expr::cast(finish(L.at(r, c)), m.dtype);
-  })};
-}
-
 /// split_with_sizes / split.Tensor / chunk (`unbind` false) and unbind: each output is a view of a piece along the
 /// split dim; the pieces' sizes come from the node's output metas.
 std::vector<TensorValue> lower_split(GraphLowering& L, bool unbind) {
@@ -1918,14 +1750,6 @@ const std::map<std::string, LegacyLowerFn>& legacy_lowerings() {
     t["aten.squeeze.dim"] = lower_size_one_dims;
     t["aten.squeeze.dims"] = lower_size_one_dims;
     t["aten.squeeze.default"] = lower_size_one_dims;
-    t["aten.sum.dim_IntList"] = [](GraphLowering& L) { return lower_sum(L, false, false); };
-    t["aten.sum.default"] = [](GraphLowering& L) { return lower_sum(L, true, false); };
-    t["aten.mean.dim"] = [](GraphLowering& L) { return lower_sum(L, false, true); };
-    t["aten.mean.default"] = [](GraphLowering& L) { return lower_sum(L, true, true); };
-    t["aten.amax.default"] = [](GraphLowering& L) { return lower_minmax(L, ReduceOp::Max); };
-    t["aten.amin.default"] = [](GraphLowering& L) { return lower_minmax(L, ReduceOp::Min); };
-    t["aten.var.correction"] = [](GraphLowering& L) { return lower_var(L, false); };
-    t["aten.var_mean.correction"] = [](GraphLowering& L) { return lower_var(L, true); };
 
     // Pointwise.
     binary("fmod", BinaryOp::Fmod);
@@ -1967,20 +1791,6 @@ const std::map<std::string, LegacyLowerFn>& legacy_lowerings() {
     t["aten.elu_backward.default"] = lower_elu_backward;
     t["aten.hardtanh.default"] = lower_hardtanh;
     // Reductions.
-    t["aten.prod.dim_int"] = [](GraphLowering& L) { return lower_prod(L, false); };
-    t["aten.prod.default"] = [](GraphLowering& L) { return lower_prod(L, true); };
-    t["aten.any.dim"] = [](GraphLowering& L) { return lower_any_all(L, ReduceOp::Any, 1); };
-    t["aten.any.dims"] = [](GraphLowering& L) { return lower_any_all(L, ReduceOp::Any, 2); };
-    t["aten.any.default"] = [](GraphLowering& L) { return lower_any_all(L, ReduceOp::Any, 0); };
-    t["aten.all.dim"] = [](GraphLowering& L) { return lower_any_all(L, ReduceOp::All, 1); };
-    t["aten.all.default"] = [](GraphLowering& L) { return lower_any_all(L, ReduceOp::All, 0); };
-    t["aten.argmax.default"] = [](GraphLowering& L) { return lower_arg_extreme(L, ReduceOp::ArgMax); };
-    t["aten.argmin.default"] = [](GraphLowering& L) { return lower_arg_extreme(L, ReduceOp::ArgMin); };
-    t["aten.max.dim"] = [](GraphLowering& L) { return lower_extreme(L, true, true); };
-    t["aten.min.dim"] = [](GraphLowering& L) { return lower_extreme(L, false, true); };
-    t["aten.max.default"] = [](GraphLowering& L) { return lower_extreme(L, true, false); };
-    t["aten.min.default"] = [](GraphLowering& L) { return lower_extreme(L, false, false); };
-    t["aten.std.correction"] = lower_std;
     for (const char* name : {"aten.bucketize.Tensor", "aten.bucketize.Scalar"})
       t[name] = [](GraphLowering& L) { return lower_search(L, true); };
     for (const char* name : {"aten.searchsorted.Tensor", "aten.searchsorted.Scalar"})
@@ -2008,7 +1818,6 @@ const std::map<std::string, LegacyLowerFn>& legacy_lowerings() {
     t["aten.gather.default"] = lower_gather;
     t["aten.index.Tensor"] = lower_index;
     // Second coverage round.
-    t["aten.linalg_vector_norm.default"] = lower_vector_norm;
     t["aten.split_with_sizes.default"] = [](GraphLowering& L) { return lower_split(L, false); };
     t["aten.split.Tensor"] = [](GraphLowering& L) { return lower_split(L, false); };
     t["aten.chunk.default"] = [](GraphLowering& L) { return lower_split(L, false); };

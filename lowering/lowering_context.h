@@ -381,6 +381,12 @@ Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_
 /// `v` (a keepdim value) with its reduced size-1 dims dropped when `sizes` (the output meta's) has fewer dims.
 TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vector<Index>& sizes);
 
+/// Comparison type of max/min/argmax values: float for half types, int64 for integers and bool.
+inline DType extreme_type(DType t) {
+  if (t == DType::Bool || is_integer(t)) return DType::Int64;
+  return compute_type(t);
+}
+
 /// Lowerings still in lower_graph.cpp's old table, found by position: lower_node falls back to them for overloads
 /// the op registry does not lower yet. Exposed for has_lowering and the registry test while the move lasts.
 bool has_legacy_lowering(const std::string& target);

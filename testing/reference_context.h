@@ -311,9 +311,6 @@ class GraphEvaluator {
   std::vector<HostTensor> reshape();
   std::vector<HostTensor> permute(std::vector<int64_t> dims);
   std::vector<HostTensor> expand();
-  std::vector<HostTensor> sum(bool all_dims, bool mean);
-  std::vector<HostTensor> minmax(bool max);
-  std::vector<HostTensor> var(bool with_mean);
   // Ops added with the coverage work.
   int64_t int_or(size_t pos, const char* name, int64_t dflt) const;
   std::vector<const HostTensor*> tensor_list(size_t pos, const char* name) const;
@@ -327,9 +324,6 @@ class GraphEvaluator {
   std::vector<HostTensor> polygamma();
   std::vector<HostTensor> elementwise(const std::function<double(double)>& fn);
   std::vector<HostTensor> bitwise_not();
-  std::vector<HostTensor> prod(bool all_dims);
-  std::vector<HostTensor> any_all(bool any, int dims_kind);
-  std::vector<HostTensor> extreme(bool is_max, bool values, bool indices, int dims_kind);
   std::vector<HostTensor> slice();
   std::vector<HostTensor> select();
   std::vector<HostTensor> cat();
@@ -342,7 +336,6 @@ class GraphEvaluator {
   std::vector<HostTensor> gather_op();
   std::vector<HostTensor> index_tensor();
   // Second coverage round.
-  std::vector<HostTensor> vector_norm();
   std::vector<HostTensor> split(bool unbind);
   std::vector<HostTensor> diagonal();
   std::vector<HostTensor> as_strided();

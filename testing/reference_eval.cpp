@@ -537,38 +537,6 @@ std::vector<HostTensor> GraphEvaluator::expand() {
   return {output_from_values(0, broadcast(Operand{&self}, out.sizes, out.dtype, out.dtype))};
 }
 
-std::vector<HostTensor> GraphEvaluator::sum(bool all_dims, bool mean) {
-  const HostTensor& self = tensor(0, "self");
-  std::optional<std::vector<int64_t>> dims = all_dims ? std::nullopt : ints_arg(1, "dim");
-  Groups g = group_elements(self.sizes, reduced_dims(dims, self.rank()));
-  DType out_type = out_meta().dtype;
-  std::vector<double> v = self.values();
-  std::vector<double> acc(static_cast<size_t>(g.count), 0.0);
-  if (!is_floating(out_type) && !mean) {
-    std::vector<uint64_t> iacc(acc.size(), 0);  // wrapping integer sum
-    for (size_t i = 0; i < v.size(); ++i) iacc[g.group[i]] += static_cast<uint64_t>(to_int64(v[i]));
-    for (size_t k = 0; k < acc.size(); ++k) acc[k] = static_cast<double>(wrapping(iacc[k]));
-  } else {
-    for (size_t i = 0; i < v.size(); ++i) acc[g.group[i]] += v[i];
-  }
-  if (mean)
-    for (double& a : acc) a /= static_cast<double>(g.size);
-  return {output_from_values(0, acc)};
-}
-
-std::vector<HostTensor> GraphEvaluator::minmax(bool max) {
-  const HostTensor& self = tensor(0, "self");
-  Groups g = group_elements(self.sizes, reduced_dims(ints_arg(1, "dim"), self.rank()));
-  if (g.size == 0 && g.count > 0) fail("reduction over an empty dimension has no identity");
-  std::vector<double> v = self.values();
-  std::vector<double> acc(static_cast<size_t>(g.count), max ? -INFINITY : INFINITY);
-  for (size_t i = 0; i < v.size(); ++i) {
-    double& a = acc[g.group[i]];
-    a = max ? nan_max(a, v[i]) : nan_min(a, v[i]);
-  }
-  return {output_from_values(0, acc)};
-}
-
 /// Two-pass mean and variance per group; variance divides by max(0, N - correction) as eager does.
 void moments(const std::vector<double>& v, const Groups& g, double correction, std::vector<double>& mean,
              std::vector<double>& variance) {
@@ -582,17 +550,6 @@ void moments(const std::vector<double>& v, const Groups& g, double correction, s
   }
   double denom = std::max(0.0, static_cast<double>(g.size) - correction);
   for (double& s : variance) s /= denom;
-}
-
-std::vector<HostTensor> GraphEvaluator::var(bool with_mean) {
-  const HostTensor& self = tensor(0, "self");
-  Groups g = group_elements(self.sizes, reduced_dims(ints_arg(1, "dim"), self.rank()));
-  double correction = float_arg(kKwargOnly, "correction", 1.0);
-  std::vector<double> mean, variance;
-  moments(self.values(), g, correction, mean, variance);
-  std::vector<HostTensor> out{output_from_values(0, variance)};
-  if (with_mean) out.push_back(output_from_values(1, mean));
-  return out;
 }
 
 // ---- ops added with the coverage work --------------------------------------------------------------------------------
@@ -706,64 +663,6 @@ std::vector<double> GraphEvaluator::fold(const HostTensor& self, const std::opti
   }
   if (positions) *positions = pos;
   return acc;
-}
-
-std::vector<HostTensor> GraphEvaluator::prod(bool all_dims) {
-  const HostTensor& self = tensor(0, "self");
-  std::optional<std::vector<int64_t>> dims;
-  if (!all_dims) dims = std::vector<int64_t>{int_arg(1, "dim")};
-  DType t = out_meta().dtype;
-  std::vector<double> acc;
-  if (!is_floating(t)) {
-    acc = fold(self, dims, 1, [](double a, double v, int64_t, int64_t&) {
-      return static_cast<double>(wrapping(static_cast<uint64_t>(to_int64(a)) * static_cast<uint64_t>(to_int64(v))));
-    });
-  } else {
-    acc = fold(self, dims, 1, [&](double a, double v, int64_t, int64_t&) { return a * round_to_dtype(t, v); });
-  }
-  return {output_from_values(0, acc)};
-}
-
-std::vector<HostTensor> GraphEvaluator::any_all(bool any, int dims_kind) {
-  const HostTensor& self = tensor(0, "self");
-  std::optional<std::vector<int64_t>> dims;
-  if (dims_kind == 1) dims = std::vector<int64_t>{int_arg(1, "dim")};
-  if (dims_kind == 2) dims = ints_arg(1, "dim");
-  auto acc = fold(self, dims, any ? 0 : 1, [&](double a, double v, int64_t, int64_t&) {
-    bool b = v != 0;  // NaN is true
-    return any ? ((a != 0 || b) ? 1.0 : 0.0) : ((a != 0 && b) ? 1.0 : 0.0);
-  });
-  return {output_from_values(0, acc)};
-}
-
-/// argmax/argmin positions and max/min values: the first extreme, NaN counting as the extreme.
-std::vector<HostTensor> GraphEvaluator::extreme(bool is_max, bool values, bool indices, int dims_kind) {
-  const HostTensor& self = tensor(0, "self");
-  std::optional<std::vector<int64_t>> dims;
-  if (dims_kind == 1) dims = std::vector<int64_t>{int_arg(1, "dim")};
-  if (dims_kind == 2) {
-    const Arg* d = arg(1, "dim");
-    if (d && !d->is_none()) dims = std::vector<int64_t>{int_arg(1, "dim")};
-  }
-  Groups g = group_elements(self.sizes, reduced_dims(dims, self.rank()));
-  if (g.size == 0 && g.count > 0) fail("reduction over an empty dimension has no identity");
-  std::vector<int64_t> pos;
-  auto acc = fold(self, dims, 0, [&](double a, double v, int64_t n, int64_t& p) {
-    if (n == 0 || std::isnan(a)) {
-      if (n == 0) p = 0;
-      return n == 0 ? v : a;
-    }
-    bool better = std::isnan(v) || (is_max ? v > a : v < a);
-    if (better) p = n;
-    return better ? v : a;
-  }, &pos);
-  std::vector<HostTensor> out;
-  if (values) out.push_back(output_from_values(0, acc));
-  if (indices) {
-    std::vector<double> ids(pos.begin(), pos.end());
-    out.push_back(output_from_values(values ? 1 : 0, ids));
-  }
-  return out;
 }
 
 std::vector<HostTensor> GraphEvaluator::slice() {
@@ -1107,32 +1006,6 @@ std::vector<HostTensor> GraphEvaluator::index_tensor() {
 
 // ---- second coverage round -------------------------------------------------------------------------------------------
 
-std::vector<HostTensor> GraphEvaluator::vector_norm() {
-  const HostTensor& self = tensor(0, "self");
-  double ord = float_arg(1, "ord", 2.0);
-  std::optional<std::vector<int64_t>> dims = ints_arg(2, "dim");
-  DType t = out_meta().dtype;
-  Groups g = group_elements(self.sizes, reduced_dims(dims, self.rank()));
-  std::vector<double> v = self.values();
-  bool is_max = std::isinf(ord) && ord > 0, is_min = std::isinf(ord) && ord < 0;
-  std::vector<double> acc(static_cast<size_t>(g.count), is_max ? -INFINITY : (is_min ? INFINITY : 0.0));
-  for (size_t i = 0; i < v.size(); ++i) {
-    double a = std::fabs(round_to_dtype(t, v[i]));  // dtype=: the input is converted first
-    double& r = acc[g.group[i]];
-    if (is_max) r = nan_max(r, a);
-    else if (is_min) r = nan_min(r, a);
-    else if (ord == 0) r += (a != 0) ? 1.0 : 0.0;  // NaN != 0 counts
-    else if (ord == 1) r += a;
-    else if (ord == 2) r += a * a;
-    else r += std::pow(a, ord);
-  }
-  for (double& r : acc) {
-    if (ord == 2) r = std::sqrt(r);
-    else if (!std::isinf(ord) && ord != 0 && ord != 1) r = std::pow(r, 1.0 / ord);
-  }
-  return {output_from_values(0, acc)};
-}
-
 std::vector<HostTensor> GraphEvaluator::split(bool unbind) {
   const HostTensor& self = tensor(0, "self");
   int64_t dim = wrap_dim(int_or(unbind ? 1 : 2, "dim", 0), self.rank());
@@ -1274,14 +1147,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
       return E.permute(dims);
     };
     t["aten.expand.default"] = [](GraphEvaluator& E) { return E.expand(); };
-    t["aten.sum.dim_IntList"] = [](GraphEvaluator& E) { return E.sum(false, false); };
-    t["aten.sum.default"] = [](GraphEvaluator& E) { return E.sum(true, false); };
-    t["aten.mean.dim"] = [](GraphEvaluator& E) { return E.sum(false, true); };
-    t["aten.mean.default"] = [](GraphEvaluator& E) { return E.sum(true, true); };
-    t["aten.amax.default"] = [](GraphEvaluator& E) { return E.minmax(true); };
-    t["aten.amin.default"] = [](GraphEvaluator& E) { return E.minmax(false); };
-    t["aten.var.correction"] = [](GraphEvaluator& E) { return E.var(false); };
-    t["aten.var_mean.correction"] = [](GraphEvaluator& E) { return E.var(true); };
 
     binary("fmod", Binary::Fmod);
     binary("remainder", Binary::Remainder);
@@ -1350,24 +1215,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
       double lo = E.float_arg(1, "min_val", -1), hi = E.float_arg(2, "max_val", 1);
       return E.elementwise([=](double x) { return nan_min(nan_max(x, lo), hi); });
     };
-    t["aten.prod.dim_int"] = [](GraphEvaluator& E) { return E.prod(false); };
-    t["aten.prod.default"] = [](GraphEvaluator& E) { return E.prod(true); };
-    t["aten.any.dim"] = [](GraphEvaluator& E) { return E.any_all(true, 1); };
-    t["aten.any.dims"] = [](GraphEvaluator& E) { return E.any_all(true, 2); };
-    t["aten.any.default"] = [](GraphEvaluator& E) { return E.any_all(true, 0); };
-    t["aten.all.dim"] = [](GraphEvaluator& E) { return E.any_all(false, 1); };
-    t["aten.all.default"] = [](GraphEvaluator& E) { return E.any_all(false, 0); };
-    t["aten.argmax.default"] = [](GraphEvaluator& E) { return E.extreme(true, false, true, 2); };
-    t["aten.argmin.default"] = [](GraphEvaluator& E) { return E.extreme(false, false, true, 2); };
-    t["aten.max.dim"] = [](GraphEvaluator& E) { return E.extreme(true, true, true, 1); };
-    t["aten.min.dim"] = [](GraphEvaluator& E) { return E.extreme(false, true, true, 1); };
-    t["aten.max.default"] = [](GraphEvaluator& E) { return E.extreme(true, true, false, 0); };
-    t["aten.min.default"] = [](GraphEvaluator& E) { return E.extreme(false, true, false, 0); };
-    t["aten.std.correction"] = [](GraphEvaluator& E) {
-      std::vector<HostTensor> v = E.var(false);
-      for (double& x : v[0].storage) x = round_to_dtype(v[0].dtype, std::sqrt(x));
-      return v;
-    };
     t["aten.slice.Tensor"] = [](GraphEvaluator& E) { return E.slice(); };
     t["aten.select.int"] = [](GraphEvaluator& E) { return E.select(); };
     t["aten.cat.default"] = [](GraphEvaluator& E) { return E.cat(); };
@@ -1392,7 +1239,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.gather.default"] = [](GraphEvaluator& E) { return E.gather_op(); };
     t["aten.index.Tensor"] = [](GraphEvaluator& E) { return E.index_tensor(); };
     // Second coverage round.
-    t["aten.linalg_vector_norm.default"] = [](GraphEvaluator& E) { return E.vector_norm(); };
     for (const char* name : {"aten.split_with_sizes.default", "aten.split.Tensor", "aten.chunk.default"})
       t[name] = [](GraphEvaluator& E) { return E.split(false); };
     t["aten.unbind.int"] = [](GraphEvaluator& E) { return E.split(true); };

@@ -38,7 +38,8 @@ Metas arange(const MetaInference& m, bool has_start, bool has_step) {
     if (a.kind() == Arg::Kind::Bool) return a.boolean() ? 1.0 : 0.0;
     return static_cast<double>(m.constant(name, a.integer()));
   };
-  bool any_float = m.arg("end").kind() == Arg::Kind::Float || (has_start && m.arg("start").kind() == Arg::Kind::Float) ||
+  bool any_float = m.arg("end").kind() == Arg::Kind::Float ||
+                   (has_start && m.arg("start").kind() == Arg::Kind::Float) ||
                    (has_step && m.arg("step").kind() == Arg::Kind::Float);
   double start = number("start", 0), end = number("end", 0), step = number("step", 1);
   if (step == 0) m.fail("step", "must be nonzero");
@@ -90,48 +91,57 @@ LowerFn filled_with(double value) {
 
 void register_factory_ops(OpTable& t) {
   auto fill_value = [](GraphLowering& L, const BoundArgs& a) { return lower_full(L, a.get_float("fill_value")); };
-  t.lowered("aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
-            "Device? device=None, bool? pin_memory=None) -> Tensor",
-            full, fill_value);
-  t.lowered("aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-            "bool? pin_memory=None) -> Tensor",
-            factory, filled_with(0));
-  t.lowered("aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-            "bool? pin_memory=None) -> Tensor",
-            factory, filled_with(1));
+  t.lowered(
+      "aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None) -> Tensor",
+      full, fill_value);
+  t.lowered(
+      "aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor",
+      factory, filled_with(0));
+  t.lowered(
+      "aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor",
+      factory, filled_with(1));
   // Uninitialised memory in eager; zeros here, so results are deterministic.
-  t.lowered("aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
-            "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-            factory, filled_with(0));
+  t.lowered(
+      "aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+      factory, filled_with(0));
   // Its physical_layout (the order of the strides) comes with the node's meta, as every output layout does.
-  t.lowered("aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, "
-            "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
-            factory, filled_with(0));
-  t.lowered("aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-            "bool? pin_memory=None) -> Tensor",
-            [](const MetaInference& m) { return arange(m, false, false); },
-            [](GraphLowering& L, const BoundArgs&) { return lower_range(L, 0, 1); });
-  t.lowered("aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
-            "Device? device=None, bool? pin_memory=None) -> Tensor",
-            [](const MetaInference& m) { return arange(m, true, false); },
-            [](GraphLowering& L, const BoundArgs& a) { return lower_range(L, a.get_float("start"), 1); });
-  t.lowered("aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
-            "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
-            [](const MetaInference& m) { return arange(m, true, true); },
-            [](GraphLowering& L, const BoundArgs& a) {
-              return lower_range(L, a.get_float("start"), a.get_float("step"));
-            });
-  t.lowered("prims::iota(SymInt length, *, SymInt start, SymInt step, ScalarType dtype, Device device, "
-            "bool requires_grad) -> Tensor",
-            iota, [](GraphLowering& L, const BoundArgs& a) {
-              return lower_range(L, static_cast<double>(a.get_int("start")), static_cast<double>(a.get_int("step")));
-            });
-  t.lowered("aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
-            "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-            full_like, fill_value);
-  t.lowered("aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-            "bool? pin_memory=None) -> Tensor",
-            scalar_tensor, [](GraphLowering& L, const BoundArgs& a) { return lower_full(L, a.get_float("s")); });
+  t.lowered(
+      "aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+      factory, filled_with(0));
+  t.lowered(
+      "aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor",
+      [](const MetaInference& m) { return arange(m, false, false); },
+      [](GraphLowering& L, const BoundArgs&) { return lower_range(L, 0, 1); });
+  t.lowered(
+      "aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None) -> Tensor",
+      [](const MetaInference& m) { return arange(m, true, false); },
+      [](GraphLowering& L, const BoundArgs& a) { return lower_range(L, a.get_float("start"), 1); });
+  t.lowered(
+      "aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+      [](const MetaInference& m) { return arange(m, true, true); },
+      [](GraphLowering& L, const BoundArgs& a) { return lower_range(L, a.get_float("start"), a.get_float("step")); });
+  t.lowered(
+      "prims::iota(SymInt length, *, SymInt start, SymInt step, ScalarType dtype, Device device, "
+      "bool requires_grad) -> Tensor",
+      iota, [](GraphLowering& L, const BoundArgs& a) {
+        return lower_range(L, static_cast<double>(a.get_int("start")), static_cast<double>(a.get_int("step")));
+      });
+  t.lowered(
+      "aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+      full_like, fill_value);
+  t.lowered(
+      "aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor",
+      scalar_tensor, [](GraphLowering& L, const BoundArgs& a) { return lower_full(L, a.get_float("s")); });
 }
 
 }  // namespace hi

@@ -10,6 +10,7 @@ class OpTable;
 void register_factory_ops(OpTable& t);
 void register_matrix_product_ops(OpTable& t);
 void register_norm_ops(OpTable& t);
+void register_reduction_ops(OpTable& t);
 void register_scan_ops(OpTable& t);
 
 /// Every family above, in order.
@@ -17,6 +18,7 @@ inline void register_all_op_families(OpTable& t) {
   register_factory_ops(t);
   register_matrix_product_ops(t);
   register_norm_ops(t);
+  register_reduction_ops(t);
   register_scan_ops(t);
 }
 

@@ -39,16 +39,17 @@ Metas native_layer_norm(const MetaInference& m) {
   const std::vector<Index>& normalized = m.arg("normalized_shape").ints();
   int64_t axis = in.rank() - static_cast<int64_t>(normalized.size());
   bool fits = !normalized.empty() && axis >= 0;
-  for (size_t i = 0; fits && i < normalized.size(); ++i) fits = in.sizes[static_cast<size_t>(axis) + i] == normalized[i];
+  for (size_t i = 0; fits && i < normalized.size(); ++i)
+    fits = in.sizes[static_cast<size_t>(axis) + i] == normalized[i];
   if (!fits) {
-    m.fail("normalized_shape", sizes_str(normalized) + " is not a non-empty suffix of the input's sizes " +
-                                   sizes_str(in.sizes));
+    m.fail("normalized_shape",
+           sizes_str(normalized) + " is not a non-empty suffix of the input's sizes " + sizes_str(in.sizes));
   }
   m.require_floating("input", in.dtype, "native_layer_norm");
   for (std::string_view affine : {"weight", "bias"}) {
     if (m.given(affine) && m.tensor(affine).sizes != normalized) {
-      m.fail(affine, "sizes " + sizes_str(m.tensor(affine).sizes) + " differ from normalized_shape " +
-                         sizes_str(normalized));
+      m.fail(affine,
+             "sizes " + sizes_str(m.tensor(affine).sizes) + " differ from normalized_shape " + sizes_str(normalized));
     }
   }
   std::vector<Index> stat_sizes(in.sizes.begin(), in.sizes.begin() + axis);
@@ -74,7 +75,8 @@ Metas native_group_norm(const MetaInference& m) {
   if (in.sizes[0] != n) m.fail("N", n.str() + " differs from the input's batch size " + in.sizes[0].str());
   if (in.sizes[1] != c) m.fail("C", c.str() + " differs from the input's channels " + in.sizes[1].str());
   std::vector<Index> spatial(in.sizes.begin() + 2, in.sizes.end());
-  if (product(spatial) != hxw) m.fail("HxW", hxw.str() + " differs from the input's spatial size " + product(spatial).str());
+  if (product(spatial) != hxw)
+    m.fail("HxW", hxw.str() + " differs from the input's spatial size " + product(spatial).str());
   if (group <= 0 || !c.is_const() || c.value() % group != 0) {
     m.fail("group", std::to_string(group) + " groups do not divide " + c.str() + " channels");
   }
@@ -94,8 +96,8 @@ Metas batch_norm(const MetaInference& m, BatchNormVariant variant) {
   if (in.rank() < 2) m.fail("input", "expected a tensor of rank >= 2, got " + sizes_str(in.sizes));
   const Index& c = in.sizes[1];
   for (std::string_view name : {"weight", "bias"}) require_channel_vector(m, name, c);
-  bool training = variant == BatchNormVariant::NoStats ||
-                  (variant == BatchNormVariant::Functional && m.arg("training").boolean());
+  bool training =
+      variant == BatchNormVariant::NoStats || (variant == BatchNormVariant::Functional && m.arg("training").boolean());
   DType compute = (in.dtype == DType::Float16 || in.dtype == DType::BFloat16) ? DType::Float32 : in.dtype;
   if (variant != BatchNormVariant::NoStats) {
     for (std::string_view name : {"running_mean", "running_var"}) {
@@ -109,8 +111,8 @@ Metas batch_norm(const MetaInference& m, BatchNormVariant variant) {
   if (variant == BatchNormVariant::Functional) {
     DType running = training ? promote_types(compute, m.tensor("running_mean").dtype) : compute;
     out.push_back(TensorMeta::contiguous(running, {c}));
-    out.push_back(TensorMeta::contiguous(training ? promote_types(compute, m.tensor("running_var").dtype) : compute,
-                                         {c}));
+    out.push_back(
+        TensorMeta::contiguous(training ? promote_types(compute, m.tensor("running_var").dtype) : compute, {c}));
   }
   return out;
 }
@@ -156,7 +158,8 @@ std::vector<TensorValue> lower_layer_norm(GraphLowering& L, const BoundArgs& arg
   Moments mo = moments(L, x, dims, 0.0);
   DType acc = mo.mean.dtype;
   TensorValue rstd = L.make(acc, mo.variance.sizes, {&mo.variance}, [&](const std::vector<Index>& c) {
-    return Expr::unary(UnaryOp::Rsqrt, Expr::binary(BinaryOp::Add, L.at(mo.variance, c), Expr::constant(eps, acc), acc));
+    return Expr::unary(UnaryOp::Rsqrt,
+                       Expr::binary(BinaryOp::Add, L.at(mo.variance, c), Expr::constant(eps, acc), acc));
   });
   const TensorMeta& m = L.out_meta(0);
   std::vector<const TensorValue*> ts{&x, &rstd};
@@ -175,7 +178,8 @@ std::vector<TensorValue> lower_layer_norm(GraphLowering& L, const BoundArgs& arg
     const TensorMeta& mm = L.out_meta(i);
     const TensorValue& src = i == 1 ? mo.mean : rstd;
     TensorValue s = squeeze_dims(L, src, mm.sizes);
-    out.push_back(L.make(mm.dtype, mm.sizes, {&s}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(s, c), mm.dtype); }));
+    out.push_back(L.make(mm.dtype, mm.sizes, {&s},
+                         [&](const std::vector<Index>& c) { return Expr::cast(L.at(s, c), mm.dtype); }));
   }
   return out;
 }
@@ -240,7 +244,8 @@ std::vector<TensorValue> lower_group_norm(GraphLowering& L, const BoundArgs& arg
   for (int i = 1; i <= 2; ++i) {
     const TensorMeta& mm = L.out_meta(i);
     const TensorValue& src = i == 1 ? mean : rstd;
-    out.push_back(L.make(mm.dtype, mm.sizes, {&src}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(src, c), mm.dtype); }));
+    out.push_back(L.make(mm.dtype, mm.sizes, {&src},
+                         [&](const std::vector<Index>& c) { return Expr::cast(L.at(src, c), mm.dtype); }));
   }
   return out;
 }
@@ -322,7 +327,8 @@ std::vector<TensorValue> lower_batch_norm(GraphLowering& L, const BoundArgs& arg
     if (mm.sizes.size() == 1 && mm.sizes[0].is_const(0))
       return L.make(mm.dtype, mm.sizes, {}, [&](const std::vector<Index>&) { return Expr::constant(0, mm.dtype); });
     if (mm.sizes != c_sizes) L.fail("batch norm statistics must have sizes [C] or [0]");
-    return L.make(mm.dtype, mm.sizes, {&src}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(src, c), mm.dtype); });
+    return L.make(mm.dtype, mm.sizes, {&src},
+                  [&](const std::vector<Index>& c) { return Expr::cast(L.at(src, c), mm.dtype); });
   };
   out.push_back(copy_of(mean, L.out_meta(1)));
   out.push_back(copy_of(invstd, L.out_meta(2)));
@@ -340,10 +346,9 @@ std::vector<TensorValue> lower_batch_norm(GraphLowering& L, const BoundArgs& arg
     out.push_back(L.make(mm.dtype, mm.sizes, {&stat, &running}, [&](const std::vector<Index>& c) {
       Expr s = Expr::cast(L.at(stat, c), t);
       if (i == 1) s = Expr::binary(BinaryOp::Mul, s, Expr::constant(scale, t), t);
-      Expr v = Expr::binary(BinaryOp::Add, Expr::binary(BinaryOp::Mul, Expr::constant(momentum, t), s, t),
-                            Expr::binary(BinaryOp::Mul, Expr::constant(1.0 - momentum, t),
-                                         Expr::cast(L.at(running, c), t), t),
-                            t);
+      Expr v = Expr::binary(
+          BinaryOp::Add, Expr::binary(BinaryOp::Mul, Expr::constant(momentum, t), s, t),
+          Expr::binary(BinaryOp::Mul, Expr::constant(1.0 - momentum, t), Expr::cast(L.at(running, c), t), t), t);
       return Expr::cast(v, mm.dtype);
     }));
   }
@@ -357,29 +362,35 @@ void register_norm_ops(OpTable& t) {
             [](GraphLowering& L, const BoundArgs& a) { return lower_softmax(L, a, false); });
   t.lowered("aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", softmax,
             [](GraphLowering& L, const BoundArgs& a) { return lower_softmax(L, a, true); });
-  t.lowered("aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
-            "float eps) -> (Tensor, Tensor, Tensor)",
-            native_layer_norm, lower_layer_norm)
+  t.lowered(
+       "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
+       "float eps) -> (Tensor, Tensor, Tensor)",
+       native_layer_norm, lower_layer_norm)
       .schema.device_statistics = true;
-  t.lowered("aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, "
-            "int group, float eps) -> (Tensor, Tensor, Tensor)",
-            native_group_norm, lower_group_norm)
+  t.lowered(
+       "aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, "
+       "int group, float eps) -> (Tensor, Tensor, Tensor)",
+       native_group_norm, lower_group_norm)
       .schema.device_statistics = true;
   auto batch_norm_def = [&](const char* schema, BatchNormVariant v) {
-    t.lowered(schema, [v](const MetaInference& m) { return batch_norm(m, v); },
-              [v](GraphLowering& L, const BoundArgs& a) { return lower_batch_norm(L, a, v); })
+    t.lowered(
+         schema, [v](const MetaInference& m) { return batch_norm(m, v); },
+         [v](GraphLowering& L, const BoundArgs& a) { return lower_batch_norm(L, a, v); })
         .schema.device_statistics = true;
   };
-  batch_norm_def("aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, "
-                 "Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-                 BatchNormVariant::NoTraining);
-  batch_norm_def("aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, "
-                 "Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, "
-                 "Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
-                 BatchNormVariant::Functional);
-  batch_norm_def("aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, "
-                 "float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-                 BatchNormVariant::NoStats);
+  batch_norm_def(
+      "aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, "
+      "Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+      BatchNormVariant::NoTraining);
+  batch_norm_def(
+      "aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, "
+      "Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, "
+      "Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
+      BatchNormVariant::Functional);
+  batch_norm_def(
+      "aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, "
+      "float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+      BatchNormVariant::NoStats);
 }
 
 }  // namespace hi

@@ -38,8 +38,7 @@ void register_factory_references(ReferenceTable& t) {
   t.add("aten.empty.memory_format", filled_with(0));
   t.add("aten.empty_permuted.default", filled_with(0));
   t.add("aten.arange.default", [](GraphEvaluator& E, const BoundArgs&) { return range(E, 0, 1); });
-  t.add("aten.arange.start",
-        [](GraphEvaluator& E, const BoundArgs& a) { return range(E, a.get_float("start"), 1); });
+  t.add("aten.arange.start", [](GraphEvaluator& E, const BoundArgs& a) { return range(E, a.get_float("start"), 1); });
   t.add("aten.arange.start_step",
         [](GraphEvaluator& E, const BoundArgs& a) { return range(E, a.get_float("start"), a.get_float("step")); });
   t.add("prims.iota.default", [](GraphEvaluator& E, const BoundArgs& a) {
