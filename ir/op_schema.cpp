@@ -1061,85 +1061,6 @@ Metas copy(const MetaInference& m) {
   return one(in.dtype, in.sizes);
 }
 
-/// A 2-d pooling parameter (kernel_size, stride, padding, dilation): one int for both spatial dims or one per dim;
-/// `fallback` (the kernel size, for an empty stride) where the list is empty.
-std::array<int64_t, 2> pool_pair(const MetaInference& m, std::string_view name,
-                                 std::optional<std::array<int64_t, 2>> fallback = std::nullopt) {
-  const std::vector<Index>& v = m.arg(name).ints();
-  if (v.empty() && fallback) return *fallback;
-  if (v.size() != 1 && v.size() != 2) m.fail(name, "expected 1 or 2 ints, got " + sizes_str(v));
-  return {m.constant(name, v[0]), m.constant(name, v.back())};
-}
-
-/// Output length of one pooled dim, as PyTorch's pooling_output_shape: windows start inside the input or its left
-/// padding; ceil_mode rounds the count up but drops a last window that would start in the right padding.
-Index pooled_size(const MetaInference& m, const Index& in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-  if (k < 1 || s < 1 || d < 1) m.fail("kernel_size", "kernel size, stride and dilation must be positive");
-  if (p < 0 || p > k / 2) m.fail("padding", "pad should be at most half of the effective kernel size");
-  const Index out = floordiv(in + Index(2 * p - (d * (k - 1) + 1) + (ceil_mode ? s - 1 : 0)), Index(s)) + Index(1);
-  if (!ceil_mode) return out;
-  if (!in.is_const()) m.fail("ceil_mode", "ceil_mode needs constant input sizes, got " + in.str());
-  return (out.value() - 1) * s >= in.value() + p ? Index(out.value() - 1) : out;
-}
-
-/// A pooling op's input `self`: (N, C, H, W) or (C, H, W).
-TensorMeta pool_input(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  if (in.rank() != 3 && in.rank() != 4)
-    m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
-  return in;
-}
-
-/// `in` with its spatial sizes pooled to `h`, `w`.
-std::vector<Index> pooled_sizes(const MetaInference& m, const TensorMeta& in, const Index& h, const Index& w) {
-  std::vector<Index> sizes = in.sizes;
-  sizes[sizes.size() - 2] = h;
-  sizes[sizes.size() - 1] = w;
-  for (const Index& s : {h, w})
-    if (s.is_const() && s.value() < 1) m.fail("self", "pooled output size " + s.str() + " is too small");
-  return sizes;
-}
-
-Metas pool2d(const MetaInference& m, bool max) {
-  TensorMeta in = pool_input(m);
-  auto k = pool_pair(m, "kernel_size");
-  auto s = pool_pair(m, "stride", k);
-  auto p = pool_pair(m, "padding");
-  std::array<int64_t, 2> d{1, 1};
-  if (max) d = pool_pair(m, "dilation");
-  const bool ceil_mode = m.arg("ceil_mode").boolean();
-  if (!max && m.given("divisor_override") && m.int_arg("divisor_override") == 0)
-    m.fail("divisor_override", "must not be zero");
-  const size_t r = in.sizes.size();
-  Metas out = one(in.dtype, pooled_sizes(m, in, pooled_size(m, in.sizes[r - 2], k[0], s[0], p[0], d[0], ceil_mode),
-                                         pooled_size(m, in.sizes[r - 1], k[1], s[1], p[1], d[1], ceil_mode)));
-  if (max) out.push_back(TensorMeta::contiguous(DType::Int64, out[0].sizes));
-  return out;
-}
-
-/// Pooling backward: the gradient of the pooled input, shaped as it; grad_output must be shaped as the pooling's
-/// output.
-Metas pool2d_backward(const MetaInference& m) {
-  TensorMeta in = pool_input(m), grad = m.tensor("grad_output");
-  if (grad.rank() != in.rank())
-    m.fail("grad_output", "rank " + std::to_string(grad.rank()) + " differs from the input's");
-  return one(grad.dtype, in.sizes);
-}
-
-Metas adaptive_avg_pool2d(const MetaInference& m) {
-  TensorMeta in = pool_input(m);
-  const std::vector<Index>& size = m.arg("output_size").ints();
-  if (size.size() != 2) m.fail("output_size", "expected 2 sizes, got " + sizes_str(size));
-  return one(in.dtype, pooled_sizes(m, in, size[0], size[1]));
-}
-
-/// adaptive_max_pool2d: the pooled values and their int64 positions.
-Metas adaptive_max_pool2d(const MetaInference& m) {
-  Metas out = adaptive_avg_pool2d(m);
-  out.push_back(TensorMeta::contiguous(DType::Int64, out[0].sizes));
-  return out;
-}
-
 Metas flip(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   for (const Index& d : m.arg("dims").ints()) m.wrap_dim("dims", m.constant("dims", d), in.rank());
@@ -1553,23 +1474,6 @@ const LegacyOpDef kOps[] = {
     {"aten::cat(Tensor[] tensors, int dim=0) -> Tensor", RULE(cat(m))},
     {"aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", RULE(constant_pad_nd(m))},
     {"aten::flip(Tensor self, int[] dims) -> Tensor", RULE(flip(m))},
-    {"aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, "
-     "bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-     RULE(pool2d(m, false))},
-    {"aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-     "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-     RULE(pool2d(m, true))},
-    {"aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", RULE(adaptive_avg_pool2d(m))},
-    {"aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)", RULE(adaptive_max_pool2d(m))},
-    {"aten::adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
-     RULE(pool2d_backward(m))},
-    {"aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
-     "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
-     RULE(pool2d_backward(m))},
-    {"aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
-     "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
-     RULE(pool2d_backward(m))},
-    {"aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor", RULE(pool2d_backward(m))},
     {"aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
      "-> Tensor",
      RULE(slice_scatter(m))},

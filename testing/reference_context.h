@@ -54,6 +54,9 @@ inline int64_t to_int64(double v) {
 /// A wrapped-around integer result (two's complement), as eager's integer kernels overflow.
 inline int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
 
+/// Eager's "opmath" type: half types compute (and hold Python-number operands) in float32.
+inline DType opmath_type(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }
+
 /// `[2, 3]`, for messages.
 std::string shape_str(const std::vector<int64_t>& v);
 
@@ -339,10 +342,6 @@ class GraphEvaluator {
   std::vector<HostTensor> split(bool unbind);
   std::vector<HostTensor> diagonal();
   std::vector<HostTensor> as_strided();
-  std::vector<HostTensor> pool2d(int kind);
-  std::vector<HostTensor> pool2d_backward(int kind);
-  struct PoolArgs;
-  PoolArgs pool_args(int kind, size_t first) const;
  private:
   using OpFn = std::function<std::vector<HostTensor>(GraphEvaluator&)>;
   static const std::map<std::string, OpFn>& ops();

@@ -77,8 +77,6 @@ double bfloat16_value(uint16_t b) {
   return f;
 }
 
-/// Eager's "opmath" type: half types compute (and hold Python-number operands) in float32.
-DType opmath_type(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }
 
 // ---- shapes --------------------------------------------------------------------------------------------------------
 
@@ -745,152 +743,6 @@ std::vector<HostTensor> GraphEvaluator::constant_pad() {
   return {out};
 }
 
-/// A 2-d pooling op's arguments: avg_pool2d (kind 0), max_pool2d_with_indices (1), _adaptive_avg_pool2d (2), or
-/// their backward ops (whose arguments start one later).
-struct GraphEvaluator::PoolArgs {
-  int kind = 0;
-  std::array<int64_t, 2> k{}, s{}, p{}, d{1, 1};
-  bool include_pad = true;
-  std::optional<int64_t> divisor;
-
-  /// Output (oh, ow)'s window clipped to the input (h in [hs, he), w in [ws, we)) and what its average divides by,
-  /// as PyTorch's CPU kernels compute them; adaptive windows span floor(o * in / out) .. ceil((o + 1) * in / out).
-  struct Window {
-    int64_t hs, he, ws, we, count;
-  };
-  Window window(int64_t oh, int64_t ow, int64_t H, int64_t W, int64_t OH, int64_t OW) const {
-    if (kind == 2) {
-      Window w{oh * H / OH, ((oh + 1) * H + OH - 1) / OH, ow * W / OW, ((ow + 1) * W + OW - 1) / OW, 0};
-      w.count = (w.he - w.hs) * (w.we - w.ws);
-      return w;
-    }
-    Window w{oh * s[0] - p[0], 0, ow * s[1] - p[1], 0, 0};
-    w.he = std::min(w.hs + k[0], H + p[0]), w.we = std::min(w.ws + k[1], W + p[1]);
-    w.count = (w.he - w.hs) * (w.we - w.ws);
-    w.hs = std::max<int64_t>(w.hs, 0), w.ws = std::max<int64_t>(w.ws, 0);
-    w.he = std::min(w.he, H), w.we = std::min(w.we, W);
-    if (!include_pad) w.count = std::max<int64_t>((w.he - w.hs) * (w.we - w.ws), 1);
-    if (divisor) w.count = *divisor;
-    return w;
-  }
-};
-
-GraphEvaluator::PoolArgs GraphEvaluator::pool_args(int kind, size_t first) const {
-  const HostTensor& self = tensor(first - 1, "self");
-  if (self.rank() != 3 && self.rank() != 4) fail("expected a 3-d or 4-d input");
-  auto pair = [&](size_t pos, const char* name, std::array<int64_t, 2> dflt) {
-    auto v = ints_arg(pos, name);
-    if (!v || v->empty()) return dflt;
-    return std::array<int64_t, 2>{v->front(), v->back()};
-  };
-  PoolArgs a;
-  a.kind = kind;
-  if (kind == 2) return a;
-  a.k = pair(first, "kernel_size", {1, 1});
-  a.s = pair(first + 1, "stride", a.k);
-  a.p = pair(first + 2, "padding", {0, 0});
-  if (kind == 1) a.d = pair(first + 3, "dilation", {1, 1});
-  if (kind == 0) {
-    a.include_pad = bool_arg(first + 4, "count_include_pad", true);
-    if (const Arg* d = arg(first + 5, "divisor_override"); d && !d->is_none())
-      a.divisor = int_arg(first + 5, "divisor_override");
-  }
-  return a;
-}
-
-/// avg_pool2d (kind 0), max_pool2d_with_indices (1), _adaptive_avg_pool2d (2), written as PyTorch's CPU loops.
-std::vector<HostTensor> GraphEvaluator::pool2d(int kind) {
-  const HostTensor& self = tensor(0, "self");
-  const PoolArgs a = pool_args(kind, 1);
-  const size_t r = self.sizes.size();
-  const int64_t H = self.sizes[r - 2], W = self.sizes[r - 1];
-  HostTensor out = output(0);
-  HostTensor idx = kind == 1 ? output(1) : HostTensor{};
-  const int64_t OH = out.sizes[r - 2], OW = out.sizes[r - 1];
-  const DType acc = opmath_type(out.dtype);
-  for_each_index(out.sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
-    std::vector<int64_t> in = c;
-    auto value = [&](int64_t h, int64_t w) {
-      in[r - 2] = h;
-      in[r - 1] = w;
-      return self.at(in);
-    };
-    const int64_t oh = c[r - 2], ow = c[r - 1];
-    if (kind == 1) {
-      int64_t hs = oh * a.s[0] - a.p[0], ws = ow * a.s[1] - a.p[1];
-      const int64_t he = std::min(hs + (a.k[0] - 1) * a.d[0] + 1, H), we = std::min(ws + (a.k[1] - 1) * a.d[1] + 1, W);
-      while (hs < 0) hs += a.d[0];
-      while (ws < 0) ws += a.d[1];
-      double best = -INFINITY;
-      int64_t at = hs * W + ws;
-      for (int64_t h = hs; h < he; h += a.d[0])
-        for (int64_t w = ws; w < we; w += a.d[1]) {
-          const double v = value(h, w);
-          if (v > best || std::isnan(v)) {
-            best = v;
-            at = h * W + w;
-          }
-        }
-      out.storage[flat] = round_to_dtype(out.dtype, best);
-      idx.storage[flat] = static_cast<double>(at);
-      return;
-    }
-    const PoolArgs::Window win = a.window(oh, ow, H, W, OH, OW);
-    if (win.hs >= win.he || win.ws >= win.we) {  // a window wholly in the padding
-      out.storage[flat] = 0;
-      return;
-    }
-    double sum = 0;
-    for (int64_t h = win.hs; h < win.he; ++h)
-      for (int64_t w = win.ws; w < win.we; ++w) sum = round_to_dtype(acc, sum + value(h, w));
-    // Adaptive pooling divides by the window's height, then by its width.
-    const double mean = kind == 2 ? round_to_dtype(acc, round_to_dtype(acc, sum / static_cast<double>(win.he - win.hs)) /
-                                                            static_cast<double>(win.we - win.ws))
-                                  : round_to_dtype(acc, sum / static_cast<double>(win.count));
-    out.storage[flat] = round_to_dtype(out.dtype, mean);
-  });
-  if (kind == 1) return {out, idx};
-  return {out};
-}
-
-/// avg_pool2d_backward (kind 0), max_pool2d_with_indices_backward (1), _adaptive_avg_pool2d_backward (2): PyTorch's
-/// CPU loops, which visit the outputs in order and add each one's share into the input positions it came from.
-std::vector<HostTensor> GraphEvaluator::pool2d_backward(int kind) {
-  const HostTensor& grad = tensor(0, "grad_output");
-  const HostTensor& self = tensor(1, "self");
-  const PoolArgs a = pool_args(kind, 2);
-  const HostTensor* indices = kind == 1 ? &tensor(7, "indices") : nullptr;
-  const size_t r = self.sizes.size();
-  const int64_t H = self.sizes[r - 2], W = self.sizes[r - 1], OH = grad.sizes[r - 2], OW = grad.sizes[r - 1];
-  HostTensor out = output(0);
-  const DType acc = opmath_type(out.dtype);
-  std::vector<double> sums(static_cast<size_t>(out.numel()), 0.0);
-  auto add = [&](std::vector<int64_t> c, int64_t h, int64_t w, double v) {
-    c[r - 2] = h;
-    c[r - 1] = w;
-    double& x = sums[static_cast<size_t>(out.storage_index(c))];
-    x = round_to_dtype(acc, x + v);
-  };
-  for_each_index(grad.sizes, [&](const std::vector<int64_t>& c, int64_t) {
-    const double g = grad.at(c);
-    if (kind == 1) {
-      // A window wholly in the padding records a position outside the plane (eager writes there); skipped.
-      const int64_t at = static_cast<int64_t>(indices->at(c));
-      if (at >= 0 && at < H * W) add(c, at / W, at % W, g);
-      return;
-    }
-    const PoolArgs::Window win = a.window(c[r - 2], c[r - 1], H, W, OH, OW);
-    // Adaptive pooling divides by the window's height, then by its width.
-    const double delta = kind == 2 ? round_to_dtype(acc, round_to_dtype(acc, g / static_cast<double>(win.he - win.hs)) /
-                                                             static_cast<double>(win.we - win.ws))
-                                   : round_to_dtype(acc, g / static_cast<double>(win.count));
-    for (int64_t h = win.hs; h < win.he; ++h)
-      for (int64_t w = win.ws; w < win.we; ++w) add(c, h, w, delta);
-  });
-  for (size_t i = 0; i < sums.size(); ++i) out.storage[i] = round_to_dtype(out.dtype, sums[i]);
-  return {out};
-}
-
 std::vector<HostTensor> GraphEvaluator::flip() {
   const HostTensor& self = tensor(0, "self");
   std::vector<bool> flipped(self.rank(), false);
@@ -1219,12 +1071,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.select.int"] = [](GraphEvaluator& E) { return E.select(); };
     t["aten.cat.default"] = [](GraphEvaluator& E) { return E.cat(); };
     t["aten.constant_pad_nd.default"] = [](GraphEvaluator& E) { return E.constant_pad(); };
-    t["aten.avg_pool2d.default"] = [](GraphEvaluator& E) { return E.pool2d(0); };
-    t["aten.max_pool2d_with_indices.default"] = [](GraphEvaluator& E) { return E.pool2d(1); };
-    t["aten._adaptive_avg_pool2d.default"] = [](GraphEvaluator& E) { return E.pool2d(2); };
-    t["aten.avg_pool2d_backward.default"] = [](GraphEvaluator& E) { return E.pool2d_backward(0); };
-    t["aten.max_pool2d_with_indices_backward.default"] = [](GraphEvaluator& E) { return E.pool2d_backward(1); };
-    t["aten._adaptive_avg_pool2d_backward.default"] = [](GraphEvaluator& E) { return E.pool2d_backward(2); };
     t["aten.flip.default"] = [](GraphEvaluator& E) { return E.flip(); };
     t["aten.repeat.default"] = [](GraphEvaluator& E) { return E.repeat(); };
     t["aten.slice_scatter.default"] = [](GraphEvaluator& E) { return E.slice_scatter(); };

@@ -10,6 +10,7 @@ class OpTable;
 void register_factory_ops(OpTable& t);
 void register_matrix_product_ops(OpTable& t);
 void register_norm_ops(OpTable& t);
+void register_pooling_ops(OpTable& t);
 void register_reduction_ops(OpTable& t);
 void register_scan_ops(OpTable& t);
 
@@ -18,6 +19,7 @@ inline void register_all_op_families(OpTable& t) {
   register_factory_ops(t);
   register_matrix_product_ops(t);
   register_norm_ops(t);
+  register_pooling_ops(t);
   register_reduction_ops(t);
   register_scan_ops(t);
 }
