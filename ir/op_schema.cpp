@@ -717,100 +717,6 @@ Metas to_dtype(const MetaInference& m, std::string_view dtype_arg, std::string_v
   return one(m.given(dtype_arg) ? m.arg(dtype_arg).dtype() : in.dtype, in.sizes);
 }
 
-// --- reductions --------------------------------------------------------------------------------------------------
-
-Metas sum(const MetaInference& m, bool has_dim) {
-  TensorMeta in = m.tensor("self");
-  std::vector<Index> sizes = has_dim ? m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean())
-                                     : m.reduce_sizes("self", in, Arg::none(), false);
-  return one(sum_dtype(m, in.dtype), sizes);
-}
-
-Metas mean(const MetaInference& m, bool has_dim) {
-  TensorMeta in = m.tensor("self");
-  DType t = m.given("dtype") ? m.arg("dtype").dtype() : in.dtype;
-  if (!is_floating(t)) {
-    m.fail(m.given("dtype") ? "dtype" : "self",
-           "mean needs a floating-point result dtype, got " + std::string(dtype_name(t)) +
-               (m.given("dtype") ? "" : " (pass dtype= for integer input)"));
-  }
-  std::vector<Index> sizes = has_dim ? m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean())
-                                     : m.reduce_sizes("self", in, Arg::none(), false);
-  return one(t, sizes);
-}
-
-Metas amax_amin(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  return one(in.dtype, m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean()));
-}
-
-Metas var(const MetaInference& m, bool with_mean) {
-  TensorMeta in = m.tensor("self");
-  m.require_floating("self", in.dtype, "var");
-  std::vector<Index> sizes = m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean());
-  Metas out = one(in.dtype, sizes);
-  if (with_mean) out.push_back(out[0]);
-  return out;
-}
-
-Metas reduce_one_dim(const MetaInference& m, DType values, std::optional<DType> indices) {
-  TensorMeta in = m.tensor("self");
-  Metas out = one(values, m.reduce_sizes("dim", in, Arg::of(std::vector<Index>{m.arg("dim").integer()}),
-                                         m.arg("keepdim").boolean()));
-  if (indices) out.push_back(TensorMeta::contiguous(*indices, out[0].sizes));
-  return out;
-}
-
-Metas arg_reduce(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  const Arg& dim = m.arg("dim");
-  if (dim.is_none()) {
-    std::vector<Index> sizes(m.arg("keepdim").boolean() ? static_cast<size_t>(in.rank()) : 0, Index(1));
-    return one(DType::Int64, sizes);
-  }
-  return one(DType::Int64, m.reduce_sizes("dim", in, Arg::of(std::vector<Index>{dim.integer()}),
-                                          m.arg("keepdim").boolean()));
-}
-
-Metas softmax(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
-  m.require_floating("self", in.dtype, "softmax");
-  DType t = in.dtype;
-  if (m.arg("half_to_float").boolean()) {
-    if (t != DType::Float16 && t != DType::BFloat16) {
-      m.fail("half_to_float", "is only supported for float16/bfloat16 input, got " + std::string(dtype_name(t)));
-    }
-    t = DType::Float32;
-  }
-  return one(t, in.sizes);
-}
-
-Metas native_layer_norm(const MetaInference& m) {
-  TensorMeta in = m.tensor("input");
-  const std::vector<Index>& normalized = m.arg("normalized_shape").ints();
-  int64_t axis = in.rank() - static_cast<int64_t>(normalized.size());
-  bool fits = !normalized.empty() && axis >= 0;
-  for (size_t i = 0; fits && i < normalized.size(); ++i) fits = in.sizes[static_cast<size_t>(axis) + i] == normalized[i];
-  if (!fits) {
-    m.fail("normalized_shape", sizes_str(normalized) + " is not a non-empty suffix of the input's sizes " +
-                                   sizes_str(in.sizes));
-  }
-  m.require_floating("input", in.dtype, "native_layer_norm");
-  for (std::string_view affine : {"weight", "bias"}) {
-    if (m.given(affine) && m.tensor(affine).sizes != normalized) {
-      m.fail(affine, "sizes " + sizes_str(m.tensor(affine).sizes) + " differ from normalized_shape " +
-                         sizes_str(normalized));
-    }
-  }
-  std::vector<Index> stat_sizes(in.sizes.begin(), in.sizes.begin() + axis);
-  stat_sizes.resize(in.sizes.size(), Index(1));
-  // GPU (and meta-device) semantics: statistics of half/bfloat16 input are kept in float32.
-  DType stat_type = (in.dtype == DType::Float16 || in.dtype == DType::BFloat16) ? DType::Float32 : in.dtype;
-  return {TensorMeta::contiguous(in.dtype, in.sizes), TensorMeta::contiguous(stat_type, stat_sizes),
-          TensorMeta::contiguous(stat_type, stat_sizes)};
-}
-
 Metas atan2(const MetaInference& m) {
   return one(to_float(m.result_type({"self", "other"})), m.broadcast({"self", "other"}));
 }
@@ -829,18 +735,6 @@ Metas search(const MetaInference& m, bool bucketize) {
   DType t = m.arg("out_int32").boolean() ? DType::Int32 : DType::Int64;
   const Arg& v = m.arg("self");
   return one(t, v.is_tensor() ? m.tensor("self").sizes : std::vector<Index>{});
-}
-
-Metas reduce_all(const MetaInference& m, std::optional<DType> dtype) {
-  TensorMeta in = m.tensor("self");
-  return one(dtype.value_or(in.dtype), {});
-}
-
-Metas any_all(const MetaInference& m, bool has_dims) {
-  TensorMeta in = m.tensor("self");
-  DType t = in.dtype == DType::UInt8 ? DType::UInt8 : DType::Bool;
-  if (!has_dims) return one(t, {});
-  return one(t, m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean()));
 }
 
 // --- views ---------------------------------------------------------------------------------------------------------
@@ -1167,85 +1061,6 @@ Metas copy(const MetaInference& m) {
   return one(in.dtype, in.sizes);
 }
 
-/// A 2-d pooling parameter (kernel_size, stride, padding, dilation): one int for both spatial dims or one per dim;
-/// `fallback` (the kernel size, for an empty stride) where the list is empty.
-std::array<int64_t, 2> pool_pair(const MetaInference& m, std::string_view name,
-                                 std::optional<std::array<int64_t, 2>> fallback = std::nullopt) {
-  const std::vector<Index>& v = m.arg(name).ints();
-  if (v.empty() && fallback) return *fallback;
-  if (v.size() != 1 && v.size() != 2) m.fail(name, "expected 1 or 2 ints, got " + sizes_str(v));
-  return {m.constant(name, v[0]), m.constant(name, v.back())};
-}
-
-/// Output length of one pooled dim, as PyTorch's pooling_output_shape: windows start inside the input or its left
-/// padding; ceil_mode rounds the count up but drops a last window that would start in the right padding.
-Index pooled_size(const MetaInference& m, const Index& in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-  if (k < 1 || s < 1 || d < 1) m.fail("kernel_size", "kernel size, stride and dilation must be positive");
-  if (p < 0 || p > k / 2) m.fail("padding", "pad should be at most half of the effective kernel size");
-  const Index out = floordiv(in + Index(2 * p - (d * (k - 1) + 1) + (ceil_mode ? s - 1 : 0)), Index(s)) + Index(1);
-  if (!ceil_mode) return out;
-  if (!in.is_const()) m.fail("ceil_mode", "ceil_mode needs constant input sizes, got " + in.str());
-  return (out.value() - 1) * s >= in.value() + p ? Index(out.value() - 1) : out;
-}
-
-/// A pooling op's input `self`: (N, C, H, W) or (C, H, W).
-TensorMeta pool_input(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  if (in.rank() != 3 && in.rank() != 4)
-    m.fail("self", "expected a 3-d or 4-d input, got rank " + std::to_string(in.rank()));
-  return in;
-}
-
-/// `in` with its spatial sizes pooled to `h`, `w`.
-std::vector<Index> pooled_sizes(const MetaInference& m, const TensorMeta& in, const Index& h, const Index& w) {
-  std::vector<Index> sizes = in.sizes;
-  sizes[sizes.size() - 2] = h;
-  sizes[sizes.size() - 1] = w;
-  for (const Index& s : {h, w})
-    if (s.is_const() && s.value() < 1) m.fail("self", "pooled output size " + s.str() + " is too small");
-  return sizes;
-}
-
-Metas pool2d(const MetaInference& m, bool max) {
-  TensorMeta in = pool_input(m);
-  auto k = pool_pair(m, "kernel_size");
-  auto s = pool_pair(m, "stride", k);
-  auto p = pool_pair(m, "padding");
-  std::array<int64_t, 2> d{1, 1};
-  if (max) d = pool_pair(m, "dilation");
-  const bool ceil_mode = m.arg("ceil_mode").boolean();
-  if (!max && m.given("divisor_override") && m.int_arg("divisor_override") == 0)
-    m.fail("divisor_override", "must not be zero");
-  const size_t r = in.sizes.size();
-  Metas out = one(in.dtype, pooled_sizes(m, in, pooled_size(m, in.sizes[r - 2], k[0], s[0], p[0], d[0], ceil_mode),
-                                         pooled_size(m, in.sizes[r - 1], k[1], s[1], p[1], d[1], ceil_mode)));
-  if (max) out.push_back(TensorMeta::contiguous(DType::Int64, out[0].sizes));
-  return out;
-}
-
-/// Pooling backward: the gradient of the pooled input, shaped as it; grad_output must be shaped as the pooling's
-/// output.
-Metas pool2d_backward(const MetaInference& m) {
-  TensorMeta in = pool_input(m), grad = m.tensor("grad_output");
-  if (grad.rank() != in.rank())
-    m.fail("grad_output", "rank " + std::to_string(grad.rank()) + " differs from the input's");
-  return one(grad.dtype, in.sizes);
-}
-
-Metas adaptive_avg_pool2d(const MetaInference& m) {
-  TensorMeta in = pool_input(m);
-  const std::vector<Index>& size = m.arg("output_size").ints();
-  if (size.size() != 2) m.fail("output_size", "expected 2 sizes, got " + sizes_str(size));
-  return one(in.dtype, pooled_sizes(m, in, size[0], size[1]));
-}
-
-/// adaptive_max_pool2d: the pooled values and their int64 positions.
-Metas adaptive_max_pool2d(const MetaInference& m) {
-  Metas out = adaptive_avg_pool2d(m);
-  out.push_back(TensorMeta::contiguous(DType::Int64, out[0].sizes));
-  return out;
-}
-
 Metas flip(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   for (const Index& d : m.arg("dims").ints()) m.wrap_dim("dims", m.constant("dims", d), in.rank());
@@ -1343,14 +1158,6 @@ Metas index_tensor(const MetaInference& m) {
 }
 
 // --- ops of the second coverage round ---------------------------------------------------------------------------
-
-Metas linalg_vector_norm(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  m.require_floating("self", in.dtype, "linalg_vector_norm");
-  DType t = m.given("dtype") ? m.arg("dtype").dtype() : in.dtype;
-  m.require_floating("dtype", t, "linalg_vector_norm");
-  return one(t, m.reduce_sizes("dim", in, m.arg("dim"), m.arg("keepdim").boolean()));
-}
 
 /// Views of `in` along dim `d` of the given lengths, one after the other (the pieces of a split).
 Metas split_pieces(const TensorMeta& in, size_t d, const std::vector<Index>& lengths) {
@@ -1521,115 +1328,6 @@ Metas as_strided(const MetaInference& m) {
   return {TensorMeta{in.dtype, sizes, strides, offset}};
 }
 
-void require_channel_vector(const MetaInference& m, std::string_view name, const Index& channels) {
-  if (m.given(name) && m.tensor(name).sizes != std::vector<Index>{channels}) {
-    m.fail(name, "expected sizes [" + channels.str() + "], got " + sizes_str(m.tensor(name).sizes));
-  }
-}
-
-Metas native_group_norm(const MetaInference& m) {
-  TensorMeta in = m.tensor("input");
-  m.require_floating("input", in.dtype, "native_group_norm");
-  if (in.rank() < 2) m.fail("input", "expected a tensor of rank >= 2, got " + sizes_str(in.sizes));
-  Index n = m.arg("N").integer(), c = m.arg("C").integer(), hxw = m.arg("HxW").integer();
-  int64_t group = m.int_arg("group");
-  if (in.sizes[0] != n) m.fail("N", n.str() + " differs from the input's batch size " + in.sizes[0].str());
-  if (in.sizes[1] != c) m.fail("C", c.str() + " differs from the input's channels " + in.sizes[1].str());
-  std::vector<Index> spatial(in.sizes.begin() + 2, in.sizes.end());
-  if (product(spatial) != hxw) m.fail("HxW", hxw.str() + " differs from the input's spatial size " + product(spatial).str());
-  if (group <= 0 || !c.is_const() || c.value() % group != 0) {
-    m.fail("group", std::to_string(group) + " groups do not divide " + c.str() + " channels");
-  }
-  require_channel_vector(m, "weight", c);
-  require_channel_vector(m, "bias", c);
-  return {TensorMeta::contiguous(in.dtype, in.sizes), TensorMeta::contiguous(in.dtype, {n, Index(group)}),
-          TensorMeta::contiguous(in.dtype, {n, Index(group)})};
-}
-
-/// _native_batch_norm_legit_no_training, _native_batch_norm_legit_functional and _native_batch_norm_legit.no_stats,
-/// with the metas FakeTensor gives on the cpu device (PyTorch's decomposition): save_mean / save_rstd in the input's
-/// dtype, and of size [0] when not training; running statistics out in the computation type (float32 for half
-/// types). On GPUs save_mean / save_rstd are float32 [C] when not training; the lowering follows the node's metas.
-Metas batch_norm(const MetaInference& m, int kind /*0 no_training, 1 functional, 2 no_stats*/) {
-  TensorMeta in = m.tensor("input");
-  m.require_floating("input", in.dtype, "batch_norm");
-  if (in.rank() < 2) m.fail("input", "expected a tensor of rank >= 2, got " + sizes_str(in.sizes));
-  const Index& c = in.sizes[1];
-  for (std::string_view name : {"weight", "bias"}) require_channel_vector(m, name, c);
-  bool training = kind == 2 || (kind == 1 && m.arg("training").boolean());
-  DType compute = (in.dtype == DType::Float16 || in.dtype == DType::BFloat16) ? DType::Float32 : in.dtype;
-  if (kind != 2) {
-    for (std::string_view name : {"running_mean", "running_var"}) {
-      if (m.tensor(name).sizes != std::vector<Index>{c}) {
-        m.fail(name, "expected sizes [" + c.str() + "], got " + sizes_str(m.tensor(name).sizes));
-      }
-    }
-  }
-  TensorMeta save = TensorMeta::contiguous(in.dtype, {training ? c : Index(0)});
-  Metas out{TensorMeta::contiguous(in.dtype, in.sizes), save, save};
-  if (kind == 1) {
-    DType running = training ? promote_types(compute, m.tensor("running_mean").dtype) : compute;
-    out.push_back(TensorMeta::contiguous(running, {c}));
-    out.push_back(TensorMeta::contiguous(training ? promote_types(compute, m.tensor("running_var").dtype) : compute,
-                                         {c}));
-  }
-  return out;
-}
-
-// --- factories -----------------------------------------------------------------------------------------------------
-
-std::vector<Index> size_list(const MetaInference& m, std::string_view name) {
-  std::vector<Index> sizes = m.arg(name).ints();
-  for (const Index& s : sizes) {
-    if (s.is_const() && s.value() < 0) m.fail(name, "negative size in " + sizes_str(sizes));
-  }
-  return sizes;
-}
-
-Metas full(const MetaInference& m) {
-  DType t = m.given("dtype") ? m.arg("dtype").dtype() : default_dtype_of(m.arg("fill_value").kind());
-  return one(t, size_list(m, "size"));
-}
-
-Metas factory(const MetaInference& m) {
-  return one(m.given("dtype") ? m.arg("dtype").dtype() : DType::Float32, size_list(m, "size"));
-}
-
-/// Length of arange(start, end, step): ceil((end - start) / step), as PyTorch computes it in double.
-Metas arange(const MetaInference& m, bool has_start, bool has_step) {
-  auto number = [&](std::string_view name, double dflt) {
-    if (name == "start" && !has_start) return dflt;
-    if (name == "step" && !has_step) return dflt;
-    const Arg& a = m.arg(name);
-    if (a.kind() == Arg::Kind::Float) return a.number();
-    if (a.kind() == Arg::Kind::Bool) return a.boolean() ? 1.0 : 0.0;
-    return static_cast<double>(m.constant(name, a.integer()));
-  };
-  bool any_float = m.arg("end").kind() == Arg::Kind::Float || (has_start && m.arg("start").kind() == Arg::Kind::Float) ||
-                   (has_step && m.arg("step").kind() == Arg::Kind::Float);
-  double start = number("start", 0), end = number("end", 0), step = number("step", 1);
-  if (step == 0) m.fail("step", "must be nonzero");
-  double n = std::ceil((end - start) / step);
-  if (n < 0) m.fail("end", "arange's bounds are inconsistent with the sign of step");
-  DType t = m.given("dtype") ? m.arg("dtype").dtype() : any_float ? DType::Float32 : DType::Int64;
-  return one(t, {Index(static_cast<int64_t>(n))});
-}
-
-Metas iota(const MetaInference& m) {
-  int64_t n = m.int_arg("length");
-  if (n < 0) m.fail("length", "must be non-negative");
-  return one(m.arg("dtype").dtype(), {Index(n)});
-}
-
-Metas full_like(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  return one(m.given("dtype") ? m.arg("dtype").dtype() : in.dtype, in.sizes);
-}
-
-Metas scalar_tensor(const MetaInference& m) {
-  return one(m.given("dtype") ? m.arg("dtype").dtype() : DType::Float32, {});
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // The table: every overload hipinductor understands, its schema exactly as `torch.ops.<ns>.<op>.<overload>._schema`
 // prints it (torch 2.6), and its meta function.
@@ -1776,23 +1474,6 @@ const LegacyOpDef kOps[] = {
     {"aten::cat(Tensor[] tensors, int dim=0) -> Tensor", RULE(cat(m))},
     {"aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", RULE(constant_pad_nd(m))},
     {"aten::flip(Tensor self, int[] dims) -> Tensor", RULE(flip(m))},
-    {"aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, "
-     "bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-     RULE(pool2d(m, false))},
-    {"aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-     "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-     RULE(pool2d(m, true))},
-    {"aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", RULE(adaptive_avg_pool2d(m))},
-    {"aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)", RULE(adaptive_max_pool2d(m))},
-    {"aten::adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
-     RULE(pool2d_backward(m))},
-    {"aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
-     "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
-     RULE(pool2d_backward(m))},
-    {"aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
-     "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
-     RULE(pool2d_backward(m))},
-    {"aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor", RULE(pool2d_backward(m))},
     {"aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
      "-> Tensor",
      RULE(slice_scatter(m))},
@@ -1805,23 +1486,6 @@ const LegacyOpDef kOps[] = {
      "bool sparse=False) -> Tensor",
      RULE(embedding(m))},
     {"aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", RULE(index_select(m))},
-    // Reductions.
-    {"aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-     RULE(sum(m, true))},
-    {"aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", RULE(sum(m, false))},
-    {"aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-     RULE(mean(m, true))},
-    {"aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", RULE(mean(m, false))},
-    {"aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-     RULE(reduce_one_dim(m, sum_dtype(m, m.tensor("self").dtype), std::nullopt))},
-    {"aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", RULE(amax_amin(m))},
-    {"aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-     RULE(reduce_all(m, sum_dtype(m, m.tensor("self").dtype)))},
-    {"aten::max(Tensor self) -> Tensor", RULE(reduce_all(m, std::nullopt))},
-    {"aten::min(Tensor self) -> Tensor", RULE(reduce_all(m, std::nullopt))},
-    {"aten::any(Tensor self) -> Tensor", RULE(any_all(m, false))},
-    {"aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", RULE(any_all(m, true))},
-    {"aten::all(Tensor self) -> Tensor", RULE(any_all(m, false))},
     {"aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
      RULE(search(m, true))},
     {"aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
@@ -1832,71 +1496,7 @@ const LegacyOpDef kOps[] = {
     {"aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, "
      "str? side=None, Tensor? sorter=None) -> Tensor",
      RULE(search(m, false))},
-    {"aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", RULE(amax_amin(m))},
-    {"aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-     RULE(reduce_one_dim(m, m.tensor("self").dtype, DType::Int64))},
-    {"aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-     RULE(reduce_one_dim(m, m.tensor("self").dtype, DType::Int64))},
-    {"aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", RULE(arg_reduce(m))},
-    {"aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", RULE(arg_reduce(m))},
-    {"aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-     RULE(reduce_one_dim(m, m.tensor("self").dtype == DType::UInt8 ? DType::UInt8 : DType::Bool, std::nullopt))},
-    {"aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-     RULE(reduce_one_dim(m, m.tensor("self").dtype == DType::UInt8 ? DType::UInt8 : DType::Bool, std::nullopt))},
-    {"aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
-     "Tensor",
-     RULE(var(m, false))},
-    {"aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
-     "Tensor",
-     RULE(var(m, false))},
-    {"aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
-     "(Tensor, Tensor)",
-     RULE(var(m, true))},
-    // Normalisation.
-    {"aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", RULE(softmax(m))},
-    {"aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", RULE(softmax(m))},
-    {"aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
-     "(Tensor, Tensor, Tensor)",
-     RULE(native_layer_norm(m)), /*device_statistics=*/true},
-    // Factories.
-    {"aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
-     "Device? device=None, bool? pin_memory=None) -> Tensor",
-     RULE(full(m))},
-    {"aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-     "bool? pin_memory=None) -> Tensor",
-     RULE(factory(m))},
-    {"aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-     "bool? pin_memory=None) -> Tensor",
-     RULE(factory(m))},
-    {"aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
-     "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-     RULE(factory(m))},
-    // Its physical_layout (the order of the strides) comes with the node's meta, as every output layout does.
-    {"aten::empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, "
-     "Device? device=None, bool? pin_memory=None) -> Tensor",
-     RULE(factory(m))},
-    {"aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-     "bool? pin_memory=None) -> Tensor",
-     RULE(arange(m, false, false))},
-    {"aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
-     "Device? device=None, bool? pin_memory=None) -> Tensor",
-     RULE(arange(m, true, false))},
-    {"aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
-     "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
-     RULE(arange(m, true, true))},
-    {"prims::iota(SymInt length, *, SymInt start, SymInt step, ScalarType dtype, Device device, bool requires_grad) "
-     "-> Tensor",
-     RULE(iota(m))},
-    {"aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
-     "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-     RULE(full_like(m))},
-    {"aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-     "bool? pin_memory=None) -> Tensor",
-     RULE(scalar_tensor(m))},
     // Second coverage round.
-    {"aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
-     "ScalarType? dtype=None) -> Tensor",
-     RULE(linalg_vector_norm(m))},
     {"aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
      RULE(split_with_sizes(m))},
     {"aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", RULE(split_tensor(m))},
@@ -1924,19 +1524,6 @@ const LegacyOpDef kOps[] = {
     {"aten::permute_copy(Tensor self, int[] dims) -> Tensor", RULE(copied(permute(m)))},
     {"aten::view_copy(Tensor self, SymInt[] size) -> Tensor", RULE(copied(view(m, "size", true)))},
     {"aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor", RULE(narrow_copy(m))},
-    {"aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, "
-     "float eps) -> (Tensor, Tensor, Tensor)",
-     RULE(native_group_norm(m)), /*device_statistics=*/true},
-    {"aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
-     "Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-     RULE(batch_norm(m, 0)), /*device_statistics=*/true},
-    {"aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
-     "Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, "
-     "Tensor running_mean_out, Tensor running_var_out)",
-     RULE(batch_norm(m, 1)), /*device_statistics=*/true},
-    {"aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, "
-     "float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-     RULE(batch_norm(m, 2)), /*device_statistics=*/true},
 };
 
 #undef RULE

@@ -368,6 +368,42 @@ class GraphLowering {
 /// a scan over a 0-d tensor).
 std::vector<TensorValue> lower_convert(GraphLowering& L);
 
+/// Mean and variance over `dims` in float (or double) accumulation; variance divides by N - correction.
+struct Moments {
+  TensorValue mean;      ///< keepdim sizes
+  TensorValue variance;  ///< keepdim sizes
+  int64_t count = 0;
+};
+
+/// Mean and variance of `x` over `dims` (keepdim sizes), the variance divided by N - correction: two reductions
+/// (sum, then sum of squared deviations) in float32, or float64 for double input.
+Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_t>& dims, double correction);
+/// `v` (a keepdim value) with its reduced size-1 dims dropped when `sizes` (the output meta's) has fewer dims.
+TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vector<Index>& sizes);
+
+/// Comparison type of max/min/argmax values: float for half types, int64 for integers and bool.
+inline DType extreme_type(DType t) {
+  if (t == DType::Bool || is_integer(t)) return DType::Int64;
+  return compute_type(t);
+}
+
+// Index conditions of gathers (padding, windows, concatenation).
+/// Index coordinate clamped into [0, size - 1]: lanes a `where` discards still load in bounds.
+inline Index clamp_coord(const Index& i, const Index& size) { return min(max(i, Index(0)), size - Index(1)); }
+/// `a op b` for index expressions (op a comparison), as a bool expression.
+inline Expr compare(BinaryOp op, const Index& a, const Index& b) {
+  return Expr::binary(op, Expr::index_value(a, DType::Int64), Expr::index_value(b, DType::Int64), DType::Bool);
+}
+/// 0 <= o < n, as a bool expression.
+inline Expr in_range(const Index& o, const Index& n) {
+  return Expr::binary(BinaryOp::LogicalAnd, compare(BinaryOp::Ge, o, Index(0)), compare(BinaryOp::Lt, o, n),
+                      DType::Bool);
+}
+/// `all` and `ok` (`ok` where `all` is still empty): conditions gathered dim by dim.
+inline void and_into(std::optional<Expr>& all, const Expr& ok) {
+  all = all ? Expr::binary(BinaryOp::LogicalAnd, *all, ok, DType::Bool) : ok;
+}
+
 /// Lowerings still in lower_graph.cpp's old table, found by position: lower_node falls back to them for overloads
 /// the op registry does not lower yet. Exposed for has_lowering and the registry test while the move lasts.
 bool has_legacy_lowering(const std::string& target);

@@ -77,8 +77,6 @@ double bfloat16_value(uint16_t b) {
   return f;
 }
 
-/// Eager's "opmath" type: half types compute (and hold Python-number operands) in float32.
-DType opmath_type(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }
 
 // ---- shapes --------------------------------------------------------------------------------------------------------
 
@@ -114,6 +112,8 @@ DType result_type(const std::vector<const Operand*>& operands) {
   return rt.result().value_or(DType::Float32);
 }
 
+}  // namespace
+
 double nan_max(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
   return std::max(a, b);
@@ -122,6 +122,8 @@ double nan_min(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
   return std::min(a, b);
 }
+
+namespace {
 
 /// Eager's div_floor_floating: floor of the quotient computed from fmod, so it is exact where floor(a / b) rounds.
 double floor_divide(double a, double b) {
@@ -323,13 +325,7 @@ double apply_unary(Unary op, double v) {
 /// Argument position of keyword-only arguments: never positional, found by name (as in lower_graph.cpp).
 constexpr size_t kKwargOnly = static_cast<size_t>(-1);
 
-/// Elements of a reduction grouped by output element: group[i] is the output (row-major over kept dims) that input
-/// element i (row-major) contributes to.
-struct Groups {
-  std::vector<int64_t> group;
-  int64_t count = 1;  ///< number of outputs
-  int64_t size = 1;   ///< elements per output
-};
+}  // namespace
 
 Groups group_elements(const std::vector<int64_t>& sizes, const std::vector<bool>& reduced) {
   Groups g;
@@ -350,8 +346,6 @@ Groups group_elements(const std::vector<int64_t>& sizes, const std::vector<bool>
   });
   return g;
 }
-
-}  // namespace
 
 std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool reversed) {
   Operand a = required_operand(0, "self");
@@ -541,38 +535,6 @@ std::vector<HostTensor> GraphEvaluator::expand() {
   return {output_from_values(0, broadcast(Operand{&self}, out.sizes, out.dtype, out.dtype))};
 }
 
-std::vector<HostTensor> GraphEvaluator::sum(bool all_dims, bool mean) {
-  const HostTensor& self = tensor(0, "self");
-  std::optional<std::vector<int64_t>> dims = all_dims ? std::nullopt : ints_arg(1, "dim");
-  Groups g = group_elements(self.sizes, reduced_dims(dims, self.rank()));
-  DType out_type = out_meta().dtype;
-  std::vector<double> v = self.values();
-  std::vector<double> acc(static_cast<size_t>(g.count), 0.0);
-  if (!is_floating(out_type) && !mean) {
-    std::vector<uint64_t> iacc(acc.size(), 0);  // wrapping integer sum
-    for (size_t i = 0; i < v.size(); ++i) iacc[g.group[i]] += static_cast<uint64_t>(to_int64(v[i]));
-    for (size_t k = 0; k < acc.size(); ++k) acc[k] = static_cast<double>(wrapping(iacc[k]));
-  } else {
-    for (size_t i = 0; i < v.size(); ++i) acc[g.group[i]] += v[i];
-  }
-  if (mean)
-    for (double& a : acc) a /= static_cast<double>(g.size);
-  return {output_from_values(0, acc)};
-}
-
-std::vector<HostTensor> GraphEvaluator::minmax(bool max) {
-  const HostTensor& self = tensor(0, "self");
-  Groups g = group_elements(self.sizes, reduced_dims(ints_arg(1, "dim"), self.rank()));
-  if (g.size == 0 && g.count > 0) fail("reduction over an empty dimension has no identity");
-  std::vector<double> v = self.values();
-  std::vector<double> acc(static_cast<size_t>(g.count), max ? -INFINITY : INFINITY);
-  for (size_t i = 0; i < v.size(); ++i) {
-    double& a = acc[g.group[i]];
-    a = max ? nan_max(a, v[i]) : nan_min(a, v[i]);
-  }
-  return {output_from_values(0, acc)};
-}
-
 /// Two-pass mean and variance per group; variance divides by max(0, N - correction) as eager does.
 void moments(const std::vector<double>& v, const Groups& g, double correction, std::vector<double>& mean,
              std::vector<double>& variance) {
@@ -586,68 +548,6 @@ void moments(const std::vector<double>& v, const Groups& g, double correction, s
   }
   double denom = std::max(0.0, static_cast<double>(g.size) - correction);
   for (double& s : variance) s /= denom;
-}
-
-std::vector<HostTensor> GraphEvaluator::var(bool with_mean) {
-  const HostTensor& self = tensor(0, "self");
-  Groups g = group_elements(self.sizes, reduced_dims(ints_arg(1, "dim"), self.rank()));
-  double correction = float_arg(kKwargOnly, "correction", 1.0);
-  std::vector<double> mean, variance;
-  moments(self.values(), g, correction, mean, variance);
-  std::vector<HostTensor> out{output_from_values(0, variance)};
-  if (with_mean) out.push_back(output_from_values(1, mean));
-  return out;
-}
-
-std::vector<HostTensor> GraphEvaluator::softmax(bool log) {
-  const HostTensor& self = tensor(0, "self");
-  std::vector<bool> reduced(static_cast<size_t>(self.rank()), false);
-  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
-  if (self.rank() > 0) reduced[dim] = true;
-  Groups g = group_elements(self.sizes, reduced);
-  std::vector<double> v = self.values();
-  std::vector<double> peak(static_cast<size_t>(g.count), -INFINITY), total(static_cast<size_t>(g.count), 0.0);
-  for (size_t i = 0; i < v.size(); ++i) peak[g.group[i]] = nan_max(peak[g.group[i]], v[i]);
-  for (size_t i = 0; i < v.size(); ++i) total[g.group[i]] += std::exp(v[i] - peak[g.group[i]]);
-  std::vector<double> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    double shifted = v[i] - peak[g.group[i]];
-    r[i] = log ? shifted - std::log(total[g.group[i]]) : std::exp(shifted) / total[g.group[i]];
-  }
-  return {output_from_values(0, r)};
-}
-
-std::vector<HostTensor> GraphEvaluator::layer_norm() {
-  const HostTensor& x = tensor(0, "input");
-  auto shape = ints_arg(1, "normalized_shape");
-  if (!shape) fail("missing argument 'normalized_shape'");
-  auto k = static_cast<int64_t>(shape->size());
-  if (k > x.rank()) fail("normalized_shape is longer than the input's rank");
-  for (int64_t i = 0; i < k; ++i)
-    if ((*shape)[i] != x.sizes[x.rank() - k + i])
-      fail("normalized_shape " + shape_str(*shape) + " does not match the input's trailing sizes " +
-           shape_str(x.sizes));
-  std::optional<const HostTensor*> w = optional_tensor(2, "weight");
-  std::optional<const HostTensor*> b = optional_tensor(3, "bias");
-  double eps = float_arg(4, "eps", 1e-5);
-  std::vector<bool> reduced(static_cast<size_t>(x.rank()), false);
-  for (int64_t i = x.rank() - k; i < x.rank(); ++i) reduced[i] = true;
-  Groups g = group_elements(x.sizes, reduced);
-  std::vector<double> v = x.values();
-  std::vector<double> mean, variance;
-  moments(v, g, 0.0, mean, variance);
-  std::vector<double> rstd(variance.size());
-  for (size_t i = 0; i < rstd.size(); ++i) rstd[i] = 1.0 / std::sqrt(variance[i] + eps);
-  std::vector<double> wv, bv;
-  if (w) wv = broadcast(Operand{*w}, x.sizes, DType::Float64, DType::Float64);
-  if (b) bv = broadcast(Operand{*b}, x.sizes, DType::Float64, DType::Float64);
-  std::vector<double> y(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    y[i] = (v[i] - mean[g.group[i]]) * rstd[g.group[i]];
-    if (w) y[i] *= wv[i];
-    if (b) y[i] += bv[i];
-  }
-  return {output_from_values(0, y), output_from_values(1, mean), output_from_values(2, rstd)};
 }
 
 // ---- ops added with the coverage work --------------------------------------------------------------------------------
@@ -763,64 +663,6 @@ std::vector<double> GraphEvaluator::fold(const HostTensor& self, const std::opti
   return acc;
 }
 
-std::vector<HostTensor> GraphEvaluator::prod(bool all_dims) {
-  const HostTensor& self = tensor(0, "self");
-  std::optional<std::vector<int64_t>> dims;
-  if (!all_dims) dims = std::vector<int64_t>{int_arg(1, "dim")};
-  DType t = out_meta().dtype;
-  std::vector<double> acc;
-  if (!is_floating(t)) {
-    acc = fold(self, dims, 1, [](double a, double v, int64_t, int64_t&) {
-      return static_cast<double>(wrapping(static_cast<uint64_t>(to_int64(a)) * static_cast<uint64_t>(to_int64(v))));
-    });
-  } else {
-    acc = fold(self, dims, 1, [&](double a, double v, int64_t, int64_t&) { return a * round_to_dtype(t, v); });
-  }
-  return {output_from_values(0, acc)};
-}
-
-std::vector<HostTensor> GraphEvaluator::any_all(bool any, int dims_kind) {
-  const HostTensor& self = tensor(0, "self");
-  std::optional<std::vector<int64_t>> dims;
-  if (dims_kind == 1) dims = std::vector<int64_t>{int_arg(1, "dim")};
-  if (dims_kind == 2) dims = ints_arg(1, "dim");
-  auto acc = fold(self, dims, any ? 0 : 1, [&](double a, double v, int64_t, int64_t&) {
-    bool b = v != 0;  // NaN is true
-    return any ? ((a != 0 || b) ? 1.0 : 0.0) : ((a != 0 && b) ? 1.0 : 0.0);
-  });
-  return {output_from_values(0, acc)};
-}
-
-/// argmax/argmin positions and max/min values: the first extreme, NaN counting as the extreme.
-std::vector<HostTensor> GraphEvaluator::extreme(bool is_max, bool values, bool indices, int dims_kind) {
-  const HostTensor& self = tensor(0, "self");
-  std::optional<std::vector<int64_t>> dims;
-  if (dims_kind == 1) dims = std::vector<int64_t>{int_arg(1, "dim")};
-  if (dims_kind == 2) {
-    const Arg* d = arg(1, "dim");
-    if (d && !d->is_none()) dims = std::vector<int64_t>{int_arg(1, "dim")};
-  }
-  Groups g = group_elements(self.sizes, reduced_dims(dims, self.rank()));
-  if (g.size == 0 && g.count > 0) fail("reduction over an empty dimension has no identity");
-  std::vector<int64_t> pos;
-  auto acc = fold(self, dims, 0, [&](double a, double v, int64_t n, int64_t& p) {
-    if (n == 0 || std::isnan(a)) {
-      if (n == 0) p = 0;
-      return n == 0 ? v : a;
-    }
-    bool better = std::isnan(v) || (is_max ? v > a : v < a);
-    if (better) p = n;
-    return better ? v : a;
-  }, &pos);
-  std::vector<HostTensor> out;
-  if (values) out.push_back(output_from_values(0, acc));
-  if (indices) {
-    std::vector<double> ids(pos.begin(), pos.end());
-    out.push_back(output_from_values(values ? 1 : 0, ids));
-  }
-  return out;
-}
-
 std::vector<HostTensor> GraphEvaluator::slice() {
   const HostTensor& self = tensor(0, "self");
   int64_t dim = wrap_dim(int_or(1, "dim", 0), self.rank());
@@ -898,152 +740,6 @@ std::vector<HostTensor> GraphEvaluator::constant_pad() {
     }
     out.storage[flat] = round_to_dtype(out.dtype, inside ? self.at(in) : value);
   });
-  return {out};
-}
-
-/// A 2-d pooling op's arguments: avg_pool2d (kind 0), max_pool2d_with_indices (1), _adaptive_avg_pool2d (2), or
-/// their backward ops (whose arguments start one later).
-struct GraphEvaluator::PoolArgs {
-  int kind = 0;
-  std::array<int64_t, 2> k{}, s{}, p{}, d{1, 1};
-  bool include_pad = true;
-  std::optional<int64_t> divisor;
-
-  /// Output (oh, ow)'s window clipped to the input (h in [hs, he), w in [ws, we)) and what its average divides by,
-  /// as PyTorch's CPU kernels compute them; adaptive windows span floor(o * in / out) .. ceil((o + 1) * in / out).
-  struct Window {
-    int64_t hs, he, ws, we, count;
-  };
-  Window window(int64_t oh, int64_t ow, int64_t H, int64_t W, int64_t OH, int64_t OW) const {
-    if (kind == 2) {
-      Window w{oh * H / OH, ((oh + 1) * H + OH - 1) / OH, ow * W / OW, ((ow + 1) * W + OW - 1) / OW, 0};
-      w.count = (w.he - w.hs) * (w.we - w.ws);
-      return w;
-    }
-    Window w{oh * s[0] - p[0], 0, ow * s[1] - p[1], 0, 0};
-    w.he = std::min(w.hs + k[0], H + p[0]), w.we = std::min(w.ws + k[1], W + p[1]);
-    w.count = (w.he - w.hs) * (w.we - w.ws);
-    w.hs = std::max<int64_t>(w.hs, 0), w.ws = std::max<int64_t>(w.ws, 0);
-    w.he = std::min(w.he, H), w.we = std::min(w.we, W);
-    if (!include_pad) w.count = std::max<int64_t>((w.he - w.hs) * (w.we - w.ws), 1);
-    if (divisor) w.count = *divisor;
-    return w;
-  }
-};
-
-GraphEvaluator::PoolArgs GraphEvaluator::pool_args(int kind, size_t first) const {
-  const HostTensor& self = tensor(first - 1, "self");
-  if (self.rank() != 3 && self.rank() != 4) fail("expected a 3-d or 4-d input");
-  auto pair = [&](size_t pos, const char* name, std::array<int64_t, 2> dflt) {
-    auto v = ints_arg(pos, name);
-    if (!v || v->empty()) return dflt;
-    return std::array<int64_t, 2>{v->front(), v->back()};
-  };
-  PoolArgs a;
-  a.kind = kind;
-  if (kind == 2) return a;
-  a.k = pair(first, "kernel_size", {1, 1});
-  a.s = pair(first + 1, "stride", a.k);
-  a.p = pair(first + 2, "padding", {0, 0});
-  if (kind == 1) a.d = pair(first + 3, "dilation", {1, 1});
-  if (kind == 0) {
-    a.include_pad = bool_arg(first + 4, "count_include_pad", true);
-    if (const Arg* d = arg(first + 5, "divisor_override"); d && !d->is_none())
-      a.divisor = int_arg(first + 5, "divisor_override");
-  }
-  return a;
-}
-
-/// avg_pool2d (kind 0), max_pool2d_with_indices (1), _adaptive_avg_pool2d (2), written as PyTorch's CPU loops.
-std::vector<HostTensor> GraphEvaluator::pool2d(int kind) {
-  const HostTensor& self = tensor(0, "self");
-  const PoolArgs a = pool_args(kind, 1);
-  const size_t r = self.sizes.size();
-  const int64_t H = self.sizes[r - 2], W = self.sizes[r - 1];
-  HostTensor out = output(0);
-  HostTensor idx = kind == 1 ? output(1) : HostTensor{};
-  const int64_t OH = out.sizes[r - 2], OW = out.sizes[r - 1];
-  const DType acc = opmath_type(out.dtype);
-  for_each_index(out.sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
-    std::vector<int64_t> in = c;
-    auto value = [&](int64_t h, int64_t w) {
-      in[r - 2] = h;
-      in[r - 1] = w;
-      return self.at(in);
-    };
-    const int64_t oh = c[r - 2], ow = c[r - 1];
-    if (kind == 1) {
-      int64_t hs = oh * a.s[0] - a.p[0], ws = ow * a.s[1] - a.p[1];
-      const int64_t he = std::min(hs + (a.k[0] - 1) * a.d[0] + 1, H), we = std::min(ws + (a.k[1] - 1) * a.d[1] + 1, W);
-      while (hs < 0) hs += a.d[0];
-      while (ws < 0) ws += a.d[1];
-      double best = -INFINITY;
-      int64_t at = hs * W + ws;
-      for (int64_t h = hs; h < he; h += a.d[0])
-        for (int64_t w = ws; w < we; w += a.d[1]) {
-          const double v = value(h, w);
-          if (v > best || std::isnan(v)) {
-            best = v;
-            at = h * W + w;
-          }
-        }
-      out.storage[flat] = round_to_dtype(out.dtype, best);
-      idx.storage[flat] = static_cast<double>(at);
-      return;
-    }
-    const PoolArgs::Window win = a.window(oh, ow, H, W, OH, OW);
-    if (win.hs >= win.he || win.ws >= win.we) {  // a window wholly in the padding
-      out.storage[flat] = 0;
-      return;
-    }
-    double sum = 0;
-    for (int64_t h = win.hs; h < win.he; ++h)
-      for (int64_t w = win.ws; w < win.we; ++w) sum = round_to_dtype(acc, sum + value(h, w));
-    // Adaptive pooling divides by the window's height, then by its width.
-    const double mean = kind == 2 ? round_to_dtype(acc, round_to_dtype(acc, sum / static_cast<double>(win.he - win.hs)) /
-                                                            static_cast<double>(win.we - win.ws))
-                                  : round_to_dtype(acc, sum / static_cast<double>(win.count));
-    out.storage[flat] = round_to_dtype(out.dtype, mean);
-  });
-  if (kind == 1) return {out, idx};
-  return {out};
-}
-
-/// avg_pool2d_backward (kind 0), max_pool2d_with_indices_backward (1), _adaptive_avg_pool2d_backward (2): PyTorch's
-/// CPU loops, which visit the outputs in order and add each one's share into the input positions it came from.
-std::vector<HostTensor> GraphEvaluator::pool2d_backward(int kind) {
-  const HostTensor& grad = tensor(0, "grad_output");
-  const HostTensor& self = tensor(1, "self");
-  const PoolArgs a = pool_args(kind, 2);
-  const HostTensor* indices = kind == 1 ? &tensor(7, "indices") : nullptr;
-  const size_t r = self.sizes.size();
-  const int64_t H = self.sizes[r - 2], W = self.sizes[r - 1], OH = grad.sizes[r - 2], OW = grad.sizes[r - 1];
-  HostTensor out = output(0);
-  const DType acc = opmath_type(out.dtype);
-  std::vector<double> sums(static_cast<size_t>(out.numel()), 0.0);
-  auto add = [&](std::vector<int64_t> c, int64_t h, int64_t w, double v) {
-    c[r - 2] = h;
-    c[r - 1] = w;
-    double& x = sums[static_cast<size_t>(out.storage_index(c))];
-    x = round_to_dtype(acc, x + v);
-  };
-  for_each_index(grad.sizes, [&](const std::vector<int64_t>& c, int64_t) {
-    const double g = grad.at(c);
-    if (kind == 1) {
-      // A window wholly in the padding records a position outside the plane (eager writes there); skipped.
-      const int64_t at = static_cast<int64_t>(indices->at(c));
-      if (at >= 0 && at < H * W) add(c, at / W, at % W, g);
-      return;
-    }
-    const PoolArgs::Window win = a.window(c[r - 2], c[r - 1], H, W, OH, OW);
-    // Adaptive pooling divides by the window's height, then by its width.
-    const double delta = kind == 2 ? round_to_dtype(acc, round_to_dtype(acc, g / static_cast<double>(win.he - win.hs)) /
-                                                             static_cast<double>(win.we - win.ws))
-                                   : round_to_dtype(acc, g / static_cast<double>(win.count));
-    for (int64_t h = win.hs; h < win.he; ++h)
-      for (int64_t w = win.ws; w < win.we; ++w) add(c, h, w, delta);
-  });
-  for (size_t i = 0; i < sums.size(); ++i) out.storage[i] = round_to_dtype(out.dtype, sums[i]);
   return {out};
 }
 
@@ -1160,46 +856,7 @@ std::vector<HostTensor> GraphEvaluator::index_tensor() {
   }))};
 }
 
-std::vector<HostTensor> GraphEvaluator::fill(double value) {
-  HostTensor out = output();
-  std::fill(out.storage.begin(), out.storage.end(), round_to_dtype(out.dtype, value));
-  return {out};
-}
-
-std::vector<HostTensor> GraphEvaluator::range(double start, double step) {
-  HostTensor out = output();
-  for (size_t i = 0; i < out.storage.size(); ++i)
-    out.storage[i] = round_to_dtype(out.dtype, start + static_cast<double>(i) * step);
-  return {out};
-}
-
 // ---- second coverage round -------------------------------------------------------------------------------------------
-
-std::vector<HostTensor> GraphEvaluator::vector_norm() {
-  const HostTensor& self = tensor(0, "self");
-  double ord = float_arg(1, "ord", 2.0);
-  std::optional<std::vector<int64_t>> dims = ints_arg(2, "dim");
-  DType t = out_meta().dtype;
-  Groups g = group_elements(self.sizes, reduced_dims(dims, self.rank()));
-  std::vector<double> v = self.values();
-  bool is_max = std::isinf(ord) && ord > 0, is_min = std::isinf(ord) && ord < 0;
-  std::vector<double> acc(static_cast<size_t>(g.count), is_max ? -INFINITY : (is_min ? INFINITY : 0.0));
-  for (size_t i = 0; i < v.size(); ++i) {
-    double a = std::fabs(round_to_dtype(t, v[i]));  // dtype=: the input is converted first
-    double& r = acc[g.group[i]];
-    if (is_max) r = nan_max(r, a);
-    else if (is_min) r = nan_min(r, a);
-    else if (ord == 0) r += (a != 0) ? 1.0 : 0.0;  // NaN != 0 counts
-    else if (ord == 1) r += a;
-    else if (ord == 2) r += a * a;
-    else r += std::pow(a, ord);
-  }
-  for (double& r : acc) {
-    if (ord == 2) r = std::sqrt(r);
-    else if (!std::isinf(ord) && ord != 0 && ord != 1) r = std::pow(r, 1.0 / ord);
-  }
-  return {output_from_values(0, acc)};
-}
 
 std::vector<HostTensor> GraphEvaluator::split(bool unbind) {
   const HostTensor& self = tensor(0, "self");
@@ -1262,89 +919,6 @@ std::vector<HostTensor> GraphEvaluator::as_strided() {
     fail("as_strided reaches past its input's storage");
   view.storage = self.storage;
   return {output_from_values(0, view.values())};
-}
-
-std::vector<HostTensor> GraphEvaluator::group_norm() {
-  const HostTensor& x = tensor(0, "input");
-  std::optional<const HostTensor*> w = optional_tensor(1, "weight");
-  std::optional<const HostTensor*> b = optional_tensor(2, "bias");
-  int64_t groups = int_arg(6, "group");
-  double eps = float_arg(7, "eps", 1e-5);
-  if (x.rank() < 2 || groups <= 0 || x.sizes[1] % groups != 0) fail("group must divide the channels");
-  int64_t n = x.sizes[0], c = x.sizes[1], per_group = c / groups;
-  int64_t spatial = x.numel() / std::max<int64_t>(n * c, 1);
-  std::vector<double> v = x.values();  // row-major [N, C, spatial]
-  std::vector<double> mean(static_cast<size_t>(n * groups), 0.0), var(mean.size(), 0.0);
-  auto group_of = [&](size_t i) {
-    int64_t k = static_cast<int64_t>(i) / spatial;  // n * C + channel
-    return (k / c) * groups + (k % c) / per_group;
-  };
-  double count = static_cast<double>(per_group * spatial);
-  for (size_t i = 0; i < v.size(); ++i) mean[group_of(i)] += v[i];
-  for (double& m : mean) m /= count;
-  for (size_t i = 0; i < v.size(); ++i) var[group_of(i)] += (v[i] - mean[group_of(i)]) * (v[i] - mean[group_of(i)]);
-  std::vector<double> rstd(var.size());
-  for (size_t k = 0; k < var.size(); ++k) rstd[k] = 1.0 / std::sqrt(var[k] / count + eps);
-  std::vector<double> y(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    int64_t ch = (static_cast<int64_t>(i) / spatial) % c;
-    y[i] = (v[i] - mean[group_of(i)]) * rstd[group_of(i)];
-    if (w) y[i] *= (*w)->at({ch});
-    if (b) y[i] += (*b)->at({ch});
-  }
-  return {output_from_values(0, y), output_from_values(1, mean), output_from_values(2, rstd)};
-}
-
-std::vector<HostTensor> GraphEvaluator::batch_norm(int kind) {
-  const HostTensor& x = tensor(0, "input");
-  std::optional<const HostTensor*> w = optional_tensor(1, "weight");
-  std::optional<const HostTensor*> b = optional_tensor(2, "bias");
-  const HostTensor* rm = kind == 2 ? nullptr : &tensor(3, "running_mean");
-  const HostTensor* rv = kind == 2 ? nullptr : &tensor(4, "running_var");
-  bool training = kind == 0 ? false : bool_arg(kind == 1 ? 5 : 3, "training", true);
-  double momentum = float_arg(kind == 0 ? 5 : kind == 1 ? 6 : 4, "momentum", 0.1);
-  double eps = float_arg(kind == 0 ? 6 : kind == 1 ? 7 : 5, "eps", 1e-5);
-  if (x.rank() < 2) fail("input must have rank >= 2");
-  if (!training && !rm) fail("batch norm without running statistics must be training");
-  int64_t c = x.sizes[1];
-  std::vector<bool> reduced(static_cast<size_t>(x.rank()), true);
-  reduced[1] = false;
-  Groups g = group_elements(x.sizes, reduced);
-  std::vector<double> v = x.values();
-  std::vector<double> mean(static_cast<size_t>(c)), var(static_cast<size_t>(c));
-  if (training) {
-    moments(v, g, 0.0, mean, var);
-  } else {
-    for (int64_t k = 0; k < c; ++k) {
-      mean[k] = rm->at({k});
-      var[k] = rv->at({k});
-    }
-  }
-  std::vector<double> invstd(static_cast<size_t>(c));
-  for (int64_t k = 0; k < c; ++k) invstd[k] = 1.0 / std::sqrt(var[k] + eps);
-  std::vector<double> y(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    int64_t ch = g.group[i];
-    y[i] = (v[i] - mean[ch]) * invstd[ch];
-    if (w) y[i] *= (*w)->at({ch});
-    if (b) y[i] += (*b)->at({ch});
-  }
-  std::vector<HostTensor> out{output_from_values(0, y)};
-  auto stat = [&](size_t i, const std::vector<double>& s) {
-    return out_meta(i).sizes.size() == 1 && out_meta(i).sizes[0].is_const(0) ? output(i) : output_from_values(i, s);
-  };
-  out.push_back(stat(1, mean));
-  out.push_back(stat(2, invstd));
-  if (kind != 1) return out;
-  std::vector<double> new_mean(static_cast<size_t>(c)), new_var(static_cast<size_t>(c));
-  double n = static_cast<double>(g.size);
-  for (int64_t k = 0; k < c; ++k) {
-    new_mean[k] = training ? momentum * mean[k] + (1 - momentum) * rm->at({k}) : rm->at({k});
-    new_var[k] = training ? momentum * var[k] * n / (n - 1) + (1 - momentum) * rv->at({k}) : rv->at({k});
-  }
-  out.push_back(output_from_values(3, new_mean));
-  out.push_back(output_from_values(4, new_var));
-  return out;
 }
 
 const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
@@ -1425,17 +999,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
       return E.permute(dims);
     };
     t["aten.expand.default"] = [](GraphEvaluator& E) { return E.expand(); };
-    t["aten.sum.dim_IntList"] = [](GraphEvaluator& E) { return E.sum(false, false); };
-    t["aten.sum.default"] = [](GraphEvaluator& E) { return E.sum(true, false); };
-    t["aten.mean.dim"] = [](GraphEvaluator& E) { return E.sum(false, true); };
-    t["aten.mean.default"] = [](GraphEvaluator& E) { return E.sum(true, true); };
-    t["aten.amax.default"] = [](GraphEvaluator& E) { return E.minmax(true); };
-    t["aten.amin.default"] = [](GraphEvaluator& E) { return E.minmax(false); };
-    t["aten.var.correction"] = [](GraphEvaluator& E) { return E.var(false); };
-    t["aten.var_mean.correction"] = [](GraphEvaluator& E) { return E.var(true); };
-    t["aten._softmax.default"] = [](GraphEvaluator& E) { return E.softmax(false); };
-    t["aten._log_softmax.default"] = [](GraphEvaluator& E) { return E.softmax(true); };
-    t["aten.native_layer_norm.default"] = [](GraphEvaluator& E) { return E.layer_norm(); };
 
     binary("fmod", Binary::Fmod);
     binary("remainder", Binary::Remainder);
@@ -1504,34 +1067,10 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
       double lo = E.float_arg(1, "min_val", -1), hi = E.float_arg(2, "max_val", 1);
       return E.elementwise([=](double x) { return nan_min(nan_max(x, lo), hi); });
     };
-    t["aten.prod.dim_int"] = [](GraphEvaluator& E) { return E.prod(false); };
-    t["aten.prod.default"] = [](GraphEvaluator& E) { return E.prod(true); };
-    t["aten.any.dim"] = [](GraphEvaluator& E) { return E.any_all(true, 1); };
-    t["aten.any.dims"] = [](GraphEvaluator& E) { return E.any_all(true, 2); };
-    t["aten.any.default"] = [](GraphEvaluator& E) { return E.any_all(true, 0); };
-    t["aten.all.dim"] = [](GraphEvaluator& E) { return E.any_all(false, 1); };
-    t["aten.all.default"] = [](GraphEvaluator& E) { return E.any_all(false, 0); };
-    t["aten.argmax.default"] = [](GraphEvaluator& E) { return E.extreme(true, false, true, 2); };
-    t["aten.argmin.default"] = [](GraphEvaluator& E) { return E.extreme(false, false, true, 2); };
-    t["aten.max.dim"] = [](GraphEvaluator& E) { return E.extreme(true, true, true, 1); };
-    t["aten.min.dim"] = [](GraphEvaluator& E) { return E.extreme(false, true, true, 1); };
-    t["aten.max.default"] = [](GraphEvaluator& E) { return E.extreme(true, true, false, 0); };
-    t["aten.min.default"] = [](GraphEvaluator& E) { return E.extreme(false, true, false, 0); };
-    t["aten.std.correction"] = [](GraphEvaluator& E) {
-      std::vector<HostTensor> v = E.var(false);
-      for (double& x : v[0].storage) x = round_to_dtype(v[0].dtype, std::sqrt(x));
-      return v;
-    };
     t["aten.slice.Tensor"] = [](GraphEvaluator& E) { return E.slice(); };
     t["aten.select.int"] = [](GraphEvaluator& E) { return E.select(); };
     t["aten.cat.default"] = [](GraphEvaluator& E) { return E.cat(); };
     t["aten.constant_pad_nd.default"] = [](GraphEvaluator& E) { return E.constant_pad(); };
-    t["aten.avg_pool2d.default"] = [](GraphEvaluator& E) { return E.pool2d(0); };
-    t["aten.max_pool2d_with_indices.default"] = [](GraphEvaluator& E) { return E.pool2d(1); };
-    t["aten._adaptive_avg_pool2d.default"] = [](GraphEvaluator& E) { return E.pool2d(2); };
-    t["aten.avg_pool2d_backward.default"] = [](GraphEvaluator& E) { return E.pool2d_backward(0); };
-    t["aten.max_pool2d_with_indices_backward.default"] = [](GraphEvaluator& E) { return E.pool2d_backward(1); };
-    t["aten._adaptive_avg_pool2d_backward.default"] = [](GraphEvaluator& E) { return E.pool2d_backward(2); };
     t["aten.flip.default"] = [](GraphEvaluator& E) { return E.flip(); };
     t["aten.repeat.default"] = [](GraphEvaluator& E) { return E.repeat(); };
     t["aten.slice_scatter.default"] = [](GraphEvaluator& E) { return E.slice_scatter(); };
@@ -1545,24 +1084,7 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.index_select.default"] = [](GraphEvaluator& E) { return E.index_select(); };
     t["aten.gather.default"] = [](GraphEvaluator& E) { return E.gather_op(); };
     t["aten.index.Tensor"] = [](GraphEvaluator& E) { return E.index_tensor(); };
-    t["aten.full.default"] = [](GraphEvaluator& E) { return E.fill(E.float_arg(1, "fill_value", 0)); };
-    t["aten.full_like.default"] = [](GraphEvaluator& E) { return E.fill(E.float_arg(1, "fill_value", 0)); };
-    t["aten.scalar_tensor.default"] = [](GraphEvaluator& E) { return E.fill(E.float_arg(0, "s", 0)); };
-    t["aten.zeros.default"] = [](GraphEvaluator& E) { return E.fill(0); };
-    t["aten.ones.default"] = [](GraphEvaluator& E) { return E.fill(1); };
-    t["aten.empty.memory_format"] = [](GraphEvaluator& E) { return E.fill(0); };
-    t["aten.empty_permuted.default"] = [](GraphEvaluator& E) { return E.fill(0); };
-    t["aten.arange.start_step"] = [](GraphEvaluator& E) {
-      return E.range(E.float_arg(0, "start", 0), E.float_arg(2, "step", 1));
-    };
-    t["aten.arange.start"] = [](GraphEvaluator& E) { return E.range(E.float_arg(0, "start", 0), 1); };
-    t["aten.arange.default"] = [](GraphEvaluator& E) { return E.range(0, 1); };
-    t["prims.iota.default"] = [](GraphEvaluator& E) {
-      return E.range(static_cast<double>(E.int_or(kKwargOnly, "start", 0)),
-                     static_cast<double>(E.int_or(kKwargOnly, "step", 1)));
-    };
     // Second coverage round.
-    t["aten.linalg_vector_norm.default"] = [](GraphEvaluator& E) { return E.vector_norm(); };
     for (const char* name : {"aten.split_with_sizes.default", "aten.split.Tensor", "aten.chunk.default"})
       t[name] = [](GraphEvaluator& E) { return E.split(false); };
     t["aten.unbind.int"] = [](GraphEvaluator& E) { return E.split(true); };
@@ -1586,10 +1108,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.lgamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Lgamma); };
     t["aten.digamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Digamma); };
     t["aten.erfinv.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Erfinv); };
-    t["aten.native_group_norm.default"] = [](GraphEvaluator& E) { return E.group_norm(); };
-    t["aten._native_batch_norm_legit_no_training.default"] = [](GraphEvaluator& E) { return E.batch_norm(0); };
-    t["aten._native_batch_norm_legit_functional.default"] = [](GraphEvaluator& E) { return E.batch_norm(1); };
-    t["aten._native_batch_norm_legit.no_stats"] = [](GraphEvaluator& E) { return E.batch_norm(2); };
     return t;
   }();
   return table;

@@ -17,8 +17,8 @@ Metas matmul(const MetaInference& m, std::string_view a_name, std::string_view b
   }
   size_t k = static_cast<size_t>(rank - 1);
   if (a.sizes[k] != b.sizes[k - 1] || (rank == 3 && a.sizes[0] != b.sizes[0])) {
-    m.fail(b_name, "sizes " + sizes_str(b.sizes) + " cannot multiply " + std::string(a_name) + "'s " +
-                       sizes_str(a.sizes));
+    m.fail(b_name,
+           "sizes " + sizes_str(b.sizes) + " cannot multiply " + std::string(a_name) + "'s " + sizes_str(a.sizes));
   }
   std::vector<Index> sizes(a.sizes.begin(), a.sizes.end() - 1);
   sizes.push_back(b.sizes[k]);
@@ -47,10 +47,12 @@ Metas addmm(const MetaInference& m) {
 }  // namespace
 
 void register_matrix_product_ops(OpTable& t) {
-  t.eager("aten::mm(Tensor self, Tensor mat2) -> Tensor",
-          [](const MetaInference& m) { return matmul(m, "self", "mat2", 2); }, kVendorBlas);
-  t.eager("aten::bmm(Tensor self, Tensor mat2) -> Tensor",
-          [](const MetaInference& m) { return matmul(m, "self", "mat2", 3); }, kVendorBlas);
+  t.eager(
+      "aten::mm(Tensor self, Tensor mat2) -> Tensor",
+      [](const MetaInference& m) { return matmul(m, "self", "mat2", 2); }, kVendorBlas);
+  t.eager(
+      "aten::bmm(Tensor self, Tensor mat2) -> Tensor",
+      [](const MetaInference& m) { return matmul(m, "self", "mat2", 3); }, kVendorBlas);
   t.eager("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addmm,
           kVendorBlas);
 }

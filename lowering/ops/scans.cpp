@@ -42,16 +42,16 @@ std::vector<TensorValue> lower_scan(GraphLowering& L, const BoundArgs& args, Red
   if (self.rank() == 0) return lower_convert(L);
   int64_t dim = L.wrap_dim(args.get_int("dim"), self.rank());
   DType acc = accumulate_type(m.dtype);
-  TensorValue r = L.reduction(m.sizes, {self.sizes[dim]}, {&self},
-                              [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-    std::vector<Index> in = x;
-    in[dim] = rv[0];
-    Expr v = Expr::cast(Expr::cast(L.at(self, in), m.dtype), acc);
-    Expr inside = Expr::binary(BinaryOp::Le, Expr::index_value(rv[0], DType::Int64),
-                               Expr::index_value(x[dim], DType::Int64), DType::Bool);
-    Expr identity = Expr::constant(op == ReduceOp::Prod ? 1 : 0, acc);
-    return Expr::reduce(op, Expr::where(inside, v, identity));
-  });
+  TensorValue r =
+      L.reduction(m.sizes, {self.sizes[dim]}, {&self}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
+        std::vector<Index> in = x;
+        in[dim] = rv[0];
+        Expr v = Expr::cast(Expr::cast(L.at(self, in), m.dtype), acc);
+        Expr inside = Expr::binary(BinaryOp::Le, Expr::index_value(rv[0], DType::Int64),
+                                   Expr::index_value(x[dim], DType::Int64), DType::Bool);
+        Expr identity = Expr::constant(op == ReduceOp::Prod ? 1 : 0, acc);
+        return Expr::reduce(op, Expr::where(inside, v, identity));
+      });
   return {L.make(m.dtype, m.sizes, {&r}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(r, c), m.dtype); })};
 }
 

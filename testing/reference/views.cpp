@@ -11,14 +11,17 @@ std::vector<HostTensor> unfold(GraphEvaluator& E, const BoundArgs& args) {
   const std::vector<int64_t> out_sizes = E.concrete(E.out_meta().sizes, "output meta");
   if (self.rank() == 0) return {E.output_from_values(0, self.values())};
   const int64_t d = E.wrap_dim(args.get_int("dimension"), self.rank()), step = args.get_int("step");
-  return {E.output_from_values(0, E.gather(self, out_sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    for (size_t i = 0; i + 1 < c.size(); ++i) in[i] = c[i];
-    in[static_cast<size_t>(d)] = c[static_cast<size_t>(d)] * step + c.back();
-  }))};
+  return {
+      E.output_from_values(0, E.gather(self, out_sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
+        for (size_t i = 0; i + 1 < c.size(); ++i) in[i] = c[i];
+        in[static_cast<size_t>(d)] = c[static_cast<size_t>(d)] * step + c.back();
+      }))};
 }
 
 }  // namespace
 
-void register_view_references(ReferenceTable& t) { t.add("aten.unfold.default", unfold); }
+void register_view_references(ReferenceTable& t) {
+  t.add("aten.unfold.default", unfold);
+}
 
 }  // namespace hi::reference
