@@ -18,9 +18,29 @@ def fmt(v, digits=3):
     return "—" if v is None else f"{v:.{digits}f}"
 
 
+def reduce_overhead_table(d: dict) -> list[str]:
+    """bench/reduce_overhead.py's columns: ms per call of each variant, do_bench's and back-to-back."""
+    variants = ("eager", "inductor", "inductor_reduce_overhead", "hipinductor", "hipinductor_reduce_overhead")
+    rows = ["| case | " + " | ".join(v.replace("_reduce_overhead", " + graphs") for v in variants) +
+            " | hip + graphs vs Inductor + graphs |", "|---" * (len(variants) + 2) + "|"]
+    for name, c in d["cases"].items():
+        if "error" in c:
+            rows.append(f"| {name} | error: {c['error'][:80]} |" + " |" * len(variants))
+            continue
+        cells = [f"{fmt(c.get(f'{v}_ms'))} / {fmt(c.get(f'{v}_back_to_back_ms'))}" for v in variants]
+        ratio = " / ".join(f"{fmt(c.get(f'speedup_vs_inductor_reduce_overhead_{s}'), 2)}x"
+                           for s in ("ms", "back_to_back_ms") if c.get(f"speedup_vs_inductor_reduce_overhead_{s}"))
+        rows.append(f"| {name} | " + " | ".join(cells) + f" | {ratio} |")
+    return rows
+
+
 def table(path: str) -> str:
     with open(path) as f:
         d = json.load(f)
+    if any("hipinductor_reduce_overhead_ms" in c for c in d["cases"].values()):
+        head = (f"`{path}`: {d.get('gpu')}, {d.get('date')}, commit {d.get('commit') or 'not recorded'}, "
+                f"torch {d.get('torch')}, best of {d.get('rounds')} rounds; ms per call, do_bench / back-to-back")
+        return head + "\n\n" + "\n".join(reduce_overhead_table(d)) + "\n"
     head = (f"`{path}`: {d.get('gpu')}, {d.get('date')}, commit {d.get('commit') or 'not recorded'}, "
             f"torch {d.get('torch')}, copy {fmt(d.get('copy_GBps'), 0)} GB/s, best of {d.get('rounds')} rounds")
     rows = ["| case | eager ms | Inductor ms | hipinductor ms | vs Inductor | % copy | % same-size copy "
