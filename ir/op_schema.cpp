@@ -726,17 +726,6 @@ Metas round_decimals(const MetaInference& m) {
   return unary_same(m);
 }
 
-/// bucketize / searchsorted: an insertion point per value (a number: one, 0-d), int64 or, with out_int32, int32.
-Metas search(const MetaInference& m, bool bucketize) {
-  const char* seq = bucketize ? "boundaries" : "sorted_sequence";
-  TensorMeta s = m.tensor(seq);
-  if (s.rank() < 1) m.fail(seq, "must have at least one dim");
-  if (bucketize && s.rank() != 1) m.fail(seq, "bucketize needs a 1-d boundaries tensor");
-  DType t = m.arg("out_int32").boolean() ? DType::Int32 : DType::Int64;
-  const Arg& v = m.arg("self");
-  return one(t, v.is_tensor() ? m.tensor("self").sizes : std::vector<Index>{});
-}
-
 // --- views ---------------------------------------------------------------------------------------------------------
 
 /// `a < b` when both are constants; for symbolic sizes, "not equal" (sizes are >= 1, and a mismatch fails later).
@@ -1079,84 +1068,6 @@ Metas repeat(const MetaInference& m) {
   return one(in.dtype, sizes);
 }
 
-void require_index_tensor(const MetaInference& m, std::string_view name, const TensorMeta& t) {
-  if (t.dtype != DType::Int64 && t.dtype != DType::Int32) {
-    m.fail(name, "expected an int64 or int32 index tensor, got " + std::string(dtype_name(t.dtype)));
-  }
-}
-
-Metas embedding(const MetaInference& m) {
-  TensorMeta w = m.tensor("weight"), idx = m.tensor("indices");
-  if (w.rank() != 2) m.fail("weight", "must be 2-d, got sizes " + sizes_str(w.sizes));
-  require_index_tensor(m, "indices", idx);
-  std::vector<Index> sizes = idx.sizes;
-  sizes.push_back(w.sizes[1]);
-  return one(w.dtype, sizes);
-}
-
-Metas index_select(const MetaInference& m) {
-  TensorMeta in = m.tensor("self"), idx = m.tensor("index");
-  require_index_tensor(m, "index", idx);
-  if (idx.rank() > 1) m.fail("index", "must be 0-d or 1-d, got sizes " + sizes_str(idx.sizes));
-  if (in.rank() == 0) return one(in.dtype, {});
-  size_t d = static_cast<size_t>(m.wrap_dim("dim", m.int_arg("dim"), in.rank()));
-  std::vector<Index> sizes = in.sizes;
-  sizes[d] = idx.rank() == 0 ? Index(1) : idx.sizes[0];
-  return one(in.dtype, sizes);
-}
-
-Metas gather(const MetaInference& m) {
-  TensorMeta in = m.tensor("self"), idx = m.tensor("index");
-  if (idx.dtype != DType::Int64) m.fail("index", "expected an int64 tensor, got " + std::string(dtype_name(idx.dtype)));
-  m.wrap_dim("dim", m.int_arg("dim"), in.rank());
-  if (idx.rank() != in.rank() && !(idx.rank() <= 1 && in.rank() <= 1)) {
-    m.fail("index", "must have the input's rank " + std::to_string(in.rank()) + ", got sizes " + sizes_str(idx.sizes));
-  }
-  return one(in.dtype, idx.sizes);
-}
-
-/// index.Tensor with integer index tensors (boolean masks make data-dependent shapes and are rejected).
-Metas index_tensor(const MetaInference& m) {
-  TensorMeta in = m.tensor("self");
-  const auto& refs = m.arg("indices").tensors();
-  if (static_cast<int64_t>(refs.size()) > in.rank()) {
-    m.fail("indices", std::to_string(refs.size()) + " indices for a tensor of rank " + std::to_string(in.rank()));
-  }
-  std::vector<size_t> indexed;
-  std::vector<Index> b;
-  for (size_t d = 0; d < refs.size(); ++d) {
-    if (!refs[d]) continue;
-    const TensorMeta t = m.graph().meta(*refs[d]);
-    require_index_tensor(m, "indices", t);
-    indexed.push_back(d);
-    std::vector<Index> merged(std::max(b.size(), t.sizes.size()));
-    for (size_t i = 0; i < merged.size(); ++i) {
-      const Index* x = i < b.size() ? &b[b.size() - 1 - i] : nullptr;
-      const Index* y = i < t.sizes.size() ? &t.sizes[t.sizes.size() - 1 - i] : nullptr;
-      Index& r = merged[merged.size() - 1 - i];
-      if (!y) r = *x;
-      else if (!x || x->is_const(1)) r = *y;
-      else if (y->is_const(1) || *x == *y) r = *x;
-      else m.fail("indices", "index shapes " + sizes_str(b) + " and " + sizes_str(t.sizes) + " do not broadcast");
-    }
-    b = std::move(merged);
-  }
-  if (indexed.empty()) return one(in.dtype, in.sizes);
-  bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
-  std::vector<Index> rest;
-  std::vector<Index> sizes;
-  for (size_t d = 0; d < in.sizes.size(); ++d) {
-    bool is_indexed = d < refs.size() && refs[d];
-    if (is_indexed) {
-      if (adjacent && d == indexed.front()) sizes.insert(sizes.end(), b.begin(), b.end());
-      continue;
-    }
-    sizes.push_back(in.sizes[d]);
-  }
-  if (!adjacent) sizes.insert(sizes.begin(), b.begin(), b.end());
-  return one(in.dtype, sizes);
-}
-
 // --- ops of the second coverage round ---------------------------------------------------------------------------
 
 /// Views of `in` along dim `d` of the given lengths, one after the other (the pieces of a split).
@@ -1479,23 +1390,6 @@ const LegacyOpDef kOps[] = {
      RULE(slice_scatter(m))},
     {"aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", RULE(copy(m))},
     {"aten::repeat(Tensor self, SymInt[] repeats) -> Tensor", RULE(repeat(m))},
-    // Indirect loads.
-    {"aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", RULE(index_tensor(m))},
-    {"aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", RULE(gather(m))},
-    {"aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
-     "bool sparse=False) -> Tensor",
-     RULE(embedding(m))},
-    {"aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", RULE(index_select(m))},
-    {"aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
-     RULE(search(m, true))},
-    {"aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
-     RULE(search(m, true))},
-    {"aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, "
-     "str? side=None, Tensor? sorter=None) -> Tensor",
-     RULE(search(m, false))},
-    {"aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, "
-     "str? side=None, Tensor? sorter=None) -> Tensor",
-     RULE(search(m, false))},
     // Second coverage round.
     {"aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
      RULE(split_with_sizes(m))},

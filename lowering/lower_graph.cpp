@@ -271,8 +271,6 @@ DType operand_type(const std::vector<const TensorValue*>& tensors, const std::ve
   return rt.result().value_or(DType::Float32);
 }
 
-Expr scalar_expr(const Scalar& s, DType t) { return Expr::constant(s.value, t); }
-
 Expr binary_in(BinaryOp op, Expr a, Expr b, DType compute) {
   DType result = compute;
   switch (op) {
@@ -799,55 +797,6 @@ std::vector<TensorValue> lower_hardtanh(GraphLowering& L) {
   })};
 }
 
-/// bucketize / searchsorted over a sorted sequence of at most kMaxSearchLength entries: the insertion point counts
-/// the entries the binary search passes, !(b >= v) (left) or !(b > v) (right), so a NaN value lands after every entry
-/// as eager's search puts it. A masked sum rather than a search (the IR has no data-dependent loops): quadratic, so
-/// longer sequences and a sorter stay eager's. A sequence with NaN entries (which sorting puts last) can give
-/// another insertion point than eager's search.
-constexpr int64_t kMaxSearchLength = 4096;
-std::vector<TensorValue> lower_search(GraphLowering& L, bool bucketize) {
-  const TensorMeta& m = L.out_meta();
-  const size_t seq_pos = bucketize ? 1 : 0, value_pos = bucketize ? 0 : 1;
-  TensorValue seq = L.tensor(seq_pos, bucketize ? "boundaries" : "sorted_sequence");
-  std::optional<TensorValue> values;
-  std::optional<Scalar> value_number;
-  if (L.required(value_pos, "self").is_tensor())
-    values = L.tensor(value_pos, "self");
-  else
-    value_number = L.scalar(value_pos, "self");
-  if (L.optional_tensor(kKwargOnly, "sorter")) L.fail("a sorter is not lowered");
-  bool right = L.bool_arg(kKwargOnly, "right", false);
-  const std::string side = L.str_arg(kKwargOnly, "side", "");
-  if (side == "right")
-    right = true;
-  else if (side == "left")
-    right = false;
-  if (seq.rank() < 1) L.fail("the sorted sequence must have at least one dim");
-  auto length = seq.sizes.back().as_const();
-  if (!length || *length > kMaxSearchLength)
-    L.fail("sorted sequences longer than " + std::to_string(kMaxSearchLength) + " are not lowered");
-  const bool batched = seq.rank() > 1;
-  if (batched && (!values || values->rank() != seq.rank())) L.fail("batched sequences need values of the same rank");
-  DType t = compute_type(values ? promote_types(seq.dtype, values->dtype) : seq.dtype);
-  std::vector<const TensorValue*> ts{&seq};
-  if (values) ts.push_back(&*values);
-  TensorValue count =
-      L.reduction(m.sizes, {Index(*length)}, ts, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        std::vector<Index> at_seq{rv[0]};
-        if (batched) {
-          at_seq.assign(x.begin(), x.end() - 1);
-          at_seq.push_back(rv[0]);
-        }
-        Expr b = Expr::cast(L.at(seq, at_seq), t);
-        Expr v = values ? Expr::cast(L.at(*values, x), t) : scalar_expr(*value_number, t);
-        Expr passed =
-            Expr::unary(UnaryOp::LogicalNot, Expr::binary(right ? BinaryOp::Gt : BinaryOp::Ge, b, v, DType::Bool));
-        return Expr::reduce(ReduceOp::Sum, Expr::cast(passed, DType::Int64));
-      });
-  return {L.make(m.dtype, m.sizes, {&count},
-                 [&](const std::vector<Index>& c) { return Expr::cast(L.at(count, c), m.dtype); })};
-}
-
 // ---- more views and layout ops -------------------------------------------------------------------------------------
 
 /// Python slice bound: negative counts from the end, then clamped to [0, size].
@@ -984,101 +933,6 @@ std::vector<TensorValue> lower_repeat(GraphLowering& L) {
     return in;
   })};
 }
-
-// ---- indirect loads ------------------------------------------------------------------------------------------------
-
-/// An index value read from `index` at `coords`, as int64 with negative values wrapped by `size`.
-Expr wrapped_index(GraphLowering& L, const TensorValue& index, const std::vector<Index>& coords, const Index& size) {
-  Expr i = Expr::cast(L.at(index, coords), DType::Int64);
-  Expr negative = Expr::binary(BinaryOp::Lt, i, Expr::constant(0, DType::Int64), DType::Bool);
-  return Expr::where(negative, Expr::binary(BinaryOp::Add, i, Expr::index_value(size, DType::Int64), DType::Int64), i);
-}
-
-std::vector<TensorValue> lower_embedding(GraphLowering& L) {
-  const TensorMeta& m = L.out_meta();
-  TensorValue weight = L.tensor(0, "weight");
-  TensorValue indices = L.tensor(1, "indices");
-  if (weight.rank() != 2) L.fail("weight must be 2-d");
-  weight = L.realize_if_computed(weight);
-  return {L.make(m.dtype, m.sizes, {&weight, &indices}, [&](const std::vector<Index>& c) {
-    std::vector<Index> ic(c.begin(), c.end() - 1);
-    Expr row = wrapped_index(L, indices, ic, weight.sizes[0]);
-    return L.at_indirect(weight, {Index(0), c.back()}, {{0, row}});
-  })};
-}
-
-std::vector<TensorValue> lower_index_select(GraphLowering& L) {
-  const TensorMeta& m = L.out_meta();
-  TensorValue self = L.tensor(0, "self");
-  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
-  TensorValue index = L.tensor(2, "index");
-  self = L.realize_if_computed(self);
-  return {L.make(m.dtype, m.sizes, {&self, &index}, [&](const std::vector<Index>& c) {
-    if (self.rank() == 0) return L.at(self, {});
-    std::vector<Index> ic;
-    if (index.rank() == 1) ic.push_back(c[dim]);
-    Expr i = wrapped_index(L, index, ic, self.sizes[dim]);
-    return L.at_indirect(self, c, {{static_cast<size_t>(dim), i}});
-  })};
-}
-
-std::vector<TensorValue> lower_gather(GraphLowering& L) {
-  const TensorMeta& m = L.out_meta();
-  TensorValue self = L.tensor(0, "self");
-  int64_t dim = L.wrap_dim(L.int_arg(1, "dim"), self.rank());
-  TensorValue index = L.tensor(2, "index");
-  self = L.realize_if_computed(self);
-  return {L.make(m.dtype, m.sizes, {&self, &index}, [&](const std::vector<Index>& c) {
-    if (self.rank() == 0) return L.at(self, {});
-    Expr i = wrapped_index(L, index, c, self.sizes[dim]);
-    return L.at_indirect(self, c, {{static_cast<size_t>(dim), i}});
-  })};
-}
-
-/// index.Tensor: advanced indexing. The index tensors broadcast to a shape B; when the indexed dims are adjacent B
-/// takes their place, otherwise B comes first (NumPy's rule).
-std::vector<TensorValue> lower_index(GraphLowering& L) {
-  const TensorMeta& m = L.out_meta();
-  TensorValue self = L.tensor(0, "self");
-  std::vector<std::optional<TensorValue>> indices = L.tensor_list(1, "indices");
-  if (static_cast<int64_t>(indices.size()) > self.rank()) L.fail("too many indices for the tensor's rank");
-  std::vector<size_t> indexed;
-  size_t b_rank = 0;
-  for (size_t d = 0; d < indices.size(); ++d) {
-    if (!indices[d]) continue;
-    if (indices[d]->dtype == DType::Bool || indices[d]->dtype == DType::UInt8)
-      L.fail("boolean mask indices are not supported (they make data-dependent shapes)");
-    indexed.push_back(d);
-    b_rank = std::max(b_rank, indices[d]->sizes.size());
-  }
-  if (indexed.empty()) return lower_convert(L);
-  bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
-  size_t b_start = adjacent ? indexed.front() : 0;
-  std::vector<Index> b_sizes(m.sizes.begin() + b_start, m.sizes.begin() + b_start + b_rank);
-  self = L.realize_if_computed(self);
-  std::vector<const TensorValue*> ts{&self};
-  for (auto& t : indices)
-    if (t) ts.push_back(&*t);
-  return {L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
-    std::vector<Index> bc(c.begin() + b_start, c.begin() + b_start + b_rank);
-    std::vector<Index> in(self.rank(), Index(0));
-    std::map<size_t, Expr> indirect;
-    size_t out = 0;
-    for (int64_t d = 0; d < self.rank(); ++d) {
-      bool is_indexed = d < static_cast<int64_t>(indices.size()) && indices[d];
-      if (is_indexed) {
-        const TensorValue& t = *indices[d];
-        indirect[d] = wrapped_index(L, t, L.broadcast_coords(t, b_sizes, bc), self.sizes[d]);
-        continue;
-      }
-      if (out == b_start) out += b_rank;
-      in[d] = c[out++];
-    }
-    return L.at_indirect(self, in, indirect);
-  })};
-}
-
-// ---- factories -----------------------------------------------------------------------------------------------------
 
 // ---- writes into a copy ---------------------------------------------------------------------------------------------
 
@@ -1336,10 +1190,6 @@ const std::map<std::string, LegacyLowerFn>& legacy_lowerings() {
     t["aten.elu_backward.default"] = lower_elu_backward;
     t["aten.hardtanh.default"] = lower_hardtanh;
     // Reductions.
-    for (const char* name : {"aten.bucketize.Tensor", "aten.bucketize.Scalar"})
-      t[name] = [](GraphLowering& L) { return lower_search(L, true); };
-    for (const char* name : {"aten.searchsorted.Tensor", "aten.searchsorted.Scalar"})
-      t[name] = [](GraphLowering& L) { return lower_search(L, false); };
     // Views and layout.
     t["aten.slice.Tensor"] = lower_slice;
     t["aten.select.int"] = lower_select;
@@ -1349,11 +1199,6 @@ const std::map<std::string, LegacyLowerFn>& legacy_lowerings() {
     t["aten.repeat.default"] = lower_repeat;
     t["aten.slice_scatter.default"] = lower_slice_scatter;
     t["aten.copy.default"] = lower_copy;
-    // Indirect loads.
-    t["aten.embedding.default"] = lower_embedding;
-    t["aten.index_select.default"] = lower_index_select;
-    t["aten.gather.default"] = lower_gather;
-    t["aten.index.Tensor"] = lower_index;
     // Second coverage round.
     t["aten.split_with_sizes.default"] = [](GraphLowering& L) { return lower_split(L, false); };
     t["aten.split.Tensor"] = [](GraphLowering& L) { return lower_split(L, false); };

@@ -387,6 +387,9 @@ inline DType extreme_type(DType t) {
   return compute_type(t);
 }
 
+/// A number operand as a constant of the computation type.
+inline Expr scalar_expr(const Scalar& s, DType t) { return Expr::constant(s.value, t); }
+
 // Index conditions of gathers (padding, windows, concatenation).
 /// Index coordinate clamped into [0, size - 1]: lanes a `where` discards still load in bounds.
 inline Index clamp_coord(const Index& i, const Index& size) { return min(max(i, Index(0)), size - Index(1)); }

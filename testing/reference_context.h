@@ -134,6 +134,19 @@ class GraphEvaluator {
     if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor");
     return value(a.tensor());
   }
+  /// The tensor-or-number argument `name` (a Python number in a Tensor or Scalar position).
+  Operand operand(std::string_view name) const {
+    const Arg& a = args().get(name);
+    if (a.is_tensor()) return Operand{&value(a.tensor())};
+    Number n = args().get_number(name);
+    return Operand{nullptr, n.value, n.is_float() ? DType::Float64 : n.is_bool() ? DType::Bool : DType::Int64};
+  }
+  /// The tensor list argument `name`; None entries are nullptr.
+  std::vector<const HostTensor*> tensor_list(std::string_view name) const {
+    std::vector<const HostTensor*> out;
+    for (const auto& r : args().get(name).tensors()) out.push_back(r ? &value(*r) : nullptr);
+    return out;
+  }
   /// The tensor argument `name`; nullptr for None.
   const HostTensor* optional_tensor(std::string_view name) const {
     const Arg& a = args().get(name);
@@ -323,7 +336,6 @@ class GraphEvaluator {
                            std::vector<int64_t>* positions = nullptr) const;
   std::vector<HostTensor> div_mode();
   std::vector<HostTensor> ldexp();
-  std::vector<HostTensor> search(bool bucketize);
   std::vector<HostTensor> polygamma();
   std::vector<HostTensor> elementwise(const std::function<double(double)>& fn);
   std::vector<HostTensor> bitwise_not();
@@ -334,10 +346,6 @@ class GraphEvaluator {
   std::vector<HostTensor> flip();
   std::vector<HostTensor> repeat();
   std::vector<HostTensor> slice_scatter();
-  std::vector<HostTensor> embedding();
-  std::vector<HostTensor> index_select();
-  std::vector<HostTensor> gather_op();
-  std::vector<HostTensor> index_tensor();
   // Second coverage round.
   std::vector<HostTensor> split(bool unbind);
   std::vector<HostTensor> diagonal();

@@ -567,37 +567,6 @@ std::vector<HostTensor> GraphEvaluator::div_mode() {
   fail("rounding_mode must be None, 'trunc' or 'floor', got '" + m + "'");
 }
 
-/// bucketize / searchsorted by eager's binary search: lower bound moves past !(b >= v), upper bound past !(b > v).
-std::vector<HostTensor> GraphEvaluator::search(bool bucketize) {
-  const HostTensor& seq = tensor(bucketize ? 1 : 0, bucketize ? "boundaries" : "sorted_sequence");
-  Operand v = required_operand(bucketize ? 0 : 1, "self");
-  bool right = bool_arg(static_cast<size_t>(-1), "right", false);
-  const std::string side = str_arg(static_cast<size_t>(-1), "side", "");
-  if (side == "right")
-    right = true;
-  else if (side == "left")
-    right = false;
-  HostTensor out = output();
-  const int64_t len = seq.sizes.back();
-  std::vector<double> sv = seq.values();
-  std::vector<double> vals = v.tensor ? v.tensor->values() : std::vector<double>{v.number};
-  const int64_t per_row = v.tensor && v.tensor->rank() > 0 ? v.tensor->sizes.back() : 1;
-  for (size_t i = 0; i < vals.size(); ++i) {
-    const int64_t row = seq.rank() > 1 ? static_cast<int64_t>(i) / per_row : 0;
-    int64_t lo = 0, hi = len;
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo) / 2;
-      double b = sv[static_cast<size_t>(row * len + mid)];
-      if (right ? !(b > vals[i]) : !(b >= vals[i]))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    vals[i] = static_cast<double>(lo);
-  }
-  return {output_from_values(0, vals)};
-}
-
 /// polygamma(n, self): digamma for n = 0, else (-1)^(n+1) n! zeta(n + 1, x).
 std::vector<HostTensor> GraphEvaluator::polygamma() {
   int64_t n = int_arg(0, "n");
@@ -786,74 +755,6 @@ int64_t GraphEvaluator::checked_index(double v, int64_t size) const {
   auto i = to_int64(v);
   if (i < -size || i >= size) fail("index " + std::to_string(i) + " out of range for size " + std::to_string(size));
   return i < 0 ? i + size : i;
-}
-
-std::vector<HostTensor> GraphEvaluator::embedding() {
-  const HostTensor& w = tensor(0, "weight");
-  const HostTensor& idx = tensor(1, "indices");
-  HostTensor out = output();
-  std::vector<int64_t> ic(idx.sizes.size());
-  return {output_from_values(0, gather(w, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    std::copy(c.begin(), c.end() - 1, ic.begin());
-    in[0] = checked_index(idx.at(ic), w.sizes[0]);
-    in[1] = c.back();
-  }))};
-}
-
-std::vector<HostTensor> GraphEvaluator::index_select() {
-  const HostTensor& self = tensor(0, "self");
-  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
-  const HostTensor& idx = tensor(2, "index");
-  HostTensor out = output();
-  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    in = c;
-    if (self.rank() == 0) return;
-    in[dim] = checked_index(idx.rank() == 0 ? idx.at({}) : idx.at({c[dim]}), self.sizes[dim]);
-  }))};
-}
-
-std::vector<HostTensor> GraphEvaluator::gather_op() {
-  const HostTensor& self = tensor(0, "self");
-  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
-  const HostTensor& idx = tensor(2, "index");
-  HostTensor out = output();
-  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    in = c;
-    if (self.rank() == 0) return;
-    in[dim] = checked_index(idx.at(c), self.sizes[dim]);
-  }))};
-}
-
-std::vector<HostTensor> GraphEvaluator::index_tensor() {
-  const HostTensor& self = tensor(0, "self");
-  std::vector<const HostTensor*> indices = tensor_list(1, "indices");
-  std::vector<size_t> indexed;
-  size_t b_rank = 0;
-  for (size_t d = 0; d < indices.size(); ++d) {
-    if (!indices[d]) continue;
-    if (!is_integer(indices[d]->dtype)) fail("only integer index tensors are supported");
-    indexed.push_back(d);
-    b_rank = std::max(b_rank, indices[d]->sizes.size());
-  }
-  HostTensor out = output();
-  if (indexed.empty()) return {output_from_values(0, self.values())};
-  bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
-  size_t b_start = adjacent ? indexed.front() : 0;
-  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    size_t o = 0;
-    for (int64_t d = 0; d < self.rank(); ++d) {
-      if (static_cast<size_t>(d) < indices.size() && indices[d]) {
-        const HostTensor& t = *indices[d];
-        std::vector<int64_t> tc(t.sizes.size());
-        size_t lead = b_rank - t.sizes.size();
-        for (size_t j = 0; j < tc.size(); ++j) tc[j] = t.sizes[j] == 1 ? 0 : c[b_start + lead + j];
-        in[d] = checked_index(t.at(tc), self.sizes[d]);
-        continue;
-      }
-      if (o == b_start) o += b_rank;
-      in[d] = c[o++];
-    }
-  }))};
 }
 
 // ---- second coverage round -------------------------------------------------------------------------------------------
@@ -1080,10 +981,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
       return std::vector<HostTensor>{
           E.output_from_values(0, E.broadcast(Operand{&src}, out.sizes, out.dtype, out.dtype))};
     };
-    t["aten.embedding.default"] = [](GraphEvaluator& E) { return E.embedding(); };
-    t["aten.index_select.default"] = [](GraphEvaluator& E) { return E.index_select(); };
-    t["aten.gather.default"] = [](GraphEvaluator& E) { return E.gather_op(); };
-    t["aten.index.Tensor"] = [](GraphEvaluator& E) { return E.index_tensor(); };
     // Second coverage round.
     for (const char* name : {"aten.split_with_sizes.default", "aten.split.Tensor", "aten.chunk.default"})
       t[name] = [](GraphEvaluator& E) { return E.split(false); };
@@ -1101,10 +998,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
          {"aten.special_zeta.default", "aten.special_zeta.self_scalar", "aten.special_zeta.other_scalar"})
       t[name] = [](GraphEvaluator& E) { return E.binary(Binary::Zeta, false); };
     t["aten.polygamma.default"] = [](GraphEvaluator& E) { return E.polygamma(); };
-    for (const char* name : {"aten.bucketize.Tensor", "aten.bucketize.Scalar"})
-      t[name] = [](GraphEvaluator& E) { return E.search(true); };
-    for (const char* name : {"aten.searchsorted.Tensor", "aten.searchsorted.Scalar"})
-      t[name] = [](GraphEvaluator& E) { return E.search(false); };
     t["aten.lgamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Lgamma); };
     t["aten.digamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Digamma); };
     t["aten.erfinv.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Erfinv); };
