@@ -387,6 +387,15 @@ inline DType extreme_type(DType t) {
   return compute_type(t);
 }
 
+/// Python slice bound: negative counts from the end, then clamped to [0, size].
+inline int64_t slice_bound(int64_t v, int64_t size) {
+  if (v < 0) v += size;
+  return std::clamp<int64_t>(v, 0, size);
+}
+
+/// A number operand as a constant of the computation type.
+inline Expr scalar_expr(const Scalar& s, DType t) { return Expr::constant(s.value, t); }
+
 // Index conditions of gathers (padding, windows, concatenation).
 /// Index coordinate clamped into [0, size - 1]: lanes a `where` discards still load in bounds.
 inline Index clamp_coord(const Index& i, const Index& size) { return min(max(i, Index(0)), size - Index(1)); }

@@ -512,29 +512,6 @@ std::vector<HostTensor> GraphEvaluator::convert() {
   return {output_from_values(0, self.values())};
 }
 
-// view, reshape, _unsafe_view, squeeze, unsqueeze: the row-major element order is unchanged.
-std::vector<HostTensor> GraphEvaluator::reshape() { return {output_from_values(0, tensor(0, "self").values())}; }
-
-std::vector<HostTensor> GraphEvaluator::permute(std::vector<int64_t> dims) {
-  const HostTensor& self = tensor(0, "self");
-  if (static_cast<int64_t>(dims.size()) != self.rank()) fail("permutation length differs from the input's rank");
-  for (auto& d : dims) d = wrap_dim(d, self.rank());
-  std::vector<int64_t> sizes(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) sizes[i] = self.sizes[dims[i]];
-  std::vector<double> v = gather(self, sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    for (size_t i = 0; i < dims.size(); ++i) in[dims[i]] = c[i];
-  });
-  HostTensor out = output_from_values(0, v);
-  if (out.sizes != sizes) fail("output meta shape " + shape_str(out.sizes) + ", expected " + shape_str(sizes));
-  return {out};
-}
-
-std::vector<HostTensor> GraphEvaluator::expand() {
-  const HostTensor& self = tensor(0, "self");
-  HostTensor out = output();
-  return {output_from_values(0, broadcast(Operand{&self}, out.sizes, out.dtype, out.dtype))};
-}
-
 /// Two-pass mean and variance per group; variance divides by max(0, N - correction) as eager does.
 void moments(const std::vector<double>& v, const Groups& g, double correction, std::vector<double>& mean,
              std::vector<double>& variance) {
@@ -565,37 +542,6 @@ std::vector<HostTensor> GraphEvaluator::div_mode() {
   if (m == "trunc") return binary(Binary::TruncDiv, false);
   if (m == "floor") return binary(Binary::FloorDiv, false);
   fail("rounding_mode must be None, 'trunc' or 'floor', got '" + m + "'");
-}
-
-/// bucketize / searchsorted by eager's binary search: lower bound moves past !(b >= v), upper bound past !(b > v).
-std::vector<HostTensor> GraphEvaluator::search(bool bucketize) {
-  const HostTensor& seq = tensor(bucketize ? 1 : 0, bucketize ? "boundaries" : "sorted_sequence");
-  Operand v = required_operand(bucketize ? 0 : 1, "self");
-  bool right = bool_arg(static_cast<size_t>(-1), "right", false);
-  const std::string side = str_arg(static_cast<size_t>(-1), "side", "");
-  if (side == "right")
-    right = true;
-  else if (side == "left")
-    right = false;
-  HostTensor out = output();
-  const int64_t len = seq.sizes.back();
-  std::vector<double> sv = seq.values();
-  std::vector<double> vals = v.tensor ? v.tensor->values() : std::vector<double>{v.number};
-  const int64_t per_row = v.tensor && v.tensor->rank() > 0 ? v.tensor->sizes.back() : 1;
-  for (size_t i = 0; i < vals.size(); ++i) {
-    const int64_t row = seq.rank() > 1 ? static_cast<int64_t>(i) / per_row : 0;
-    int64_t lo = 0, hi = len;
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo) / 2;
-      double b = sv[static_cast<size_t>(row * len + mid)];
-      if (right ? !(b > vals[i]) : !(b >= vals[i]))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    vals[i] = static_cast<double>(lo);
-  }
-  return {output_from_values(0, vals)};
 }
 
 /// polygamma(n, self): digamma for n = 0, else (-1)^(n+1) n! zeta(n + 1, x).
@@ -663,37 +609,6 @@ std::vector<double> GraphEvaluator::fold(const HostTensor& self, const std::opti
   return acc;
 }
 
-std::vector<HostTensor> GraphEvaluator::slice() {
-  const HostTensor& self = tensor(0, "self");
-  int64_t dim = wrap_dim(int_or(1, "dim", 0), self.rank());
-  int64_t n = self.sizes[dim];
-  auto bound = [&](size_t pos, const char* name, int64_t dflt) {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return dflt;
-    int64_t v = int_arg(pos, name);
-    if (v < 0) v += n;
-    return std::clamp<int64_t>(v, 0, n);
-  };
-  int64_t start = bound(2, "start", 0), step = int_or(4, "step", 1);
-  HostTensor out = output();
-  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    in = c;
-    in[dim] = start + c[dim] * step;
-  }))};
-}
-
-std::vector<HostTensor> GraphEvaluator::select() {
-  const HostTensor& self = tensor(0, "self");
-  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
-  int64_t index = int_arg(2, "index");
-  if (index < 0) index += self.sizes[dim];
-  if (index < 0 || index >= self.sizes[dim]) fail("index out of range");
-  HostTensor out = output();
-  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    for (int64_t d = 0, o = 0; d < self.rank(); ++d) in[d] = d == dim ? index : c[o++];
-  }))};
-}
-
 std::vector<const HostTensor*> GraphEvaluator::tensor_list(size_t pos, const char* name) const {
   const Arg& a = required(pos, name);
   std::vector<const HostTensor*> out;
@@ -703,84 +618,6 @@ std::vector<const HostTensor*> GraphEvaluator::tensor_list(size_t pos, const cha
   return out;
 }
 
-std::vector<HostTensor> GraphEvaluator::cat() {
-  std::vector<const HostTensor*> parts;
-  for (const HostTensor* t : tensor_list(0, "tensors"))
-    if (t && !(t->rank() == 1 && t->sizes[0] == 0)) parts.push_back(t);
-  if (parts.empty()) fail("expected a non-empty list of tensors");
-  int64_t dim = wrap_dim(int_or(1, "dim", 0), parts[0]->rank());
-  HostTensor out = output();
-  for_each_index(out.sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
-    std::vector<int64_t> in = c;
-    for (const HostTensor* p : parts) {
-      if (in[dim] < p->sizes[dim]) {
-        out.storage[flat] = round_to_dtype(out.dtype, p->at(in));
-        return;
-      }
-      in[dim] -= p->sizes[dim];
-    }
-  });
-  return {out};
-}
-
-std::vector<HostTensor> GraphEvaluator::constant_pad() {
-  const HostTensor& self = tensor(0, "self");
-  auto pad = ints_arg(1, "pad");
-  if (!pad) fail("missing argument 'pad'");
-  double value = float_arg(2, "value", 0);
-  std::vector<int64_t> before(self.rank(), 0);
-  for (size_t k = 0; k < pad->size() / 2; ++k) before[self.rank() - 1 - k] = (*pad)[2 * k];
-  HostTensor out = output();
-  for_each_index(out.sizes, [&](const std::vector<int64_t>& c, int64_t flat) {
-    std::vector<int64_t> in(c.size());
-    bool inside = true;
-    for (size_t d = 0; d < c.size(); ++d) {
-      in[d] = c[d] - before[d];
-      inside = inside && in[d] >= 0 && in[d] < self.sizes[d];
-    }
-    out.storage[flat] = round_to_dtype(out.dtype, inside ? self.at(in) : value);
-  });
-  return {out};
-}
-
-std::vector<HostTensor> GraphEvaluator::flip() {
-  const HostTensor& self = tensor(0, "self");
-  std::vector<bool> flipped(self.rank(), false);
-  if (auto dims = ints_arg(1, "dims"))
-    for (int64_t d : *dims) flipped[wrap_dim(d, self.rank())] = true;
-  return {output_from_values(0, gather(self, self.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    for (size_t d = 0; d < c.size(); ++d) in[d] = flipped[d] ? self.sizes[d] - 1 - c[d] : c[d];
-  }))};
-}
-
-std::vector<HostTensor> GraphEvaluator::repeat() {
-  const HostTensor& self = tensor(0, "self");
-  HostTensor out = output();
-  size_t lead = out.sizes.size() - self.sizes.size();
-  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    for (size_t d = 0; d < self.sizes.size(); ++d) in[d] = c[lead + d] % self.sizes[d];
-  }))};
-}
-
-std::vector<HostTensor> GraphEvaluator::slice_scatter() {
-  const HostTensor& self = tensor(0, "self");
-  const HostTensor& src = tensor(1, "src");
-  int64_t dim = wrap_dim(int_or(2, "dim", 0), self.rank());
-  int64_t n = self.sizes[dim];
-  const Arg* a = arg(3, "start");
-  int64_t start = (!a || a->is_none()) ? 0 : int_arg(3, "start");
-  if (start < 0) start += n;
-  start = std::clamp<int64_t>(start, 0, n);
-  int64_t step = int_or(5, "step", 1);
-  HostTensor out = output_from_values(0, self.values());
-  for_each_index(src.sizes, [&](const std::vector<int64_t>& c, int64_t) {
-    std::vector<int64_t> o = c;
-    o[dim] = start + c[dim] * step;
-    out.at(o) = round_to_dtype(out.dtype, src.at(c));
-  });
-  return {out};
-}
-
 /// An index value checked against `size` and wrapped when negative.
 int64_t GraphEvaluator::checked_index(double v, int64_t size) const {
   auto i = to_int64(v);
@@ -788,138 +625,7 @@ int64_t GraphEvaluator::checked_index(double v, int64_t size) const {
   return i < 0 ? i + size : i;
 }
 
-std::vector<HostTensor> GraphEvaluator::embedding() {
-  const HostTensor& w = tensor(0, "weight");
-  const HostTensor& idx = tensor(1, "indices");
-  HostTensor out = output();
-  std::vector<int64_t> ic(idx.sizes.size());
-  return {output_from_values(0, gather(w, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    std::copy(c.begin(), c.end() - 1, ic.begin());
-    in[0] = checked_index(idx.at(ic), w.sizes[0]);
-    in[1] = c.back();
-  }))};
-}
-
-std::vector<HostTensor> GraphEvaluator::index_select() {
-  const HostTensor& self = tensor(0, "self");
-  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
-  const HostTensor& idx = tensor(2, "index");
-  HostTensor out = output();
-  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    in = c;
-    if (self.rank() == 0) return;
-    in[dim] = checked_index(idx.rank() == 0 ? idx.at({}) : idx.at({c[dim]}), self.sizes[dim]);
-  }))};
-}
-
-std::vector<HostTensor> GraphEvaluator::gather_op() {
-  const HostTensor& self = tensor(0, "self");
-  int64_t dim = wrap_dim(int_arg(1, "dim"), self.rank());
-  const HostTensor& idx = tensor(2, "index");
-  HostTensor out = output();
-  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    in = c;
-    if (self.rank() == 0) return;
-    in[dim] = checked_index(idx.at(c), self.sizes[dim]);
-  }))};
-}
-
-std::vector<HostTensor> GraphEvaluator::index_tensor() {
-  const HostTensor& self = tensor(0, "self");
-  std::vector<const HostTensor*> indices = tensor_list(1, "indices");
-  std::vector<size_t> indexed;
-  size_t b_rank = 0;
-  for (size_t d = 0; d < indices.size(); ++d) {
-    if (!indices[d]) continue;
-    if (!is_integer(indices[d]->dtype)) fail("only integer index tensors are supported");
-    indexed.push_back(d);
-    b_rank = std::max(b_rank, indices[d]->sizes.size());
-  }
-  HostTensor out = output();
-  if (indexed.empty()) return {output_from_values(0, self.values())};
-  bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
-  size_t b_start = adjacent ? indexed.front() : 0;
-  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    size_t o = 0;
-    for (int64_t d = 0; d < self.rank(); ++d) {
-      if (static_cast<size_t>(d) < indices.size() && indices[d]) {
-        const HostTensor& t = *indices[d];
-        std::vector<int64_t> tc(t.sizes.size());
-        size_t lead = b_rank - t.sizes.size();
-        for (size_t j = 0; j < tc.size(); ++j) tc[j] = t.sizes[j] == 1 ? 0 : c[b_start + lead + j];
-        in[d] = checked_index(t.at(tc), self.sizes[d]);
-        continue;
-      }
-      if (o == b_start) o += b_rank;
-      in[d] = c[o++];
-    }
-  }))};
-}
-
 // ---- second coverage round -------------------------------------------------------------------------------------------
-
-std::vector<HostTensor> GraphEvaluator::split(bool unbind) {
-  const HostTensor& self = tensor(0, "self");
-  int64_t dim = wrap_dim(int_or(unbind ? 1 : 2, "dim", 0), self.rank());
-  std::vector<HostTensor> out;
-  int64_t start = 0;
-  for (size_t k = 0; k < node_->outputs.size(); ++k) {
-    HostTensor piece = output(k);
-    if (unbind) {
-      auto kk = static_cast<int64_t>(k);
-      out.push_back(output_from_values(k, gather(self, piece.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-        for (int64_t d = 0, o = 0; d < self.rank(); ++d) in[d] = d == dim ? kk : c[o++];
-      })));
-      continue;
-    }
-    if (piece.rank() != self.rank()) fail("output " + std::to_string(k) + " has the wrong rank");
-    out.push_back(output_from_values(k, gather(self, piece.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-      in = c;
-      in[dim] += start;
-    })));
-    start += piece.sizes[dim];
-  }
-  if (!unbind && start != self.sizes[dim]) fail("the pieces do not cover the split dim");
-  return out;
-}
-
-std::vector<HostTensor> GraphEvaluator::diagonal() {
-  const HostTensor& self = tensor(0, "self");
-  int64_t offset = int_or(1, "offset", 0);
-  int64_t d1 = wrap_dim(int_or(2, "dim1", 0), self.rank()), d2 = wrap_dim(int_or(3, "dim2", 1), self.rank());
-  if (d1 == d2) fail("dim1 and dim2 must differ");
-  HostTensor out = output();
-  return {output_from_values(0, gather(self, out.sizes, [&](const std::vector<int64_t>& c, std::vector<int64_t>& in) {
-    for (int64_t d = 0, o = 0; d < self.rank(); ++d) {
-      if (d == d1) in[d] = c.back() + (offset < 0 ? -offset : 0);
-      else if (d == d2) in[d] = c.back() + (offset > 0 ? offset : 0);
-      else in[d] = c[o++];
-    }
-  }))};
-}
-
-/// as_strided reads the storage of its input: a graph input's own storage (layout included), else the row-major
-/// storage of the computed value.
-std::vector<HostTensor> GraphEvaluator::as_strided() {
-  const Arg& a = required(0, "self");
-  if (!a.is_tensor()) fail("argument 'self' must be a tensor");
-  auto placeholder = input_of_node_.find(a.tensor().node);
-  const HostTensor& self = placeholder != input_of_node_.end() ? inputs_[placeholder->second] : value(a.tensor());
-  auto sizes = ints_arg(1, "size");
-  auto strides = ints_arg(2, "stride");
-  if (!sizes || !strides || sizes->size() != strides->size()) fail("size and stride must be lists of one length");
-  const Arg* off = arg(3, "storage_offset");
-  int64_t offset = (!off || off->is_none()) ? self.offset : int_arg(3, "storage_offset");
-  HostTensor view;
-  view.dtype = self.dtype;
-  view.sizes = *sizes;
-  view.strides = *strides;
-  view.offset = offset;
-  if (HostTensor::storage_size(view.sizes, view.strides, view.offset) > static_cast<int64_t>(self.storage.size()))
-    fail("as_strided reaches past its input's storage");
-  view.storage = self.storage;
-  return {output_from_values(0, view.values())};
-}
 
 const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
   static const std::map<std::string, OpFn> table = [] {
@@ -968,37 +674,8 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
     t["aten.clamp_min.default"] = [](GraphEvaluator& E) { return E.clamp(1); };
     t["aten.clamp_max.default"] = [](GraphEvaluator& E) { return E.clamp(2); };
     for (const char* name : {"aten._to_copy.default", "prims.convert_element_type.default", "aten.clone.default",
-                             "aten.alias.default", "aten.lift_fresh_copy.default"})
+                             "aten.lift_fresh_copy.default"})
       t[name] = [](GraphEvaluator& E) { return E.convert(); };
-    for (const char* name : {"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
-                             "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
-                             "aten.squeeze.default"})
-      t[name] = [](GraphEvaluator& E) { return E.reshape(); };
-    t["aten.view_copy.default"] = [](GraphEvaluator& E) { return E.reshape(); };
-    t["aten.permute_copy.default"] = [](GraphEvaluator& E) {
-      auto dims = E.ints_arg(1, "dims");
-      if (!dims) E.fail("missing argument 'dims'");
-      return E.permute(*dims);
-    };
-    t["aten.permute.default"] = [](GraphEvaluator& E) {
-      auto dims = E.ints_arg(1, "dims");
-      if (!dims) E.fail("missing argument 'dims'");
-      return E.permute(*dims);
-    };
-    t["aten.t.default"] = [](GraphEvaluator& E) {
-      int64_t rank = E.tensor(0, "self").rank();
-      if (rank > 2) E.fail("t() expects a tensor of at most 2 dims");
-      return rank < 2 ? E.convert() : E.permute({1, 0});
-    };
-    t["aten.transpose.int"] = [](GraphEvaluator& E) {
-      int64_t rank = E.tensor(0, "self").rank();
-      if (rank == 0) return E.convert();
-      int64_t a = E.wrap_dim(E.int_arg(1, "dim0"), rank), b = E.wrap_dim(E.int_arg(2, "dim1"), rank);
-      std::vector<int64_t> dims;
-      for (int64_t d = 0; d < rank; ++d) dims.push_back(d == a ? b : d == b ? a : d);
-      return E.permute(dims);
-    };
-    t["aten.expand.default"] = [](GraphEvaluator& E) { return E.expand(); };
 
     binary("fmod", Binary::Fmod);
     binary("remainder", Binary::Remainder);
@@ -1067,31 +744,7 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
       double lo = E.float_arg(1, "min_val", -1), hi = E.float_arg(2, "max_val", 1);
       return E.elementwise([=](double x) { return nan_min(nan_max(x, lo), hi); });
     };
-    t["aten.slice.Tensor"] = [](GraphEvaluator& E) { return E.slice(); };
-    t["aten.select.int"] = [](GraphEvaluator& E) { return E.select(); };
-    t["aten.cat.default"] = [](GraphEvaluator& E) { return E.cat(); };
-    t["aten.constant_pad_nd.default"] = [](GraphEvaluator& E) { return E.constant_pad(); };
-    t["aten.flip.default"] = [](GraphEvaluator& E) { return E.flip(); };
-    t["aten.repeat.default"] = [](GraphEvaluator& E) { return E.repeat(); };
-    t["aten.slice_scatter.default"] = [](GraphEvaluator& E) { return E.slice_scatter(); };
-    t["aten.copy.default"] = [](GraphEvaluator& E) {
-      const HostTensor& src = E.tensor(1, "src");
-      HostTensor out = E.output();
-      return std::vector<HostTensor>{
-          E.output_from_values(0, E.broadcast(Operand{&src}, out.sizes, out.dtype, out.dtype))};
-    };
-    t["aten.embedding.default"] = [](GraphEvaluator& E) { return E.embedding(); };
-    t["aten.index_select.default"] = [](GraphEvaluator& E) { return E.index_select(); };
-    t["aten.gather.default"] = [](GraphEvaluator& E) { return E.gather_op(); };
-    t["aten.index.Tensor"] = [](GraphEvaluator& E) { return E.index_tensor(); };
     // Second coverage round.
-    for (const char* name : {"aten.split_with_sizes.default", "aten.split.Tensor", "aten.chunk.default"})
-      t[name] = [](GraphEvaluator& E) { return E.split(false); };
-    t["aten.unbind.int"] = [](GraphEvaluator& E) { return E.split(true); };
-    t["aten.diagonal.default"] = [](GraphEvaluator& E) { return E.diagonal(); };
-    t["aten.as_strided.default"] = [](GraphEvaluator& E) { return E.as_strided(); };
-    t["aten.as_strided_copy.default"] = [](GraphEvaluator& E) { return E.as_strided(); };
-    t["aten.narrow_copy.default"] = [](GraphEvaluator& E) { return E.slice(); };
     t["aten.fmax.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Fmax, false); };
     t["aten.fmin.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Fmin, false); };
     t["aten.copysign.Tensor"] = [](GraphEvaluator& E) { return E.binary(Binary::Copysign, false); };
@@ -1101,10 +754,6 @@ const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
          {"aten.special_zeta.default", "aten.special_zeta.self_scalar", "aten.special_zeta.other_scalar"})
       t[name] = [](GraphEvaluator& E) { return E.binary(Binary::Zeta, false); };
     t["aten.polygamma.default"] = [](GraphEvaluator& E) { return E.polygamma(); };
-    for (const char* name : {"aten.bucketize.Tensor", "aten.bucketize.Scalar"})
-      t[name] = [](GraphEvaluator& E) { return E.search(true); };
-    for (const char* name : {"aten.searchsorted.Tensor", "aten.searchsorted.Scalar"})
-      t[name] = [](GraphEvaluator& E) { return E.search(false); };
     t["aten.lgamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Lgamma); };
     t["aten.digamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Digamma); };
     t["aten.erfinv.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Erfinv); };

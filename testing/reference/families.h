@@ -8,6 +8,8 @@ namespace hi::reference {
 class ReferenceTable;
 
 void register_factory_references(ReferenceTable& t);
+void register_indexing_references(ReferenceTable& t);
+void register_layout_references(ReferenceTable& t);
 void register_norm_references(ReferenceTable& t);
 void register_pooling_references(ReferenceTable& t);
 void register_reduction_references(ReferenceTable& t);
@@ -17,6 +19,8 @@ void register_view_references(ReferenceTable& t);
 /// Every family above, in order.
 inline void register_all_reference_families(ReferenceTable& t) {
   register_factory_references(t);
+  register_indexing_references(t);
+  register_layout_references(t);
   register_norm_references(t);
   register_pooling_references(t);
   register_reduction_references(t);
