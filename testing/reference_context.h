@@ -280,25 +280,35 @@ class GraphEvaluator {
     return reduced;
   }
 
-  // ---- op families ----
+  // ---- shared pointwise machinery: each reads the bound call's operands by name and rounds as eager does ----
+  /// A binary op of the schema's first two arguments (self and other, or exponent), broadcast; `has_alpha`: alpha
+  /// scales the second (add, sub); `reversed`: rsub's other - alpha * self.
   std::vector<HostTensor> binary(Binary op, bool has_alpha, bool reversed = false);
+  /// A unary op of self, computed in the result dtype (the input's for predicates).
   std::vector<HostTensor> unary(Unary op);
+  /// clamp and clamp_min / clamp_max: the bounds the overload has.
   std::vector<HostTensor> clamp();
   std::vector<HostTensor> where();
+  /// The schema's first argument converted to the output dtype (_to_copy, convert_element_type, clone, alias).
   std::vector<HostTensor> convert();
-  // Ops added with the coverage work.
-  int64_t checked_index(double v, int64_t size) const;
-  std::vector<double> fold(const HostTensor& self, const std::optional<std::vector<int64_t>>& dims, double init,
-                           const std::function<double(double, double, int64_t, int64_t&)>& fn,
-                           std::vector<int64_t>* positions = nullptr) const;
+  /// div with rounding_mode None, 'trunc' or 'floor'.
   std::vector<HostTensor> div_mode();
   std::vector<HostTensor> ldexp();
   std::vector<HostTensor> polygamma();
+  /// `fn` of each element of self, in eager's opmath type.
   std::vector<HostTensor> elementwise(const std::function<double(double)>& fn);
   std::vector<HostTensor> bitwise_not();
-  // Second coverage round.
- private:
 
+  // ---- shared reduction and indexing machinery ----
+  /// An index value checked against `size` and wrapped when negative.
+  int64_t checked_index(double v, int64_t size) const;
+  /// Reduction of `self` over `dims` (all when empty / None) with `fn(acc, value, position)`; `init` starts each
+  /// group. Positions are row-major over the reduced dims.
+  std::vector<double> fold(const HostTensor& self, const std::optional<std::vector<int64_t>>& dims, double init,
+                           const std::function<double(double, double, int64_t, int64_t&)>& fn,
+                           std::vector<int64_t>* positions = nullptr) const;
+
+ private:
   std::map<int, size_t> input_of_node_;  ///< placeholder node -> position in inputs_ (as_strided reads its storage)
 
   const Graph& g_;

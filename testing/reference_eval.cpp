@@ -484,7 +484,7 @@ void moments(const std::vector<double>& v, const Groups& g, double correction, s
   for (double& s : variance) s /= denom;
 }
 
-// ---- ops added with the coverage work --------------------------------------------------------------------------------
+// ---- pointwise ops with their own element loops --------------------------------------------------------------------
 
 std::vector<HostTensor> GraphEvaluator::div_mode() {
   if (!args().given("rounding_mode")) return binary(Binary::Div, false);
@@ -565,8 +565,6 @@ int64_t GraphEvaluator::checked_index(double v, int64_t size) const {
   if (i < -size || i >= size) fail("index " + std::to_string(i) + " out of range for size " + std::to_string(size));
   return i < 0 ? i + size : i;
 }
-
-// ---- second coverage round -------------------------------------------------------------------------------------------
 
 std::vector<HostTensor> GraphEvaluator::run() {
   std::vector<std::string> problems = verify_graph(g_);

@@ -72,8 +72,6 @@ Metas round_decimals(const MetaInference& m) {
   return unary_same(m);
 }
 
-// --- ops of the second coverage round ---------------------------------------------------------------------------
-
 Metas copysign(const MetaInference& m) {
   return one(to_float(m.result_type({"self", "other"})), m.broadcast({"self", "other"}));
 }
