@@ -246,19 +246,15 @@ std::string sizes_str(const std::vector<Index>& sizes);
 /// The dtype transcendental ops compute integer and bool inputs in: `t` when floating, else float32.
 inline DType to_float(DType t) { return is_floating(t) ? t : DType::Float32; }
 inline bool is_integral_or_bool(DType t) { return t == DType::Bool || is_integer(t); }
+/// Pointwise meta rules the families share: the named operands broadcast, in torch.result_type's dtype
+/// (broadcast_binary), or a float result type for true division and its kin (true_divide: self, other); one input's
+/// sizes in its dtype (unary_same) or in the default float type for integer input (unary_float).
+Metas broadcast_binary(const MetaInference& m, std::string_view a, std::string_view b);
+Metas true_divide(const MetaInference& m);
+Metas unary_same(const MetaInference& m);
+Metas unary_float(const MetaInference& m);
 /// The result dtype of sum, prod, cumsum, cumprod: the `dtype` argument when given, else int64 for integral and bool
 /// input (they accumulate in int64), else the input's.
 DType sum_dtype(const MetaInference& m, DType in);
-
-// ---------------------------------------------------------------------------------------------------------------
-// The schema table being moved into the op registry (lowering/op_registry.h), family by family. The registry
-// consults it for overloads no family file defines yet.
-
-/// Schema of an overload still in the old table, or nullptr.
-const OpSchema* legacy_op_schema(std::string_view qualified_name);
-/// Every overload still in the old table, in table order.
-const std::vector<OpSchema>& legacy_op_schemas();
-/// The old table's meta rule for `args.schema` (an overload legacy_op_schema knows).
-std::vector<TensorMeta> legacy_infer_meta(const Graph& g, const Node& node, const BoundArgs& args);
 
 }  // namespace hi

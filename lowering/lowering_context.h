@@ -65,9 +65,6 @@ inline DType accumulate_type(DType t) {
   return t;
 }
 
-/// Argument position of keyword-only arguments: never positional, found by name.
-inline constexpr size_t kKwargOnly = static_cast<size_t>(-1);
-
 /// Scalar operand of a pointwise op: its value and whether it is a floating-point Python number.
 struct Scalar {
   double value = 0;
@@ -138,82 +135,6 @@ class GraphLowering {
     return out;
   }
 
-  // Arguments by position (lowerings not yet moved into the op registry).
-  /// Argument at position `pos`, or keyword `name`; nullptr when absent.
-  const Arg* arg(size_t pos, const char* name) const {
-    if (pos < node_->args.size()) return &node_->args[pos];
-    return node_->kwarg(name);
-  }
-  const Arg& required(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a) fail("missing argument '" + std::string(name) + "'");
-    return *a;
-  }
-  TensorValue tensor(size_t pos, const char* name) {
-    const Arg& a = required(pos, name);
-    if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor");
-    return value(a.tensor());
-  }
-  std::optional<TensorValue> optional_tensor(size_t pos, const char* name) {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    if (!a->is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor or None");
-    return value(a->tensor());
-  }
-  std::optional<Scalar> scalar(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    switch (a->kind()) {
-      case Arg::Kind::Float: return Scalar{a->number(), true, false};
-      case Arg::Kind::Bool: return Scalar{a->boolean() ? 1.0 : 0.0, false, true};
-      case Arg::Kind::Int:
-        if (auto c = a->integer().as_const()) return Scalar{static_cast<double>(*c), false, false};
-        fail("argument '" + std::string(name) + "' is a symbolic scalar; only constants are supported");
-      default: fail("argument '" + std::string(name) + "' must be a number");
-    }
-  }
-  int64_t int_arg(size_t pos, const char* name, std::optional<int64_t> dflt = std::nullopt) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) {
-      if (dflt) return *dflt;
-      fail("missing argument '" + std::string(name) + "'");
-    }
-    if (a->kind() == Arg::Kind::Int)
-      if (auto c = a->integer().as_const()) return *c;
-    if (a->kind() == Arg::Kind::Bool) return a->boolean();
-    fail("argument '" + std::string(name) + "' must be a constant int");
-  }
-  bool bool_arg(size_t pos, const char* name, bool dflt) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return dflt;
-    if (a->kind() == Arg::Kind::Bool) return a->boolean();
-    if (a->kind() == Arg::Kind::Int && a->integer().is_const()) return a->integer().value() != 0;
-    fail("argument '" + std::string(name) + "' must be a bool");
-  }
-  double float_arg(size_t pos, const char* name, double dflt) const {
-    auto s = scalar(pos, name);
-    return s ? s->value : dflt;
-  }
-  std::string str_arg(size_t pos, const char* name, const std::string& dflt) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return dflt;
-    if (a->kind() != Arg::Kind::Str) fail("argument '" + std::string(name) + "' must be a string");
-    return a->str();
-  }
-  /// Int list argument; nullopt when absent or None. A single int is accepted as a one-element list.
-  std::optional<std::vector<Index>> ints_arg(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    if (a->kind() == Arg::Kind::IntList) return a->ints();
-    if (a->kind() == Arg::Kind::Int) return std::vector<Index>{a->integer()};
-    fail("argument '" + std::string(name) + "' must be a list of ints");
-  }
-  std::optional<DType> dtype_arg(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    if (a->kind() != Arg::Kind::DType) fail("argument '" + std::string(name) + "' must be a dtype");
-    return a->dtype();
-  }
   const TensorMeta& out_meta(size_t i = 0) const {
     if (i >= node_->outputs.size()) fail("has no meta for output " + std::to_string(i));
     return node_->outputs[i];
@@ -296,18 +217,6 @@ class GraphLowering {
     if (v.body->op == ExprOp::Load && v.body->args.empty()) return v;
     return realize(v);
   }
-  /// Tensor list argument (Tensor[] / Tensor?[]); None entries stay nullopt.
-  std::vector<std::optional<TensorValue>> tensor_list(size_t pos, const char* name) {
-    const Arg& a = required(pos, name);
-    std::vector<std::optional<TensorValue>> out;
-    if (a.kind() == Arg::Kind::IntList && a.ints().empty()) return out;
-    if (a.kind() != Arg::Kind::TensorList) fail("argument '" + std::string(name) + "' must be a list of tensors");
-    for (const auto& r : a.tensors()) {
-      if (r) out.emplace_back(value(*r));
-      else out.emplace_back(std::nullopt);
-    }
-    return out;
-  }
   /// `v` read at `coords`, where the coordinates of the dims in `indirect` (dim -> Int64 expression, non-negative)
   /// are values computed at run time: an indirect load (see Expr::indirect_load). `v` is realized first unless it
   /// already is a plain load of a buffer.
@@ -364,6 +273,19 @@ class GraphLowering {
 };
 
 
+/// The dtype a pointwise op computes in: torch.result_type of its operands (ResultType).
+DType operand_type(const std::vector<const TensorValue*>& tensors, const std::vector<Scalar>& scalars);
+/// `a op b` computed in `compute` (comparisons and logical ops give bool).
+Expr binary_in(BinaryOp op, Expr a, Expr b, DType compute);
+/// A binary pointwise op over the schema's first two arguments, broadcast; either may be a number (`scalar_other`:
+/// the second always is). `has_alpha`: `alpha` scales the second (add, sub). Half types compute in float32 unless
+/// `math_in_float` is false.
+std::vector<TensorValue> lower_binary(GraphLowering& L, BinaryOp op, bool scalar_other, bool has_alpha = false,
+                                      bool math_in_float = true);
+/// A unary pointwise op of `self`, in float32 for half types and in the result type for integer input to a
+/// floating op.
+std::vector<TensorValue> lower_unary(GraphLowering& L, UnaryOp op);
+
 /// PyTorch's dtype conversion of `self` to the output meta (also clone, alias, and ops that reduce to a copy, such as
 /// a scan over a 0-d tensor).
 std::vector<TensorValue> lower_convert(GraphLowering& L);
@@ -412,10 +334,5 @@ inline Expr in_range(const Index& o, const Index& n) {
 inline void and_into(std::optional<Expr>& all, const Expr& ok) {
   all = all ? Expr::binary(BinaryOp::LogicalAnd, *all, ok, DType::Bool) : ok;
 }
-
-/// Lowerings still in lower_graph.cpp's old table, found by position: lower_node falls back to them for overloads
-/// the op registry does not lower yet. Exposed for has_lowering and the registry test while the move lasts.
-bool has_legacy_lowering(const std::string& target);
-std::vector<std::string> legacy_lowered_ops();
 
 }  // namespace hi::lowering

@@ -56,14 +56,11 @@ const OpTable& registry() {
   return table;
 }
 
-/// The registry's schemas followed by those of the old table it does not define yet.
+/// The registry's schemas, in registration order.
 const std::vector<OpSchema>& schema_list() {
   static const std::vector<OpSchema> schemas = [] {
     std::vector<OpSchema> out;
     for (const OpDef* d : registry().ops()) out.push_back(d->schema);
-    for (const OpSchema& s : legacy_op_schemas()) {
-      if (!registry().find(s.qualified_name)) out.push_back(s);
-    }
     return out;
   }();
   return schemas;
@@ -76,8 +73,8 @@ const OpDef* find_op(std::string_view qualified_name) { return registry().find(q
 const std::vector<const OpDef*>& all_ops() { return registry().ops(); }
 
 const OpSchema* find_op_schema(std::string_view qualified_name) {
-  if (const OpDef* d = find_op(qualified_name)) return &d->schema;
-  return legacy_op_schema(qualified_name);
+  const OpDef* d = find_op(qualified_name);
+  return d ? &d->schema : nullptr;
 }
 
 const std::vector<OpSchema>& all_op_schemas() { return schema_list(); }
@@ -90,8 +87,9 @@ BoundArgs bind_args(const Node& node) {
 
 std::vector<TensorMeta> infer_meta(const Graph& g, const Node& node, const BoundArgs& args) {
   if (!args.schema) throw SchemaError(node.name, node.target, "op", "", "arguments are not bound");
-  if (const OpDef* d = find_op(args.schema->qualified_name)) return d->meta(MetaInference(g, node, args));
-  return legacy_infer_meta(g, node, args);
+  const OpDef* d = find_op(args.schema->qualified_name);
+  if (!d) throw SchemaError(node.name, node.target, "op", "", "unknown op '" + node.target + "'");
+  return d->meta(MetaInference(g, node, args));
 }
 
 std::vector<TensorMeta> infer_meta(const Graph& g, const Node& node) { return infer_meta(g, node, bind_args(node)); }

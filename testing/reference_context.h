@@ -84,9 +84,46 @@ void moments(const std::vector<double>& v, const Groups& g, double correction, s
 double nan_max(double a, double b);
 double nan_min(double a, double b);
 
-/// The binary and unary element functions (reference_eval.cpp).
-enum class Binary;
-enum class Unary;
+/// The binary and unary element functions (applied in reference_eval.cpp).
+enum class Binary {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Maximum,
+  Minimum,
+  FloorDiv,
+  TruncDiv,
+  Remainder,
+  Fmod,
+  BitwiseAnd,
+  BitwiseOr,
+  BitwiseXor,
+  Atan2,
+  Hypot,
+  Fmax,
+  Fmin,
+  Copysign,
+  Nextafter,
+  Zeta,
+  // Comparisons and logic from here on (they compute in the operands' promoted type).
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor
+};
+
+enum class Unary {
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Erf, Sin, Cos, Reciprocal, Log1p, Expm1, Floor, Ceil,
+  LogicalNot, Silu, Exp2, Log2, Trunc, Sign, IsNan, GeluErf, GeluTanh, Tan, Atan, Asin, Acos, Sinh, Cosh, Asinh,
+  Acosh, Atanh, Erfc, Log10, Round, IsInf, Lgamma, Digamma, Erfinv
+};
 
 class GraphEvaluator;
 
@@ -113,10 +150,6 @@ class GraphEvaluator {
   GraphEvaluator(const Graph& g, const std::vector<HostTensor>& inputs) : g_(g), inputs_(inputs) {}
 
   std::vector<HostTensor> run();
-
-  /// Overloads the old table (reference_eval.cpp) evaluates, by position rather than bound arguments.
-  static bool has_legacy_op(const std::string& target) { return ops().count(target) > 0; }
-  static std::vector<std::string> legacy_op_names();
 
   // What the per-family references use.
 
@@ -163,87 +196,8 @@ class GraphEvaluator {
     return &value(a.tensor());
   }
 
-  // ---- arguments by position (the old table) ----
-  const Arg* arg(size_t pos, const char* name) const {
-    if (pos < node_->args.size()) return &node_->args[pos];
-    return node_->kwarg(name);
-  }
-  const Arg& required(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a) fail("missing argument '" + std::string(name) + "'");
-    return *a;
-  }
-  const HostTensor& tensor(size_t pos, const char* name) const {
-    const Arg& a = required(pos, name);
-    if (!a.is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor");
-    return value(a.tensor());
-  }
+  /// The value a reference points at (evaluated already: graphs are in order).
   const HostTensor& value(const ValueRef& r) const { return values_.at(r.node).at(r.output); }
-  std::optional<const HostTensor*> optional_tensor(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    if (!a->is_tensor()) fail("argument '" + std::string(name) + "' must be a tensor or None");
-    return &value(a->tensor());
-  }
-  int64_t constant(const Index& i, const char* name) const {
-    auto c = i.as_const();
-    if (!c) fail("argument '" + std::string(name) + "' is symbolic (" + i.str() + "); only constants are supported");
-    return *c;
-  }
-  /// A tensor or a Python number; nullopt when absent or None.
-  std::optional<Operand> operand(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    switch (a->kind()) {
-      case Arg::Kind::Tensor: return Operand{&value(a->tensor())};
-      case Arg::Kind::Float: return Operand{nullptr, a->number(), DType::Float64};
-      case Arg::Kind::Int: return Operand{nullptr, static_cast<double>(constant(a->integer(), name)), DType::Int64};
-      case Arg::Kind::Bool: return Operand{nullptr, a->boolean() ? 1.0 : 0.0, DType::Bool};
-      default: fail("argument '" + std::string(name) + "' must be a tensor or a number");
-    }
-  }
-  Operand required_operand(size_t pos, const char* name) const {
-    auto o = operand(pos, name);
-    if (!o) fail("missing argument '" + std::string(name) + "'");
-    return *o;
-  }
-  int64_t int_arg(size_t pos, const char* name) const {
-    const Arg& a = required(pos, name);
-    if (a.kind() == Arg::Kind::Int) return constant(a.integer(), name);
-    if (a.kind() == Arg::Kind::Bool) return a.boolean();
-    fail("argument '" + std::string(name) + "' must be an int");
-  }
-  bool bool_arg(size_t pos, const char* name, bool dflt) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return dflt;
-    if (a->kind() == Arg::Kind::Bool) return a->boolean();
-    if (a->kind() == Arg::Kind::Int) return constant(a->integer(), name) != 0;
-    fail("argument '" + std::string(name) + "' must be a bool");
-  }
-  double float_arg(size_t pos, const char* name, double dflt) const {
-    auto o = operand(pos, name);
-    if (!o) return dflt;
-    if (o->tensor) fail("argument '" + std::string(name) + "' must be a number");
-    return o->number;
-  }
-  std::optional<std::vector<int64_t>> ints_arg(size_t pos, const char* name) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return std::nullopt;
-    std::vector<int64_t> out;
-    if (a->kind() == Arg::Kind::Int) {
-      out.push_back(constant(a->integer(), name));
-      return out;
-    }
-    if (a->kind() != Arg::Kind::IntList) fail("argument '" + std::string(name) + "' must be a list of ints");
-    for (const Index& i : a->ints()) out.push_back(constant(i, name));
-    return out;
-  }
-  std::string str_arg(size_t pos, const char* name, const std::string& dflt) const {
-    const Arg* a = arg(pos, name);
-    if (!a || a->is_none()) return dflt;
-    if (a->kind() != Arg::Kind::Str) fail("argument '" + std::string(name) + "' must be a string");
-    return a->str();
-  }
   int64_t wrap_dim(int64_t dim, int64_t rank) const {
     int64_t r = std::max<int64_t>(rank, 1);
     if (dim < -r || dim >= r)
@@ -326,29 +280,35 @@ class GraphEvaluator {
     return reduced;
   }
 
-  // ---- op families ----
+  // ---- shared pointwise machinery: each reads the bound call's operands by name and rounds as eager does ----
+  /// A binary op of the schema's first two arguments (self and other, or exponent), broadcast; `has_alpha`: alpha
+  /// scales the second (add, sub); `reversed`: rsub's other - alpha * self.
   std::vector<HostTensor> binary(Binary op, bool has_alpha, bool reversed = false);
+  /// A unary op of self, computed in the result dtype (the input's for predicates).
   std::vector<HostTensor> unary(Unary op);
-  std::vector<HostTensor> clamp(int which /*0 both, 1 min, 2 max*/);
+  /// clamp and clamp_min / clamp_max: the bounds the overload has.
+  std::vector<HostTensor> clamp();
   std::vector<HostTensor> where();
+  /// The schema's first argument converted to the output dtype (_to_copy, convert_element_type, clone, alias).
   std::vector<HostTensor> convert();
-  // Ops added with the coverage work.
-  int64_t int_or(size_t pos, const char* name, int64_t dflt) const;
-  std::vector<const HostTensor*> tensor_list(size_t pos, const char* name) const;
-  int64_t checked_index(double v, int64_t size) const;
-  std::vector<double> fold(const HostTensor& self, const std::optional<std::vector<int64_t>>& dims, double init,
-                           const std::function<double(double, double, int64_t, int64_t&)>& fn,
-                           std::vector<int64_t>* positions = nullptr) const;
+  /// div with rounding_mode None, 'trunc' or 'floor'.
   std::vector<HostTensor> div_mode();
   std::vector<HostTensor> ldexp();
   std::vector<HostTensor> polygamma();
+  /// `fn` of each element of self, in eager's opmath type.
   std::vector<HostTensor> elementwise(const std::function<double(double)>& fn);
   std::vector<HostTensor> bitwise_not();
-  // Second coverage round.
- private:
-  using OpFn = std::function<std::vector<HostTensor>(GraphEvaluator&)>;
-  static const std::map<std::string, OpFn>& ops();
 
+  // ---- shared reduction and indexing machinery ----
+  /// An index value checked against `size` and wrapped when negative.
+  int64_t checked_index(double v, int64_t size) const;
+  /// Reduction of `self` over `dims` (all when empty / None) with `fn(acc, value, position)`; `init` starts each
+  /// group. Positions are row-major over the reduced dims.
+  std::vector<double> fold(const HostTensor& self, const std::optional<std::vector<int64_t>>& dims, double init,
+                           const std::function<double(double, double, int64_t, int64_t&)>& fn,
+                           std::vector<int64_t>* positions = nullptr) const;
+
+ private:
   std::map<int, size_t> input_of_node_;  ///< placeholder node -> position in inputs_ (as_strided reads its storage)
 
   const Graph& g_;

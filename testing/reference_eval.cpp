@@ -170,55 +170,7 @@ double remainder(double a, double b) {
   return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;
 }
 
-}  // namespace
-
-enum class Binary {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Pow,
-  Maximum,
-  Minimum,
-  FloorDiv,
-  TruncDiv,
-  Remainder,
-  Fmod,
-  BitwiseAnd,
-  BitwiseOr,
-  BitwiseXor,
-  Atan2,
-  Hypot,
-  Fmax,
-  Fmin,
-  Copysign,
-  Nextafter,
-  Zeta,
-  // Comparisons and logic from here on (they compute in the operands' promoted type).
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-  LogicalAnd,
-  LogicalOr,
-  LogicalXor
-};
-
-namespace {
-
 bool is_comparison(Binary op) { return op >= Binary::Eq; }
-
-}  // namespace
-
-enum class Unary {
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Erf, Sin, Cos, Reciprocal, Log1p, Expm1, Floor, Ceil,
-  LogicalNot, Silu, Exp2, Log2, Trunc, Sign, IsNan, GeluErf, GeluTanh, Tan, Atan, Asin, Acos, Sinh, Cosh, Asinh,
-  Acosh, Atanh, Erfc, Log10, Round, IsInf, Lgamma, Digamma, Erfinv
-};
-
-namespace {
 
 /// digamma in double as PyTorch's calc_digamma: reflection, recurrence up to 10, asymptotic series.
 double digamma(double x) {
@@ -322,8 +274,6 @@ double apply_unary(Unary op, double v) {
 
 // ---- the evaluator -------------------------------------------------------------------------------------------------
 
-/// Argument position of keyword-only arguments: never positional, found by name (as in lower_graph.cpp).
-constexpr size_t kKwargOnly = static_cast<size_t>(-1);
 
 }  // namespace
 
@@ -348,8 +298,10 @@ Groups group_elements(const std::vector<int64_t>& sizes, const std::vector<bool>
 }
 
 std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool reversed) {
-  Operand a = required_operand(0, "self");
-  Operand b = required_operand(1, "other");
+  // The operands are the schema's first two arguments: self and other, or exponent (pow).
+  const std::vector<ArgSchema>& params = args().schema->args;
+  Operand a = operand(params.at(0).name);
+  Operand b = operand(params.at(1).name);
   if (reversed) std::swap(a, b);  // rsub: other - alpha * self
   HostTensor out = output();
   // Arithmetic computes in the result dtype (the meta's); comparisons in the operands' promoted dtype.
@@ -362,11 +314,11 @@ std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool r
   std::vector<double> x = broadcast(a, out.sizes, compute, number_type);
   std::vector<double> y = broadcast(b, out.sizes, compute, number_type);
   double alpha = 1;
-  if (has_alpha)
-    if (auto al = operand(2, "alpha")) {
-      if (al->tensor) fail("argument 'alpha' must be a number");
-      alpha = round_to_dtype(opmath_type(compute), al->number);  // eager keeps alpha in opmath precision
-    }
+  if (has_alpha && args().given("alpha")) {
+    Operand al = operand("alpha");
+    if (al.tensor) fail("argument 'alpha' must be a number");
+    alpha = round_to_dtype(opmath_type(compute), al.number);  // eager keeps alpha in opmath precision
+  }
   for (size_t i = 0; i < x.size(); ++i) {
     double u = x[i], v = y[i], r = 0;
     if (integral && (op == Binary::FloorDiv || op == Binary::TruncDiv || op == Binary::Remainder ||
@@ -463,7 +415,7 @@ std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool r
 }
 
 std::vector<HostTensor> GraphEvaluator::unary(Unary op) {
-  const HostTensor& self = tensor(0, "self");
+  const HostTensor& self = tensor("self");
   HostTensor out = output();
   // Integer input to a floating op (exp of an int tensor) is converted to the float result type first.
   DType compute = is_floating(out.dtype) ? out.dtype : self.dtype;
@@ -475,10 +427,14 @@ std::vector<HostTensor> GraphEvaluator::unary(Unary op) {
   return {out};
 }
 
-std::vector<HostTensor> GraphEvaluator::clamp(int which) {
-  Operand self = required_operand(0, "self");
-  std::optional<Operand> lo = which != 2 ? operand(1, "min") : std::nullopt;
-  std::optional<Operand> hi = which == 1 ? std::nullopt : operand(which == 2 ? 1 : 2, "max");
+std::vector<HostTensor> GraphEvaluator::clamp() {
+  Operand self = operand("self");
+  // The bounds the overload has (clamp_min: min, clamp_max: max), unless None.
+  auto bound = [&](const char* name) -> std::optional<Operand> {
+    if (args().schema->arg_index(name) < 0 || !args().given(name)) return std::nullopt;
+    return operand(name);
+  };
+  std::optional<Operand> lo = bound("min"), hi = bound("max");
   HostTensor out = output();
   std::vector<double> v = broadcast(self, out.sizes, out.dtype, out.dtype);
   if (lo) {
@@ -493,9 +449,9 @@ std::vector<HostTensor> GraphEvaluator::clamp(int which) {
 }
 
 std::vector<HostTensor> GraphEvaluator::where() {
-  Operand cond = required_operand(0, "condition");
-  Operand self = required_operand(1, "self");
-  Operand other = required_operand(2, "other");
+  Operand cond = operand("condition");
+  Operand self = operand("self");
+  Operand other = operand("other");
   HostTensor out = output();
   std::vector<double> k = broadcast(cond, out.sizes, DType::Bool, DType::Bool);
   std::vector<double> x = broadcast(self, out.sizes, out.dtype, out.dtype);
@@ -505,7 +461,8 @@ std::vector<HostTensor> GraphEvaluator::where() {
 }
 
 std::vector<HostTensor> GraphEvaluator::convert() {
-  const HostTensor& self = tensor(0, "self");
+  // The input is the schema's first argument: self, or a (prims.convert_element_type).
+  const HostTensor& self = tensor(args().schema->args.at(0).name);
   HostTensor out = output();
   if (out.sizes != self.sizes) fail("output meta shape " + shape_str(out.sizes) + " differs from the input's " +
                                     shape_str(self.sizes));
@@ -527,18 +484,11 @@ void moments(const std::vector<double>& v, const Groups& g, double correction, s
   for (double& s : variance) s /= denom;
 }
 
-// ---- ops added with the coverage work --------------------------------------------------------------------------------
-
-int64_t GraphEvaluator::int_or(size_t pos, const char* name, int64_t dflt) const {
-  const Arg* a = arg(pos, name);
-  if (!a || a->is_none()) return dflt;
-  return int_arg(pos, name);
-}
+// ---- pointwise ops with their own element loops --------------------------------------------------------------------
 
 std::vector<HostTensor> GraphEvaluator::div_mode() {
-  const Arg* mode = arg(kKwargOnly, "rounding_mode");
-  if (!mode || mode->is_none()) return binary(Binary::Div, false);
-  std::string m = str_arg(kKwargOnly, "rounding_mode", "");
+  if (!args().given("rounding_mode")) return binary(Binary::Div, false);
+  const std::string& m = args().get_str("rounding_mode");
   if (m == "trunc") return binary(Binary::TruncDiv, false);
   if (m == "floor") return binary(Binary::FloorDiv, false);
   fail("rounding_mode must be None, 'trunc' or 'floor', got '" + m + "'");
@@ -546,9 +496,9 @@ std::vector<HostTensor> GraphEvaluator::div_mode() {
 
 /// polygamma(n, self): digamma for n = 0, else (-1)^(n+1) n! zeta(n + 1, x).
 std::vector<HostTensor> GraphEvaluator::polygamma() {
-  int64_t n = int_arg(0, "n");
+  int64_t n = args().get_int("n");
   if (n < 0) fail("polygamma's n must be non-negative");
-  const HostTensor& self = tensor(1, "self");
+  const HostTensor& self = tensor("self");
   HostTensor out = output();
   std::vector<double> v = self.values();
   const double factor = (n % 2 ? 1.0 : -1.0) * std::tgamma(static_cast<double>(n) + 1);
@@ -564,8 +514,8 @@ std::vector<HostTensor> GraphEvaluator::polygamma() {
 
 /// self * 2 ** other in the floating result type (exact: a power of two scales without rounding, up to overflow).
 std::vector<HostTensor> GraphEvaluator::ldexp() {
-  Operand a = required_operand(0, "self");
-  Operand b = required_operand(1, "other");
+  Operand a = operand("self");
+  Operand b = operand("other");
   HostTensor out = output();
   DType compute = opmath_type(out.dtype);
   std::vector<double> x = broadcast(a, out.sizes, compute, compute);
@@ -575,7 +525,7 @@ std::vector<HostTensor> GraphEvaluator::ldexp() {
 }
 
 std::vector<HostTensor> GraphEvaluator::elementwise(const std::function<double(double)>& fn) {
-  const HostTensor& self = tensor(0, "self");
+  const HostTensor& self = tensor("self");
   HostTensor out = output();
   DType compute = opmath_type(is_floating(out.dtype) ? out.dtype : self.dtype);
   std::vector<double> v = self.values();
@@ -584,7 +534,7 @@ std::vector<HostTensor> GraphEvaluator::elementwise(const std::function<double(d
 }
 
 std::vector<HostTensor> GraphEvaluator::bitwise_not() {
-  const HostTensor& self = tensor(0, "self");
+  const HostTensor& self = tensor("self");
   std::vector<double> v = self.values();
   for (double& x : v) x = self.dtype == DType::Bool ? (x == 0 ? 1.0 : 0.0) : static_cast<double>(~to_int64(x));
   return {output_from_values(0, v)};
@@ -609,157 +559,11 @@ std::vector<double> GraphEvaluator::fold(const HostTensor& self, const std::opti
   return acc;
 }
 
-std::vector<const HostTensor*> GraphEvaluator::tensor_list(size_t pos, const char* name) const {
-  const Arg& a = required(pos, name);
-  std::vector<const HostTensor*> out;
-  if (a.kind() == Arg::Kind::IntList && a.ints().empty()) return out;
-  if (a.kind() != Arg::Kind::TensorList) fail("argument '" + std::string(name) + "' must be a list of tensors");
-  for (const auto& r : a.tensors()) out.push_back(r ? &value(*r) : nullptr);
-  return out;
-}
-
 /// An index value checked against `size` and wrapped when negative.
 int64_t GraphEvaluator::checked_index(double v, int64_t size) const {
   auto i = to_int64(v);
   if (i < -size || i >= size) fail("index " + std::to_string(i) + " out of range for size " + std::to_string(size));
   return i < 0 ? i + size : i;
-}
-
-// ---- second coverage round -------------------------------------------------------------------------------------------
-
-const std::map<std::string, GraphEvaluator::OpFn>& GraphEvaluator::ops() {
-  static const std::map<std::string, OpFn> table = [] {
-    std::map<std::string, OpFn> t;
-    auto binary = [&](const std::string& name, Binary op, bool alpha = false) {
-      t["aten." + name + ".Tensor"] = [op, alpha](GraphEvaluator& E) { return E.binary(op, alpha); };
-      t["aten." + name + ".Scalar"] = [op, alpha](GraphEvaluator& E) { return E.binary(op, alpha); };
-    };
-    binary("add", Binary::Add, true);
-    binary("sub", Binary::Sub, true);
-    binary("mul", Binary::Mul);
-    binary("div", Binary::Div);
-    binary("eq", Binary::Eq);
-    binary("ne", Binary::Ne);
-    binary("lt", Binary::Lt);
-    binary("le", Binary::Le);
-    binary("gt", Binary::Gt);
-    binary("ge", Binary::Ge);
-    t["aten.maximum.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Maximum, false); };
-    t["aten.minimum.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Minimum, false); };
-    t["aten.logical_and.default"] = [](GraphEvaluator& E) { return E.binary(Binary::LogicalAnd, false); };
-    t["aten.logical_or.default"] = [](GraphEvaluator& E) { return E.binary(Binary::LogicalOr, false); };
-    // pow's operands are called self and exponent; binary() reads positions 0 and 1, which both overloads fill.
-    t["aten.pow.Tensor_Scalar"] = [](GraphEvaluator& E) { return E.binary(Binary::Pow, false); };
-    t["aten.pow.Tensor_Tensor"] = [](GraphEvaluator& E) { return E.binary(Binary::Pow, false); };
-    const std::pair<const char*, Unary> unary[] = {
-        {"neg", Unary::Neg}, {"abs", Unary::Abs}, {"exp", Unary::Exp}, {"log", Unary::Log},
-        {"sqrt", Unary::Sqrt}, {"rsqrt", Unary::Rsqrt}, {"tanh", Unary::Tanh}, {"sigmoid", Unary::Sigmoid},
-        {"relu", Unary::Relu}, {"erf", Unary::Erf}, {"sin", Unary::Sin}, {"cos", Unary::Cos},
-        {"reciprocal", Unary::Reciprocal}, {"log1p", Unary::Log1p}, {"expm1", Unary::Expm1},
-        {"floor", Unary::Floor}, {"ceil", Unary::Ceil}, {"logical_not", Unary::LogicalNot},
-        {"silu", Unary::Silu}, {"exp2", Unary::Exp2}, {"log2", Unary::Log2}, {"trunc", Unary::Trunc},
-        {"sign", Unary::Sign}, {"isnan", Unary::IsNan}};
-    for (const auto& [name, op] : unary) {
-      Unary o = op;
-      t[std::string("aten.") + name + ".default"] = [o](GraphEvaluator& E) { return E.unary(o); };
-    }
-    t["aten.gelu.default"] = [](GraphEvaluator& E) {
-      std::string approx = E.str_arg(1, "approximate", "none");
-      if (approx != "none" && approx != "tanh") E.fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
-      return E.unary(approx == "tanh" ? Unary::GeluTanh : Unary::GeluErf);
-    };
-    t["aten.where.self"] = [](GraphEvaluator& E) { return E.where(); };
-    t["aten.clamp.default"] = [](GraphEvaluator& E) { return E.clamp(0); };
-    t["aten.clamp.Tensor"] = [](GraphEvaluator& E) { return E.clamp(0); };
-    t["aten.clamp_min.default"] = [](GraphEvaluator& E) { return E.clamp(1); };
-    t["aten.clamp_max.default"] = [](GraphEvaluator& E) { return E.clamp(2); };
-    for (const char* name : {"aten._to_copy.default", "prims.convert_element_type.default", "aten.clone.default",
-                             "aten.lift_fresh_copy.default"})
-      t[name] = [](GraphEvaluator& E) { return E.convert(); };
-
-    binary("fmod", Binary::Fmod);
-    binary("remainder", Binary::Remainder);
-    binary("bitwise_and", Binary::BitwiseAnd);
-    binary("bitwise_or", Binary::BitwiseOr);
-    binary("bitwise_xor", Binary::BitwiseXor);
-    t["aten.rsub.Tensor"] = [](GraphEvaluator& E) { return E.binary(Binary::Sub, true, true); };
-    t["aten.rsub.Scalar"] = [](GraphEvaluator& E) { return E.binary(Binary::Sub, true, true); };
-    t["aten.div.Tensor_mode"] = [](GraphEvaluator& E) { return E.div_mode(); };
-    t["aten.div.Scalar_mode"] = [](GraphEvaluator& E) { return E.div_mode(); };
-    t["aten.pow.Scalar"] = [](GraphEvaluator& E) { return E.binary(Binary::Pow, false); };
-    t["aten.logical_xor.default"] = [](GraphEvaluator& E) { return E.binary(Binary::LogicalXor, false); };
-    t["aten.atan2.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Atan2, false); };
-    t["aten.hypot.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Hypot, false); };
-    t["aten.ldexp.Tensor"] = [](GraphEvaluator& E) { return E.ldexp(); };
-    const std::pair<const char*, Unary> more_unary[] = {
-        {"tan", Unary::Tan}, {"atan", Unary::Atan}, {"asin", Unary::Asin}, {"acos", Unary::Acos},
-        {"sinh", Unary::Sinh}, {"cosh", Unary::Cosh}, {"asinh", Unary::Asinh}, {"acosh", Unary::Acosh},
-        {"atanh", Unary::Atanh}, {"erfc", Unary::Erfc}, {"log10", Unary::Log10}, {"round", Unary::Round},
-        {"isinf", Unary::IsInf}};
-    for (const auto& [name, op] : more_unary) {
-      Unary o = op;
-      t[std::string("aten.") + name + ".default"] = [o](GraphEvaluator& E) { return E.unary(o); };
-    }
-    t["aten.bitwise_not.default"] = [](GraphEvaluator& E) { return E.bitwise_not(); };
-    t["aten.round.decimals"] = [](GraphEvaluator& E) {
-      int64_t d = E.int_or(kKwargOnly, "decimals", 0);
-      if (d == 0) return E.unary(Unary::Round);
-      DType t = opmath_type(E.out_meta().dtype);
-      double k = round_to_dtype(t, std::pow(10.0, static_cast<double>(std::llabs(d))));
-      return E.elementwise([=](double x) {
-        return d > 0 ? round_to_dtype(t, std::nearbyint(round_to_dtype(t, x * k))) / k
-                     : round_to_dtype(t, std::nearbyint(round_to_dtype(t, x / k))) * k;
-      });
-    };
-    t["aten.where.ScalarSelf"] = [](GraphEvaluator& E) { return E.where(); };
-    t["aten.where.ScalarOther"] = [](GraphEvaluator& E) { return E.where(); };
-    t["aten.leaky_relu.default"] = [](GraphEvaluator& E) {
-      double s = round_to_dtype(opmath_type(E.out_meta().dtype), E.float_arg(1, "negative_slope", 0.01));
-      return E.elementwise([=](double x) { return x > 0 ? x : x * s; });
-    };
-    t["aten.signbit.default"] = [](GraphEvaluator& E) {
-      return E.elementwise([](double x) { return std::signbit(x) ? 1.0 : 0.0; });
-    };
-    t["aten.angle.default"] = [](GraphEvaluator& E) {
-      return E.elementwise([](double x) { return std::isnan(x) ? x : x < 0 ? 3.14159265358979323846 : 0.0; });
-    };
-    t["aten.elu.default"] = [](GraphEvaluator& E) {
-      double alpha = E.float_arg(1, "alpha", 1), scale = E.float_arg(2, "scale", 1);
-      double input_scale = E.float_arg(3, "input_scale", 1);
-      return E.elementwise([=](double x) { return x <= 0 ? std::expm1(x * input_scale) * alpha * scale : x * scale; });
-    };
-    t["aten.elu_backward.default"] = [](GraphEvaluator& E) {
-      double alpha = E.float_arg(1, "alpha", 1), scale = E.float_arg(2, "scale", 1);
-      double input_scale = E.float_arg(3, "input_scale", 1);
-      bool is_result = E.bool_arg(4, "is_result", false);
-      std::vector<double> g = E.tensor(0, "grad_output").values(), a = E.tensor(5, "self_or_result").values();
-      for (size_t i = 0; i < g.size(); ++i) {
-        double slope = is_result ? input_scale * (a[i] + alpha * scale)
-                                 : input_scale * alpha * scale * std::exp(a[i] * input_scale);
-        g[i] *= a[i] <= 0 ? slope : scale;
-      }
-      return std::vector<HostTensor>{E.output_from_values(0, g)};
-    };
-    t["aten.hardtanh.default"] = [](GraphEvaluator& E) {
-      double lo = E.float_arg(1, "min_val", -1), hi = E.float_arg(2, "max_val", 1);
-      return E.elementwise([=](double x) { return nan_min(nan_max(x, lo), hi); });
-    };
-    // Second coverage round.
-    t["aten.fmax.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Fmax, false); };
-    t["aten.fmin.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Fmin, false); };
-    t["aten.copysign.Tensor"] = [](GraphEvaluator& E) { return E.binary(Binary::Copysign, false); };
-    t["aten.copysign.Scalar"] = [](GraphEvaluator& E) { return E.binary(Binary::Copysign, false); };
-    t["aten.nextafter.default"] = [](GraphEvaluator& E) { return E.binary(Binary::Nextafter, false); };
-    for (const char* name :
-         {"aten.special_zeta.default", "aten.special_zeta.self_scalar", "aten.special_zeta.other_scalar"})
-      t[name] = [](GraphEvaluator& E) { return E.binary(Binary::Zeta, false); };
-    t["aten.polygamma.default"] = [](GraphEvaluator& E) { return E.polygamma(); };
-    t["aten.lgamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Lgamma); };
-    t["aten.digamma.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Digamma); };
-    t["aten.erfinv.default"] = [](GraphEvaluator& E) { return E.unary(Unary::Erfinv); };
-    return t;
-  }();
-  return table;
 }
 
 std::vector<HostTensor> GraphEvaluator::run() {
@@ -790,27 +594,17 @@ std::vector<HostTensor> GraphEvaluator::run() {
       slot.push_back(HostTensor::from_values(in.dtype, in.sizes, in.values()));
       continue;
     }
-    if (const ReferenceFn* fn = reference_table().find(n.target)) {
-      BoundArgs bound = bind_args(n);
-      args_ = &bound;
-      slot = (*fn)(*this, bound);
-      args_ = nullptr;
-      continue;
-    }
-    auto it = ops().find(n.target);
-    if (it == ops().end()) fail("the reference interpreter does not know this op");
-    slot = it->second(*this);
+    const ReferenceFn* fn = reference_table().find(n.target);
+    if (!fn) fail("the reference interpreter does not know this op");
+    BoundArgs bound = bind_args(n);
+    args_ = &bound;
+    slot = (*fn)(*this, bound);
+    args_ = nullptr;
   }
   node_ = nullptr;
   std::vector<HostTensor> outputs;
   for (const ValueRef& r : g_.outputs) outputs.push_back(value(r));
   return outputs;
-}
-
-std::vector<std::string> GraphEvaluator::legacy_op_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, fn] : ops()) names.push_back(name);
-  return names;
 }
 
 std::string shape_str(const std::vector<int64_t>& v) {
@@ -847,12 +641,7 @@ const ReferenceTable& reference_table() {
 
 }  // namespace reference
 
-std::vector<std::string> reference_ops() {
-  std::set<std::string> names;
-  for (const std::string& n : reference::reference_table().names()) names.insert(n);
-  for (const std::string& n : reference::GraphEvaluator::legacy_op_names()) names.insert(n);
-  return {names.begin(), names.end()};
-}
+std::vector<std::string> reference_ops() { return reference::reference_table().names(); }
 
 using reference::bfloat16_bits;
 using reference::bfloat16_value;

@@ -418,6 +418,7 @@ Metas diagonal(const MetaInference& m) {
   return {out};
 }
 
+/// narrow_copy(self, dim, start, length): `length` elements of dim from start (negative start counts from the end).
 Metas narrow_copy(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   if (in.rank() == 0) m.fail("self", "cannot narrow a 0-d tensor");

@@ -7,10 +7,13 @@ namespace hi::reference {
 
 class ReferenceTable;
 
+void register_comparison_references(ReferenceTable& t);
 void register_factory_references(ReferenceTable& t);
 void register_indexing_references(ReferenceTable& t);
 void register_layout_references(ReferenceTable& t);
 void register_norm_references(ReferenceTable& t);
+void register_pointwise_arithmetic_references(ReferenceTable& t);
+void register_pointwise_math_references(ReferenceTable& t);
 void register_pooling_references(ReferenceTable& t);
 void register_reduction_references(ReferenceTable& t);
 void register_scan_references(ReferenceTable& t);
@@ -18,10 +21,13 @@ void register_view_references(ReferenceTable& t);
 
 /// Every family above, in order.
 inline void register_all_reference_families(ReferenceTable& t) {
+  register_comparison_references(t);
   register_factory_references(t);
   register_indexing_references(t);
   register_layout_references(t);
   register_norm_references(t);
+  register_pointwise_arithmetic_references(t);
+  register_pointwise_math_references(t);
   register_pooling_references(t);
   register_reduction_references(t);
   register_scan_references(t);
