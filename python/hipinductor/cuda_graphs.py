@@ -30,6 +30,23 @@ log = logging.getLogger("hipinductor")
 #: What `mode=` accepts; "default" and None are the same.
 SUPPORTED_MODES = ("default", "reduce-overhead")
 
+#: Sizes of a graph with symbolic sizes recorded at most; a call with another size runs without capture. Each
+#: recorded size keeps its own graph and outputs in the pool, so an unbounded stream of sizes (serving traffic) would
+#: grow memory without end. Inductor warns past its cudagraph_dynamic_shape_warn_limit (50 by default) and keeps
+#: recording; the cap follows that setting where PyTorch has it, so users tune both with one knob.
+DEFAULT_MAX_RECORDED_SIZES = 50
+
+
+def max_recorded_sizes() -> int:
+    try:
+        from torch._inductor import config
+
+        limit = getattr(config.triton, "cudagraph_dynamic_shape_warn_limit", None)
+    except ImportError:
+        limit = None
+    return limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX_RECORDED_SIZES
+
+
 _warned: set = set()
 _warned_lock = threading.Lock()
 
@@ -119,10 +136,29 @@ def wrap(compiled, gm: fx.GraphModule, example_inputs, kind: str, static_inputs:
     outputs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     stack_traces = [a.meta.get("stack_trace") if isinstance(a, fx.Node) else None
                     for a in (outputs if isinstance(outputs, (list, tuple)) else [outputs])]
-    run = cudagraphify(boxed(compiled), _static_indices(gm, kind, static_inputs),
-                       device_index=device.index if device.index is not None else torch.cuda.current_device(),
-                       stack_traces=stack_traces, is_backward=kind == "backward", is_inference=kind == "inference")
-    run._boxed_call = True  # it takes the argument list, as Inductor's compiled graphs do
+    uncaptured = boxed(compiled)
+    replay = cudagraphify(uncaptured, _static_indices(gm, kind, static_inputs),
+                          device_index=device.index if device.index is not None else torch.cuda.current_device(),
+                          stack_traces=stack_traces, is_backward=kind == "backward", is_inference=kind == "inference")
     report["cuda_graphs"] = True
     report["cuda_graphs_reason"] = None
+    if not any(isinstance(n.meta.get("val"), torch.SymInt) for n in gm.graph.nodes if n.op == "placeholder"):
+        replay._boxed_call = True  # it takes the argument list, as Inductor's compiled graphs do
+        return replay
+    # Symbolic sizes arrive as int arguments; the trees record once per distinct set of them, up to the cap.
+    sizes: set = set()
+    cap = max_recorded_sizes()
+
+    def run(args):
+        key = tuple(a for a in args if isinstance(a, int))
+        if key not in sizes:
+            if len(sizes) >= cap:
+                reason = f"more than {cap} input sizes (each recorded size keeps its own graph and memory)"
+                report["cuda_graphs_reason"] = reason
+                _warn_once(reason)
+                return uncaptured(args)
+            sizes.add(key)
+        return replay(args)
+
+    run._boxed_call = True
     return run

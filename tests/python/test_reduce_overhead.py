@@ -91,6 +91,30 @@ def test_capture_blockers_name_the_op():
     assert "cpu" in cuda_graphs.capture_blocker(cpu, [torch.randn(2)])
 
 
+def test_symbolic_sizes_are_recorded_up_to_the_cap_then_run_uncaptured(monkeypatch, caplog):
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    import torch._inductor.compile_fx as compile_fx
+
+    gm, inputs = _gpu_graph(torch.ops.aten.sin.default)
+    size = gm.graph.placeholder("s0")
+    size.meta["val"] = ShapeEnv().create_unbacked_symint()
+    recorded = []
+    monkeypatch.setattr(compile_fx, "cudagraphify",
+                        lambda model, static, **kwargs: lambda args: recorded.append(args[0]) or "replayed")
+    monkeypatch.setattr(cuda_graphs, "max_recorded_sizes", lambda: 3)
+    cuda_graphs._warned.clear()
+    report = {}
+    run = cuda_graphs.wrap(lambda *args: "uncaptured", gm, inputs, "inference", (), report)
+    assert report == {"cuda_graphs": True, "cuda_graphs_reason": None}
+    with caplog.at_level(logging.WARNING, logger="hipinductor"):
+        assert [run([n]) for n in (1, 2, 3, 1)] == ["replayed"] * 4
+        assert run([4]) == "uncaptured"
+        assert run([2]) == "replayed"
+    assert recorded == [1, 2, 3, 1, 2]
+    assert "more than 3 input sizes" in report["cuda_graphs_reason"]
+    assert sum("more than 3 input sizes" in r.getMessage() for r in caplog.records) == 1
+
+
 @_gpu
 def test_replays_match_eager_as_inputs_change():
     hipinductor.clear_reports()
