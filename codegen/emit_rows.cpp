@@ -52,23 +52,9 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
   std::vector<Expr> bodies;
   std::vector<Index> stores;
   lane_views(lanes, bodies, stores);
-  // Contiguous operands are read with vector loads: once per row into registers when several phases use them (the
-  // row itself), else at the start of the one phase that does (weights), so they hold no registers elsewhere.
-  struct RowLoad {
-    Expr load;
-    Index base;
-    std::vector<size_t> users;  ///< positions in k_.computations
-  };
-  std::vector<RowLoad> row_loads;
-  for (const Expr& load : external_loads(bodies)) {
-    if (!contiguous_lanes(load->index)) continue;
-    RowLoad l{load, lane0(load->index), {}};
-    for (size_t n_c = 0; n_c < bodies.size(); ++n_c) {
-      std::vector<Expr> used = external_loads({bodies[n_c]});
-      if (std::find(used.begin(), used.end(), load) != used.end()) l.users.push_back(n_c);
-    }
-    row_loads.push_back(std::move(l));
-  }
+  // Contiguous operands are read with vector loads, at the places the plan says (RowPlan::row_loads).
+  using RowLoad = RowPlan::RowLoad;
+  const std::vector<RowLoad>& row_loads = plan.row_loads;
   auto open_groups = [&] {
     line("#pragma unroll");
     open("for (int e = 0; e < " + std::to_string(e_count) + "; ++e)");
@@ -101,69 +87,23 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
   };
   load_rows(true, 0);
 
-  // Expensive per-element values that several phases compute (softmax's exp(x - max) in the sum and in the
-  // output) are computed once and kept in a register array by the first phase that needs them.
-  std::vector<std::pair<Expr, size_t>> cached;  // value, first phase computing it
-  {
-    auto per_element = [&](const Expr& e) {
-      bool found = false;
-      visit(e, [&](const Expr& x) {
-        if (x->op != ExprOp::Load && x->op != ExprOp::IndexValue) return;
-        if (x->op == ExprOp::Load && produced_here(x->buffer)) {
-          const Computation& pc = p_.computations[p_.producer(x->buffer)];
-          if (!pc.is_reduction() && !is_row_epilogue(pc, k_)) found = true;
-          return;
-        }
-        for (const std::string& var : free_vars(x->index))
-          if (var == "cg" || var == "j") found = true;
-      });
-      return found;
-    };
-    auto expensive = [](const Expr& e) {
-      if (op_count(e) >= 2) return true;
-      if (e->op != ExprOp::Unary) return false;
-      switch (e->unary_op()) {
-        case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Relu: case UnaryOp::LogicalNot: case UnaryOp::BitwiseNot:
-        case UnaryOp::Sign: return false;
-        default: return true;
-      }
-    };
-    std::vector<std::vector<Expr>> computed(bodies.size());  // per-element nodes of each phase
-    for (size_t n_c = 0; n_c < bodies.size(); ++n_c) {
-      const Computation& c = p_.computations[k_.computations[n_c]];
-      if (is_row_epilogue(c, k_)) continue;
-      const Expr root = c.is_reduction() ? bodies[n_c]->args[0] : bodies[n_c];
-      visit(root, [&](const Expr& x) {
-        if (!x->args.empty() && x->op != ExprOp::Load && per_element(x)) computed[n_c].push_back(x);
-      });
-      // Top-down over this phase: the largest expensive values an earlier phase computed.
-      std::function<void(const Expr&)> reuse = [&](const Expr& x) {
-        for (size_t earlier = 0; earlier < n_c; ++earlier)
-          if (std::find(computed[earlier].begin(), computed[earlier].end(), x) != computed[earlier].end()) {
-            if (!expensive(x)) break;
-            bool known = std::any_of(cached.begin(), cached.end(), [&](const auto& p) { return p.first == x; });
-            if (!known) cached.emplace_back(x, earlier);
-            return;
-          }
-        for (const Expr& a : x->args) reuse(a);
-      };
-      reuse(root);
-    }
-  }
+  // Expensive per-element values that several phases compute are computed once and kept in a register array by the
+  // first phase that needs them (RowPlan::cached_values).
+  const std::vector<RowPlan::CachedValue>& cached = plan.cached_values;
   std::vector<std::string> cache_arrays;
-  for (const auto& [value, first] : cached) {
+  for (const RowPlan::CachedValue& c : cached) {
     cache_arrays.push_back("cv" + std::to_string(next_array_++));
-    line(value_type(value->dtype) + " " + cache_arrays.back() + "[" + per_thread + "];");
+    line(value_type(c.value->dtype) + " " + cache_arrays.back() + "[" + per_thread + "];");
   }
   // Inside phase `n_c`'s value loop: save the values it is first to compute; after the loop: reuse them.
   auto save_cached = [&](size_t n_c) {
     for (size_t k = 0; k < cached.size(); ++k)
-      if (cached[k].second == n_c) line(cache_arrays[k] + "[q] = " + expr(cached[k].first) + ";");
+      if (cached[k].first == n_c) line(cache_arrays[k] + "[q] = " + expr(cached[k].value) + ";");
   };
   auto reuse_cached = [&](size_t n_c) {
     for (size_t k = 0; k < cached.size(); ++k)
-      if (cached[k].second == n_c)
-        cse_.back()[cached[k].first.hash()].emplace_back(cached[k].first, cache_arrays[k] + "[q]");
+      if (cached[k].first == n_c)
+        cse_.back()[cached[k].value.hash()].emplace_back(cached[k].value, cache_arrays[k] + "[q]");
   };
 
   // Which per-element values later computations of the kernel read (kept in register arrays across phases).

@@ -136,6 +136,11 @@ std::string to_string(const KernelPlan& plan) {
     if (rows->form == RowPlan::Form::Persistent) {
       os << "  E " << rows->groups_per_thread << " groups per thread\n";
       os << "  " << rows->rows_per_block << " row(s) per block: " << rows->rows_reason << "\n";
+      for (const RowPlan::RowLoad& l : rows->row_loads)
+        os << "  buffer " << l.load->buffer << " loaded " << (l.users.size() > 1 ? "once per row" : "in its phase")
+           << "\n";
+      for (const RowPlan::CachedValue& c : rows->cached_values)
+        os << "  computation " << c.first << " keeps " << c.value.str() << " for later ones\n";
     }
     if (rows->reads_only) os << "  reads rows only (one value per row)\n";
     if (rows->peeled) os << "  peeled from " << rows->row_start.str() << "\n";

@@ -76,6 +76,22 @@ struct RowPlan {
   std::string rows_reason;
   int64_t rows = 0, length = 0;  ///< Persistent: known row count and row length
   bool reads_only = false;       ///< no output has a row's elements (a plain reduction)
+  /// Persistent: the contiguous operands, read with vector loads from lane-0 index `base` (over row and cg): once per
+  /// row into registers when several of the kernel's computations use one (the row itself), else at the start of
+  /// the one computation that does (weights), so that it holds no registers elsewhere.
+  struct RowLoad {
+    Expr load;
+    Index base;
+    std::vector<size_t> users;  ///< positions in the kernel's computations
+  };
+  std::vector<RowLoad> row_loads;
+  /// Persistent: expensive per-element values that several computations compute (softmax's exp(x - max) in the sum
+  /// and in the output), computed once by computation `first` (a position) and kept in a register array.
+  struct CachedValue {
+    Expr value;
+    size_t first = 0;
+  };
+  std::vector<CachedValue> cached_values;
   /// Looped, for a row length no vector width divides: each row's columns before its first V-aligned one (`head`)
   /// and after its last whole group go one per thread. `row_start` is the lane-0 index of the first contiguous access
   /// at head = cg = 0 (over row), from which the printed kernel finds each row's head.

@@ -1,5 +1,6 @@
 // Plans of row and column reductions: persistent or looped rows, threads per row; column vector groups and slices.
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "codegen/kernel_lanes.h"
@@ -22,6 +23,66 @@ constexpr int64_t kVectorSliceThreads = 262144;
 constexpr int64_t kVectorSliceBlocks = 256;
 /// Shared memory the slices of one block may use to meet.
 constexpr int64_t kVectorSliceSharedBytes = 32768;
+
+/// Persistent rows' vector loads and cached values (RowPlan::row_loads, cached_values) over `bodies`: the
+/// computations over col = cg*V + j in `ranges`.
+void plan_row_registers(const LoopProgram& p, const Kernel& k, const std::vector<Expr>& bodies, const VarRanges& ranges,
+                        RowPlan& plan) {
+  for (const Expr& load : external_loads(p, k, bodies)) {
+    if (!contiguous_lanes(load->index, ranges)) continue;
+    RowPlan::RowLoad l{load, lane0(load->index, ranges), {}};
+    for (size_t n_c = 0; n_c < bodies.size(); ++n_c) {
+      std::vector<Expr> used = external_loads(p, k, {bodies[n_c]});
+      if (std::find(used.begin(), used.end(), load) != used.end()) l.users.push_back(n_c);
+    }
+    plan.row_loads.push_back(std::move(l));
+  }
+  std::vector<RowPlan::CachedValue>& cached = plan.cached_values;
+  auto per_element = [&](const Expr& e) {
+    bool found = false;
+    visit(e, [&](const Expr& x) {
+      if (x->op != ExprOp::Load && x->op != ExprOp::IndexValue) return;
+      if (x->op == ExprOp::Load && produced_here(p, k, x->buffer)) {
+        const Computation& pc = p.computations[p.producer(x->buffer)];
+        if (!pc.is_reduction() && !is_row_epilogue(pc, k)) found = true;
+        return;
+      }
+      for (const std::string& var : free_vars(x->index))
+        if (var == "cg" || var == "j") found = true;
+    });
+    return found;
+  };
+  auto expensive = [](const Expr& e) {
+    if (op_count(e) >= 2) return true;
+    if (e->op != ExprOp::Unary) return false;
+    switch (e->unary_op()) {
+      case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Relu: case UnaryOp::LogicalNot: case UnaryOp::BitwiseNot:
+      case UnaryOp::Sign: return false;
+      default: return true;
+    }
+  };
+  std::vector<std::vector<Expr>> computed(bodies.size());  // per-element nodes of each phase
+  for (size_t n_c = 0; n_c < bodies.size(); ++n_c) {
+    const Computation& c = p.computations[k.computations[n_c]];
+    if (is_row_epilogue(c, k)) continue;
+    const Expr root = c.is_reduction() ? bodies[n_c]->args[0] : bodies[n_c];
+    visit(root, [&](const Expr& x) {
+      if (!x->args.empty() && x->op != ExprOp::Load && per_element(x)) computed[n_c].push_back(x);
+    });
+    // Top-down over this phase: the largest expensive values an earlier phase computed.
+    std::function<void(const Expr&)> reuse = [&](const Expr& x) {
+      for (size_t earlier = 0; earlier < n_c; ++earlier)
+        if (std::find(computed[earlier].begin(), computed[earlier].end(), x) != computed[earlier].end()) {
+          if (!expensive(x)) break;
+          bool known = std::any_of(cached.begin(), cached.end(), [&](const RowPlan::CachedValue& v) { return v.value == x; });
+          if (!known) cached.push_back({x, earlier});
+          return;
+        }
+      for (const Expr& a : x->args) reuse(a);
+    };
+    reuse(root);
+  }
+}
 
 std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, const Target& target) {
   auto rows = simplify(k.numel, p.size_ranges).as_const();
@@ -66,6 +127,13 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
   // workgroups.
   const int block = warp == 32 ? 64 : 256;
   plan.rows_per_block = plan.threads <= warp ? std::max(1, block / plan.threads) : 1;
+  VarRanges ranges = kernel_var_ranges(p, k);
+  ranges["cg"] = Range::loop(groups);
+  ranges["j"] = Range::loop(plan.width);
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  lane_views(p, k, {{"col", Index::var("cg") * plan.width + Index::var("j")}}, ranges, bodies, stores);
+  plan_row_registers(p, k, bodies, ranges, plan);
   plan.rows_reason = plan.threads <= warp ? "rows of a warp or less share blocks of " + std::to_string(block) +
                                                 (warp == 32 ? " (small blocks even out the SMs' last rows)"
                                                             : " (4 waves: a CU holds a bounded number of workgroups)")

@@ -145,8 +145,27 @@ TEST(KernelPlan, SoftmaxOver1024F32IsPersistentWithThreadsPerRowByWaveWidth) {
   EXPECT_EQ(r64.rows_per_block, 4) << r64.rows_reason;
   EXPECT_EQ(amd.block, 256);
   EXPECT_EQ(amd.grid, Index(1024));
+  // exp(x - max) feeds both the sum and the output: computed once, by the sum (computation 1), and kept.
+  ASSERT_EQ(r32.cached_values.size(), 1u) << to_string(nv);
+  EXPECT_EQ(r32.cached_values[0].first, 1u);
+  // x is read by the max, the sum and the output: once per row into registers.
+  ASSERT_EQ(r32.row_loads.size(), 1u);
+  EXPECT_EQ(r32.row_loads[0].users.size(), 3u);
   // Rows held in registers and written back take no eviction hint.
   for (const auto& [buffer, h] : amd.hints) EXPECT_EQ(h.row_indexed, "") << h.reason;
+}
+
+TEST(KernelPlan, LayerNormHoldsItsRowOnceAndLoadsWeightsInTheirPhase) {
+  KernelPlan plan = only_plan(test::layer_norm_graph(4096, 1024, false));
+  const auto& rows = std::get<RowPlan>(plan.shape);
+  ASSERT_EQ(rows.form, RowPlan::Form::Persistent);
+  ASSERT_EQ(rows.row_loads.size(), 3u) << to_string(plan);  // x, weight, bias
+  size_t shared = 0, single = 0;
+  for (const RowPlan::RowLoad& l : rows.row_loads) (l.users.size() > 1 ? shared : single) += 1;
+  EXPECT_EQ(shared, 1u);
+  EXPECT_EQ(single, 2u);
+  // The weights are row-free loads: evict-last, as every row reads them.
+  for (const auto& [buffer, h] : plan.hints) EXPECT_EQ(h.other, "HI_EVICT_LAST");
 }
 
 TEST(KernelPlan, PlainRowSumIsShapedAsTritonsOverTheWholeGrid) {
