@@ -605,6 +605,12 @@ Metas broadcast_binary(const MetaInference& m, std::string_view a, std::string_v
   return one(m.result_type({a, b}), m.broadcast({a, b}));
 }
 
+Metas copied(const Metas& views) {
+  Metas out;
+  for (const TensorMeta& v : views) out.push_back(TensorMeta::contiguous(v.dtype, v.sizes));
+  return out;
+}
+
 Metas true_divide(const MetaInference& m) {
   return one(to_float(m.result_type({"self", "other"})), m.broadcast({"self", "other"}));
 }

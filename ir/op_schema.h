@@ -251,6 +251,8 @@ inline bool is_integral_or_bool(DType t) { return t == DType::Bool || is_integer
 /// sizes in its dtype (unary_same) or in the default float type for integer input (unary_float).
 Metas broadcast_binary(const MetaInference& m, std::string_view a, std::string_view b);
 Metas true_divide(const MetaInference& m);
+/// A view op's `_copy` twin: the views' sizes, contiguous.
+Metas copied(const Metas& views);
 Metas unary_same(const MetaInference& m);
 Metas unary_float(const MetaInference& m);
 /// The result dtype of sum, prod, cumsum, cumprod: the `dtype` argument when given, else int64 for integral and bool

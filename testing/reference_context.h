@@ -84,6 +84,10 @@ void moments(const std::vector<double>& v, const Groups& g, double correction, s
 double nan_max(double a, double b);
 double nan_min(double a, double b);
 
+/// Hurwitz zeta(x, q) and digamma(x) in double, as PyTorch computes them (special_zeta, polygamma).
+double hurwitz_zeta(double x, double q);
+double digamma(double x);
+
 /// The binary and unary element functions (applied in reference_eval.cpp).
 enum class Binary {
   Add,
@@ -291,13 +295,8 @@ class GraphEvaluator {
   std::vector<HostTensor> where();
   /// The schema's first argument converted to the output dtype (_to_copy, convert_element_type, clone, alias).
   std::vector<HostTensor> convert();
-  /// div with rounding_mode None, 'trunc' or 'floor'.
-  std::vector<HostTensor> div_mode();
-  std::vector<HostTensor> ldexp();
-  std::vector<HostTensor> polygamma();
   /// `fn` of each element of self, in eager's opmath type.
   std::vector<HostTensor> elementwise(const std::function<double(double)>& fn);
-  std::vector<HostTensor> bitwise_not();
 
   // ---- shared reduction and indexing machinery ----
   /// An index value checked against `size` and wrapped when negative.

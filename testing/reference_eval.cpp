@@ -137,6 +137,8 @@ double floor_divide(double a, double b) {
   return f;
 }
 
+}  // namespace
+
 /// Hurwitz zeta(x, q) by direct summation of (k + q)^-x for k < 10 or until the base passes 9, then the integral
 /// and Euler-Maclaurin correction terms (Bernoulli numbers B_2j / (2j)!), in long double.
 double hurwitz_zeta(double x, double q) {
@@ -164,6 +166,8 @@ double hurwitz_zeta(double x, double q) {
   return static_cast<double>(s + tail);
 }
 
+namespace {
+
 /// Python's remainder: the sign of the divisor.
 double remainder(double a, double b) {
   double r = std::fmod(a, b);
@@ -171,6 +175,8 @@ double remainder(double a, double b) {
 }
 
 bool is_comparison(Binary op) { return op >= Binary::Eq; }
+
+}  // namespace
 
 /// digamma in double as PyTorch's calc_digamma: reflection, recurrence up to 10, asymptotic series.
 double digamma(double x) {
@@ -201,6 +207,8 @@ double digamma(double x) {
   }
   return result + std::log(x) - 0.5 / x - y;
 }
+
+namespace {
 
 /// erfinv in double: Winitzki's approximation, then Newton steps on erf (|y| <= 0.5) or erfc until they stop moving.
 double erfinv(double y) {
@@ -486,57 +494,12 @@ void moments(const std::vector<double>& v, const Groups& g, double correction, s
 
 // ---- pointwise ops with their own element loops --------------------------------------------------------------------
 
-std::vector<HostTensor> GraphEvaluator::div_mode() {
-  if (!args().given("rounding_mode")) return binary(Binary::Div, false);
-  const std::string& m = args().get_str("rounding_mode");
-  if (m == "trunc") return binary(Binary::TruncDiv, false);
-  if (m == "floor") return binary(Binary::FloorDiv, false);
-  fail("rounding_mode must be None, 'trunc' or 'floor', got '" + m + "'");
-}
-
-/// polygamma(n, self): digamma for n = 0, else (-1)^(n+1) n! zeta(n + 1, x).
-std::vector<HostTensor> GraphEvaluator::polygamma() {
-  int64_t n = args().get_int("n");
-  if (n < 0) fail("polygamma's n must be non-negative");
-  const HostTensor& self = tensor("self");
-  HostTensor out = output();
-  std::vector<double> v = self.values();
-  const double factor = (n % 2 ? 1.0 : -1.0) * std::tgamma(static_cast<double>(n) + 1);
-  const DType t = opmath_type(out.dtype);
-  for (double& x : v) {
-    x = round_to_dtype(t, x);
-    x = n == 0   ? digamma(x)
-        : n == 1 ? hurwitz_zeta(2, x)
-                 : factor * round_to_dtype(t, hurwitz_zeta(static_cast<double>(n) + 1, x));
-  }
-  return {output_from_values(0, v)};
-}
-
-/// self * 2 ** other in the floating result type (exact: a power of two scales without rounding, up to overflow).
-std::vector<HostTensor> GraphEvaluator::ldexp() {
-  Operand a = operand("self");
-  Operand b = operand("other");
-  HostTensor out = output();
-  DType compute = opmath_type(out.dtype);
-  std::vector<double> x = broadcast(a, out.sizes, compute, compute);
-  std::vector<double> y = broadcast(b, out.sizes, compute, compute);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = round_to_dtype(compute, x[i] * std::pow(2.0, y[i]));
-  return {output_from_values(0, x)};
-}
-
 std::vector<HostTensor> GraphEvaluator::elementwise(const std::function<double(double)>& fn) {
   const HostTensor& self = tensor("self");
   HostTensor out = output();
   DType compute = opmath_type(is_floating(out.dtype) ? out.dtype : self.dtype);
   std::vector<double> v = self.values();
   for (double& x : v) x = fn(round_to_dtype(compute, x));
-  return {output_from_values(0, v)};
-}
-
-std::vector<HostTensor> GraphEvaluator::bitwise_not() {
-  const HostTensor& self = tensor("self");
-  std::vector<double> v = self.values();
-  for (double& x : v) x = self.dtype == DType::Bool ? (x == 0 ? 1.0 : 0.0) : static_cast<double>(~to_int64(x));
   return {output_from_values(0, v)};
 }
 

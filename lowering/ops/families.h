@@ -18,6 +18,7 @@ void register_pointwise_math_ops(OpTable& t);
 void register_pooling_ops(OpTable& t);
 void register_reduction_ops(OpTable& t);
 void register_scan_ops(OpTable& t);
+void register_slice_ops(OpTable& t);
 void register_view_ops(OpTable& t);
 
 /// Every family above, in order.
@@ -33,6 +34,7 @@ inline void register_all_op_families(OpTable& t) {
   register_pooling_ops(t);
   register_reduction_ops(t);
   register_scan_ops(t);
+  register_slice_ops(t);
   register_view_ops(t);
 }
 

@@ -17,6 +17,7 @@ void register_pointwise_math_references(ReferenceTable& t);
 void register_pooling_references(ReferenceTable& t);
 void register_reduction_references(ReferenceTable& t);
 void register_scan_references(ReferenceTable& t);
+void register_slice_references(ReferenceTable& t);
 void register_view_references(ReferenceTable& t);
 
 /// Every family above, in order.
@@ -31,6 +32,7 @@ inline void register_all_reference_families(ReferenceTable& t) {
   register_pooling_references(t);
   register_reduction_references(t);
   register_scan_references(t);
+  register_slice_references(t);
   register_view_references(t);
 }
 

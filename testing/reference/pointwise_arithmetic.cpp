@@ -21,6 +21,33 @@ ReferenceFn member(std::vector<HostTensor> (GraphEvaluator::*fn)()) {
   return [=](GraphEvaluator& E, const BoundArgs&) { return (E.*fn)(); };
 }
 
+std::vector<HostTensor> div_mode(GraphEvaluator& E, const BoundArgs& args) {
+  if (!args.given("rounding_mode")) return E.binary(Binary::Div, false);
+  const std::string& m = args.get_str("rounding_mode");
+  if (m == "trunc") return E.binary(Binary::TruncDiv, false);
+  if (m == "floor") return E.binary(Binary::FloorDiv, false);
+  E.fail("rounding_mode must be None, 'trunc' or 'floor', got '" + m + "'");
+}
+
+/// self * 2 ** other in the floating result type (exact: a power of two scales without rounding, up to overflow).
+std::vector<HostTensor> ldexp(GraphEvaluator& E, const BoundArgs& args) {
+  Operand a = E.operand("self");
+  Operand b = E.operand("other");
+  HostTensor out = E.output();
+  DType compute = opmath_type(out.dtype);
+  std::vector<double> x = E.broadcast(a, out.sizes, compute, compute);
+  std::vector<double> y = E.broadcast(b, out.sizes, compute, compute);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = round_to_dtype(compute, x[i] * std::pow(2.0, y[i]));
+  return {E.output_from_values(0, x)};
+}
+
+std::vector<HostTensor> bitwise_not(GraphEvaluator& E, const BoundArgs& args) {
+  const HostTensor& self = E.tensor("self");
+  std::vector<double> v = self.values();
+  for (double& x : v) x = self.dtype == DType::Bool ? (x == 0 ? 1.0 : 0.0) : static_cast<double>(~to_int64(x));
+  return {E.output_from_values(0, v)};
+}
+
 }  // namespace
 
 void register_pointwise_arithmetic_references(ReferenceTable& t) {
@@ -34,8 +61,8 @@ void register_pointwise_arithmetic_references(ReferenceTable& t) {
   t.add("aten.mul.Scalar", binary(Binary::Mul, false));
   t.add("aten.div.Tensor", binary(Binary::Div, false));
   t.add("aten.div.Scalar", binary(Binary::Div, false));
-  t.add("aten.div.Tensor_mode", member(&GraphEvaluator::div_mode));
-  t.add("aten.div.Scalar_mode", member(&GraphEvaluator::div_mode));
+  t.add("aten.div.Tensor_mode", div_mode);
+  t.add("aten.div.Scalar_mode", div_mode);
   t.add("aten.fmod.Tensor", binary(Binary::Fmod, false));
   t.add("aten.fmod.Scalar", binary(Binary::Fmod, false));
   t.add("aten.remainder.Tensor", binary(Binary::Remainder, false));
@@ -64,12 +91,12 @@ void register_pointwise_arithmetic_references(ReferenceTable& t) {
   });
   t.add("aten.clone.default", member(&GraphEvaluator::convert));
   t.add("aten.lift_fresh_copy.default", member(&GraphEvaluator::convert));
-  t.add("aten.ldexp.Tensor", member(&GraphEvaluator::ldexp));
+  t.add("aten.ldexp.Tensor", ldexp);
   t.add("aten.bitwise_and.Tensor", binary(Binary::BitwiseAnd, false));
   t.add("aten.bitwise_and.Scalar", binary(Binary::BitwiseAnd, false));
   t.add("aten.bitwise_or.Tensor", binary(Binary::BitwiseOr, false));
   t.add("aten.bitwise_or.Scalar", binary(Binary::BitwiseOr, false));
-  t.add("aten.bitwise_not.default", member(&GraphEvaluator::bitwise_not));
+  t.add("aten.bitwise_not.default", bitwise_not);
   t.add("aten.bitwise_xor.Tensor", binary(Binary::BitwiseXor, false));
   t.add("aten.bitwise_xor.Scalar", binary(Binary::BitwiseXor, false));
   t.add("aten._to_copy.default", member(&GraphEvaluator::convert));

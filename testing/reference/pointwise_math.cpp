@@ -17,8 +17,23 @@ ReferenceFn binary(Binary op, bool has_alpha, bool reversed = false) {
 ReferenceFn unary(Unary op) {
   return [=](GraphEvaluator& E, const BoundArgs&) { return E.unary(op); };
 }
-ReferenceFn member(std::vector<HostTensor> (GraphEvaluator::*fn)()) {
-  return [=](GraphEvaluator& E, const BoundArgs&) { return (E.*fn)(); };
+
+/// polygamma(n, self): digamma for n = 0, else (-1)^(n+1) n! zeta(n + 1, x).
+std::vector<HostTensor> polygamma(GraphEvaluator& E, const BoundArgs& args) {
+  int64_t n = args.get_int("n");
+  if (n < 0) E.fail("polygamma's n must be non-negative");
+  const HostTensor& self = E.tensor("self");
+  HostTensor out = E.output();
+  std::vector<double> v = self.values();
+  const double factor = (n % 2 ? 1.0 : -1.0) * std::tgamma(static_cast<double>(n) + 1);
+  const DType t = opmath_type(out.dtype);
+  for (double& x : v) {
+    x = round_to_dtype(t, x);
+    x = n == 0   ? digamma(x)
+        : n == 1 ? hurwitz_zeta(2, x)
+                 : factor * round_to_dtype(t, hurwitz_zeta(static_cast<double>(n) + 1, x));
+  }
+  return {E.output_from_values(0, v)};
 }
 
 }  // namespace
@@ -86,7 +101,7 @@ void register_pointwise_math_references(ReferenceTable& t) {
   });
   t.add("aten.lgamma.default", unary(Unary::Lgamma));
   t.add("aten.digamma.default", unary(Unary::Digamma));
-  t.add("aten.polygamma.default", member(&GraphEvaluator::polygamma));
+  t.add("aten.polygamma.default", polygamma);
   t.add("aten.special_zeta.default", binary(Binary::Zeta, false));
   t.add("aten.special_zeta.self_scalar", binary(Binary::Zeta, false));
   t.add("aten.special_zeta.other_scalar", binary(Binary::Zeta, false));
