@@ -120,10 +120,7 @@ def main():
         short = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items() if not k.endswith("rounds")}
         print(name, json.dumps(short), flush=True)
     if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=1)
-        print(f"wrote {args.out}")
+        run_bench.write_results(args.out, results)
 
 
 if __name__ == "__main__":

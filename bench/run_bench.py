@@ -321,6 +321,14 @@ def run_case(name, copy_gbps, hip_cache, warm):
     return row
 
 
+def write_results(path: str, results: dict) -> None:
+    """Writes a run's JSON to `path` (a suite's file in bench/results/, overwritten), making its folder."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"wrote {path}")
+
+
 def source_commit() -> str | None:
     """The commit being measured: $HIPINDUCTOR_COMMIT, else `git rev-parse HEAD` of this checkout, else None."""
     if os.environ.get("HIPINDUCTOR_COMMIT"):
@@ -373,10 +381,7 @@ def main():
         short = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}
         print(name, json.dumps(short), flush=True)
     if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=1)
-        print(f"wrote {args.out}")
+        write_results(args.out, results)
 
 
 if __name__ == "__main__":
