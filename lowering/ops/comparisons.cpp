@@ -129,19 +129,19 @@ std::vector<TensorValue> lower_where(GraphLowering& L, const BoundArgs& args) {
 void register_comparison_ops(OpTable& t) {
   t.lowered(
       "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
-      [](const MetaInference& m) { return where(m); }, lower_where);
+      where, lower_where);
   t.lowered(
       "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
-      [](const MetaInference& m) { return where(m); }, lower_where);
+      where, lower_where);
   t.lowered(
       "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
-      [](const MetaInference& m) { return where(m); }, lower_where);
+      where, lower_where);
   t.lowered(
       "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-      [](const MetaInference& m) { return clamp(m); }, lower_clamp);
+      clamp, lower_clamp);
   t.lowered(
       "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
-      [](const MetaInference& m) { return clamp(m); }, lower_clamp);
+      clamp, lower_clamp);
   t.lowered(
       "aten::clamp_min(Tensor self, Scalar min) -> Tensor",
       [](const MetaInference& m) { return broadcast_binary(m, "self", "min"); }, lower_clamp);
@@ -149,63 +149,63 @@ void register_comparison_ops(OpTable& t) {
       "aten::clamp_max(Tensor self, Scalar max) -> Tensor",
       [](const MetaInference& m) { return broadcast_binary(m, "self", "max"); }, lower_clamp);
   t.lowered(
-      "aten::eq.Tensor(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::eq.Tensor(Tensor self, Tensor other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Eq, false); });
   t.lowered(
-      "aten::eq.Scalar(Tensor self, Scalar other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::eq.Scalar(Tensor self, Scalar other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Eq, true); });
   t.lowered(
-      "aten::ne.Tensor(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::ne.Tensor(Tensor self, Tensor other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Ne, false); });
   t.lowered(
-      "aten::ne.Scalar(Tensor self, Scalar other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::ne.Scalar(Tensor self, Scalar other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Ne, true); });
   t.lowered(
-      "aten::lt.Tensor(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::lt.Tensor(Tensor self, Tensor other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Lt, false); });
   t.lowered(
-      "aten::lt.Scalar(Tensor self, Scalar other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::lt.Scalar(Tensor self, Scalar other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Lt, true); });
   t.lowered(
-      "aten::le.Tensor(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::le.Tensor(Tensor self, Tensor other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Le, false); });
   t.lowered(
-      "aten::le.Scalar(Tensor self, Scalar other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::le.Scalar(Tensor self, Scalar other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Le, true); });
   t.lowered(
-      "aten::gt.Tensor(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::gt.Tensor(Tensor self, Tensor other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Gt, false); });
   t.lowered(
-      "aten::gt.Scalar(Tensor self, Scalar other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::gt.Scalar(Tensor self, Scalar other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Gt, true); });
   t.lowered(
-      "aten::ge.Tensor(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::ge.Tensor(Tensor self, Tensor other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Ge, false); });
   t.lowered(
-      "aten::ge.Scalar(Tensor self, Scalar other) -> Tensor", [](const MetaInference& m) { return compare(m); },
+      "aten::ge.Scalar(Tensor self, Scalar other) -> Tensor", compare,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Ge, true); });
   t.lowered(
-      "aten::isnan(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_predicate(m); },
+      "aten::isnan(Tensor self) -> Tensor", unary_predicate,
       [](GraphLowering& L, const BoundArgs&) { return lower_float_predicate(L, UnaryOp::IsNan); });
   t.lowered(
-      "aten::isinf(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_predicate(m); },
+      "aten::isinf(Tensor self) -> Tensor", unary_predicate,
       [](GraphLowering& L, const BoundArgs&) { return lower_float_predicate(L, UnaryOp::IsInf); });
   t.lowered(
-      "aten::signbit(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_predicate(m); },
+      "aten::signbit(Tensor self) -> Tensor", unary_predicate,
       [](GraphLowering& L, const BoundArgs&) { return lower_signbit(L); });
   t.lowered(
-      "aten::logical_not(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_predicate(m); },
+      "aten::logical_not(Tensor self) -> Tensor", unary_predicate,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::LogicalNot); });
   t.lowered(
       "aten::logical_and(Tensor self, Tensor other) -> Tensor",
-      [](const MetaInference& m) { return logical_binary(m); },
+      logical_binary,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::LogicalAnd, false); });
   t.lowered(
-      "aten::logical_or(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return logical_binary(m); },
+      "aten::logical_or(Tensor self, Tensor other) -> Tensor", logical_binary,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::LogicalOr, false); });
   t.lowered(
       "aten::logical_xor(Tensor self, Tensor other) -> Tensor",
-      [](const MetaInference& m) { return logical_binary(m); },
+      logical_binary,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::LogicalXor, false); });
 }
 

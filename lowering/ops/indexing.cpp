@@ -253,17 +253,17 @@ std::vector<TensorValue> lower_search(GraphLowering& L, const BoundArgs& args, b
 void register_indexing_ops(OpTable& t) {
   t.lowered(
       "aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
-      [](const MetaInference& m) { return index_tensor(m); }, lower_index);
+      index_tensor, lower_index);
   t.lowered(
       "aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-      [](const MetaInference& m) { return gather(m); }, lower_gather);
+      gather, lower_gather);
   t.lowered(
       "aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
       "bool sparse=False) -> Tensor",
-      [](const MetaInference& m) { return embedding(m); }, lower_embedding);
+      embedding, lower_embedding);
   t.lowered(
       "aten::index_select(Tensor self, int dim, Tensor index) -> Tensor",
-      [](const MetaInference& m) { return index_select(m); }, lower_index_select);
+      index_select, lower_index_select);
   t.lowered(
       "aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
       [](const MetaInference& m) { return search(m, true); },

@@ -227,21 +227,21 @@ std::vector<TensorValue> lower_copy(GraphLowering& L, const BoundArgs&) {
 
 void register_layout_ops(OpTable& t) {
   t.lowered(
-      "aten::cat(Tensor[] tensors, int dim=0) -> Tensor", [](const MetaInference& m) { return cat(m); }, lower_cat);
+      "aten::cat(Tensor[] tensors, int dim=0) -> Tensor", cat, lower_cat);
   t.lowered(
       "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
-      [](const MetaInference& m) { return constant_pad_nd(m); }, lower_constant_pad);
+      constant_pad_nd, lower_constant_pad);
   t.lowered(
-      "aten::flip(Tensor self, int[] dims) -> Tensor", [](const MetaInference& m) { return flip(m); }, lower_flip);
+      "aten::flip(Tensor self, int[] dims) -> Tensor", flip, lower_flip);
   t.lowered(
       "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
       "-> Tensor",
-      [](const MetaInference& m) { return slice_scatter(m); }, lower_slice_scatter);
+      slice_scatter, lower_slice_scatter);
   t.lowered(
       "aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
-      [](const MetaInference& m) { return copy(m); }, lower_copy);
+      copy, lower_copy);
   t.lowered(
-      "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor", [](const MetaInference& m) { return repeat(m); },
+      "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor", repeat,
       lower_repeat);
 }
 

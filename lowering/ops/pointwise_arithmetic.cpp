@@ -244,18 +244,18 @@ void register_pointwise_arithmetic_ops(OpTable& t) {
       [](const MetaInference& m) { return broadcast_binary(m, "self", "other"); },
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Mul, true); });
   t.lowered(
-      "aten::div.Tensor(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return true_divide(m); },
+      "aten::div.Tensor(Tensor self, Tensor other) -> Tensor", true_divide,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Div, false); });
   t.lowered(
-      "aten::div.Scalar(Tensor self, Scalar other) -> Tensor", [](const MetaInference& m) { return true_divide(m); },
+      "aten::div.Scalar(Tensor self, Scalar other) -> Tensor", true_divide,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Div, true); });
   t.lowered(
       "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
-      [](const MetaInference& m) { return divide_mode(m); },
+      divide_mode,
       [](GraphLowering& L, const BoundArgs&) { return lower_div_mode(L, false); });
   t.lowered(
       "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
-      [](const MetaInference& m) { return divide_mode(m); },
+      divide_mode,
       [](GraphLowering& L, const BoundArgs&) { return lower_div_mode(L, true); });
   t.lowered(
       "aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -294,67 +294,67 @@ void register_pointwise_arithmetic_ops(OpTable& t) {
       [](const MetaInference& m) { return broadcast_binary(m, "self", "exponent"); },
       [](GraphLowering& L, const BoundArgs&) { return lower_pow_scalar(L); });
   t.lowered(
-      "aten::neg(Tensor self) -> Tensor", [](const MetaInference& m) { return neg(m); },
+      "aten::neg(Tensor self) -> Tensor", neg,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Neg); });
   t.lowered(
-      "aten::abs(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_same(m); },
+      "aten::abs(Tensor self) -> Tensor", unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Abs); });
   t.lowered(
-      "aten::sign(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_same(m); },
+      "aten::sign(Tensor self) -> Tensor", unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Sign); });
   t.lowered(
-      "aten::floor(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_same(m); },
+      "aten::floor(Tensor self) -> Tensor", unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Floor); });
   t.lowered(
-      "aten::ceil(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_same(m); },
+      "aten::ceil(Tensor self) -> Tensor", unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Ceil); });
   t.lowered(
-      "aten::trunc(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_same(m); },
+      "aten::trunc(Tensor self) -> Tensor", unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Trunc); });
   t.lowered(
-      "aten::round(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_same(m); },
+      "aten::round(Tensor self) -> Tensor", unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Round); });
   t.lowered(
       "aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
-      [](const MetaInference& m) { return round_decimals(m); },
+      round_decimals,
       [](GraphLowering& L, const BoundArgs&) { return lower_round_decimals(L); });
   t.lowered(
       "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
-      [](const MetaInference& m) { return unary_same(m); },
+      unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_convert(L); });
   // A copy of a constant made inside the traced program (torch.tensor(...)): a clone.
   t.lowered(
-      "aten::lift_fresh_copy(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_same(m); },
+      "aten::lift_fresh_copy(Tensor self) -> Tensor", unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_convert(L); });
   t.lowered(
-      "aten::ldexp.Tensor(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return true_divide(m); },
+      "aten::ldexp.Tensor(Tensor self, Tensor other) -> Tensor", true_divide,
       [](GraphLowering& L, const BoundArgs&) { return lower_ldexp(L); });
   t.lowered(
       "aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor",
-      [](const MetaInference& m) { return bitwise_binary(m); },
+      bitwise_binary,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::BitwiseAnd, false); });
   t.lowered(
       "aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor",
-      [](const MetaInference& m) { return bitwise_binary(m); },
+      bitwise_binary,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::BitwiseAnd, true); });
   t.lowered(
       "aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor",
-      [](const MetaInference& m) { return bitwise_binary(m); },
+      bitwise_binary,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::BitwiseOr, false); });
   t.lowered(
       "aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor",
-      [](const MetaInference& m) { return bitwise_binary(m); },
+      bitwise_binary,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::BitwiseOr, true); });
   t.lowered(
-      "aten::bitwise_not(Tensor self) -> Tensor", [](const MetaInference& m) { return bitwise_not(m); },
+      "aten::bitwise_not(Tensor self) -> Tensor", bitwise_not,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::BitwiseNot); });
   t.lowered(
       "aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor",
-      [](const MetaInference& m) { return bitwise_binary(m); },
+      bitwise_binary,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::BitwiseXor, false); });
   t.lowered(
       "aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor",
-      [](const MetaInference& m) { return bitwise_binary(m); },
+      bitwise_binary,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::BitwiseXor, true); });
   t.lowered(
       "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
@@ -374,13 +374,13 @@ void register_pointwise_arithmetic_ops(OpTable& t) {
       [](const MetaInference& m) { return broadcast_binary(m, "self", "other"); },
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Fmin, false); });
   t.lowered(
-      "aten::copysign.Tensor(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return copysign(m); },
+      "aten::copysign.Tensor(Tensor self, Tensor other) -> Tensor", copysign,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Copysign, false); });
   t.lowered(
-      "aten::copysign.Scalar(Tensor self, Scalar other) -> Tensor", [](const MetaInference& m) { return copysign(m); },
+      "aten::copysign.Scalar(Tensor self, Scalar other) -> Tensor", copysign,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Copysign, true); });
   t.lowered(
-      "aten::nextafter(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return nextafter(m); },
+      "aten::nextafter(Tensor self, Tensor other) -> Tensor", nextafter,
       [](GraphLowering& L, const BoundArgs&) {
         DType d = L.out_meta().dtype;
         if (d != DType::Float32 && d != DType::Float64) L.fail("nextafter is only lowered for float32 and float64");

@@ -180,15 +180,15 @@ std::vector<TensorValue> lower_hardtanh(GraphLowering& L) {
 void register_pointwise_math_ops(OpTable& t) {
   t.lowered(
       "aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-      [](const MetaInference& m) { return unary_same(m); },
+      unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_leaky_relu(L); });
   t.lowered(
       "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-      [](const MetaInference& m) { return unary_same(m); },
+      unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_hardtanh(L); });
   t.lowered(
       "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
-      [](const MetaInference& m) { return unary_same(m); },
+      unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_elu(L); });
   t.lowered(
       "aten::elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, "
@@ -196,92 +196,92 @@ void register_pointwise_math_ops(OpTable& t) {
       [](const MetaInference& m) { return one(m.tensor("grad_output").dtype, m.tensor("grad_output").sizes); },
       [](GraphLowering& L, const BoundArgs&) { return lower_elu_backward(L); });
   t.lowered(
-      "aten::relu(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_same(m); },
+      "aten::relu(Tensor self) -> Tensor", unary_same,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Relu); });
   t.lowered(
-      "aten::exp(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::exp(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Exp); });
   t.lowered(
-      "aten::exp2(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::exp2(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Exp2); });
   t.lowered(
-      "aten::expm1(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::expm1(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Expm1); });
   t.lowered(
-      "aten::log(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::log(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Log); });
   t.lowered(
-      "aten::log2(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::log2(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Log2); });
   t.lowered(
-      "aten::log1p(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::log1p(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Log1p); });
   t.lowered(
-      "aten::sqrt(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::sqrt(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Sqrt); });
   t.lowered(
-      "aten::rsqrt(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::rsqrt(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Rsqrt); });
   t.lowered(
-      "aten::reciprocal(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::reciprocal(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Reciprocal); });
   t.lowered(
-      "aten::tanh(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::tanh(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Tanh); });
   t.lowered(
-      "aten::sigmoid(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::sigmoid(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Sigmoid); });
   t.lowered(
-      "aten::erf(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::erf(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Erf); });
   t.lowered(
-      "aten::sin(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::sin(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Sin); });
   t.lowered(
-      "aten::cos(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::cos(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Cos); });
   t.lowered(
-      "aten::tan(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::tan(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Tan); });
   t.lowered(
-      "aten::atan(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::atan(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Atan); });
   t.lowered(
-      "aten::asin(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::asin(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Asin); });
   t.lowered(
-      "aten::acos(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::acos(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Acos); });
   t.lowered(
-      "aten::sinh(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::sinh(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Sinh); });
   t.lowered(
-      "aten::cosh(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::cosh(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Cosh); });
   t.lowered(
-      "aten::asinh(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::asinh(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Asinh); });
   t.lowered(
-      "aten::acosh(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::acosh(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Acosh); });
   t.lowered(
-      "aten::atanh(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::atanh(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Atanh); });
   t.lowered(
-      "aten::erfc(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::erfc(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Erfc); });
   t.lowered(
-      "aten::log10(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::log10(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Log10); });
   t.lowered(
-      "aten::atan2(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return atan2(m); },
+      "aten::atan2(Tensor self, Tensor other) -> Tensor", atan2,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Atan2, false); });
   t.lowered(
       "aten::hypot(Tensor self, Tensor other) -> Tensor",
       [](const MetaInference& m) { return broadcast_binary(m, "self", "other"); },
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Hypot, false); });
   t.lowered(
-      "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", [](const MetaInference& m) { return gelu(m); },
+      "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", gelu,
       [](GraphLowering& L, const BoundArgs& a) {
         const std::string& approx = a.get_str("approximate");
         if (approx != "none" && approx != "tanh") L.fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
@@ -291,30 +291,30 @@ void register_pointwise_math_ops(OpTable& t) {
       "aten::silu(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_floating_only(m, "silu"); },
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Silu); });
   t.lowered(
-      "aten::angle(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::angle(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_angle(L); });
   t.lowered(
-      "aten::lgamma(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::lgamma(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Lgamma); });
   t.lowered(
-      "aten::digamma(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::digamma(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Digamma); });
   t.lowered(
-      "aten::polygamma(int n, Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::polygamma(int n, Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_polygamma(L); });
   t.lowered(
-      "aten::special_zeta(Tensor self, Tensor other) -> Tensor", [](const MetaInference& m) { return true_divide(m); },
+      "aten::special_zeta(Tensor self, Tensor other) -> Tensor", true_divide,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Zeta, false); });
   t.lowered(
       "aten::special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor",
-      [](const MetaInference& m) { return true_divide(m); },
+      true_divide,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Zeta, false); });
   t.lowered(
       "aten::special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor",
-      [](const MetaInference& m) { return true_divide(m); },
+      true_divide,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::Zeta, true); });
   t.lowered(
-      "aten::erfinv(Tensor self) -> Tensor", [](const MetaInference& m) { return unary_float(m); },
+      "aten::erfinv(Tensor self) -> Tensor", unary_float,
       [](GraphLowering& L, const BoundArgs&) { return lower_unary(L, UnaryOp::Erfinv); });
 }
 

@@ -550,24 +550,24 @@ void register_pooling_ops(OpTable& t) {
       [](const MetaInference& m) { return pool2d(m, true); }, lower_max_pool2d_with_indices);
   t.lowered(
       "aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
-      [](const MetaInference& m) { return adaptive_avg_pool2d(m); }, lower_adaptive_avg_pool2d);
+      adaptive_avg_pool2d, lower_adaptive_avg_pool2d);
   t.lowered(
       "aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
-      [](const MetaInference& m) { return adaptive_max_pool2d(m); }, lower_adaptive_max_pool2d);
+      adaptive_max_pool2d, lower_adaptive_max_pool2d);
   t.lowered(
       "aten::adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
-      [](const MetaInference& m) { return pool2d_backward(m); }, lower_adaptive_max_pool2d_backward);
+      pool2d_backward, lower_adaptive_max_pool2d_backward);
   t.lowered(
       "aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
       "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
-      [](const MetaInference& m) { return pool2d_backward(m); }, lower_avg_pool2d_backward);
+      pool2d_backward, lower_avg_pool2d_backward);
   t.lowered(
       "aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
       "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
-      [](const MetaInference& m) { return pool2d_backward(m); }, lower_max_pool2d_backward);
+      pool2d_backward, lower_max_pool2d_backward);
   t.lowered(
       "aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor",
-      [](const MetaInference& m) { return pool2d_backward(m); }, lower_adaptive_avg_pool2d_backward);
+      pool2d_backward, lower_adaptive_avg_pool2d_backward);
 }
 
 }  // namespace hi

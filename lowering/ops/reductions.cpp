@@ -284,7 +284,7 @@ void register_reduction_ops(OpTable& t) {
       lower_prod);
   t.lowered(
       "aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-      [](const MetaInference& m) { return amax_amin(m); },
+      amax_amin,
       [](GraphLowering& L, const BoundArgs& a) { return lower_minmax(L, a, ReduceOp::Max); });
   t.lowered(
       "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
@@ -307,7 +307,7 @@ void register_reduction_ops(OpTable& t) {
       [](GraphLowering& L, const BoundArgs& a) { return lower_any_all(L, a, ReduceOp::All); });
   t.lowered(
       "aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-      [](const MetaInference& m) { return amax_amin(m); },
+      amax_amin,
       [](GraphLowering& L, const BoundArgs& a) { return lower_minmax(L, a, ReduceOp::Min); });
   t.lowered(
       "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
@@ -319,11 +319,11 @@ void register_reduction_ops(OpTable& t) {
       [](GraphLowering& L, const BoundArgs& a) { return lower_extreme(L, a, false); });
   t.lowered(
       "aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-      [](const MetaInference& m) { return arg_reduce(m); },
+      arg_reduce,
       [](GraphLowering& L, const BoundArgs& a) { return lower_arg_extreme(L, a, ReduceOp::ArgMax); });
   t.lowered(
       "aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-      [](const MetaInference& m) { return arg_reduce(m); },
+      arg_reduce,
       [](GraphLowering& L, const BoundArgs& a) { return lower_arg_extreme(L, a, ReduceOp::ArgMin); });
   t.lowered(
       "aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
@@ -354,7 +354,7 @@ void register_reduction_ops(OpTable& t) {
   t.lowered(
       "aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
       "ScalarType? dtype=None) -> Tensor",
-      [](const MetaInference& m) { return linalg_vector_norm(m); }, lower_vector_norm);
+      linalg_vector_norm, lower_vector_norm);
 }
 
 }  // namespace hi

@@ -55,8 +55,34 @@ std::vector<TensorValue> lower_scan(GraphLowering& L, const BoundArgs& args, Red
   return {L.make(m.dtype, m.sizes, {&r}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(r, c), m.dtype); })};
 }
 
-/// The running extreme along `dim` (cummax / cummin): out[.., i, ..] = max over j <= i, a masked reduction whose
-/// masked-out terms repeat the element at i (idempotent, so no identity is needed for any dtype), NaN propagating.
+/// One dim of a scan's input, read at position j of the output element x's row: the element (as `type`) and
+/// whether j lies at or before x's own position (the scan's mask).
+struct ScanAlong {
+  GraphLowering& L;
+  const TensorValue& self;
+  int64_t dim;
+  DType type;
+
+  Expr at(const std::vector<Index>& x, const Index& j) const {
+    std::vector<Index> in = x;
+    in[dim] = j;
+    return Expr::cast(L.at(self, in), type);
+  }
+  Expr inside(const std::vector<Index>& x, const Index& j) const {
+    return Expr::binary(BinaryOp::Le, Expr::index_value(j, DType::Int64), Expr::index_value(x[dim], DType::Int64),
+                        DType::Bool);
+  }
+  /// The running max or min over j <= i: masked-out terms repeat the element at i (idempotent, so no identity is
+  /// needed for any dtype), NaN propagating.
+  TensorValue running(ReduceOp op, const std::vector<Index>& sizes) const {
+    return L.reduction(sizes, {self.sizes[dim]}, {&self},
+                       [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
+                         return Expr::reduce(op, Expr::where(inside(x, rv[0]), at(x, rv[0]), at(x, x[dim])));
+                       });
+  }
+};
+
+/// The running extreme along `dim` (cummax / cummin): out[.., i, ..] = max over j <= i (ScanAlong::running).
 /// Indices as eager's scan keeps them: the last position holding the extreme (a NaN extreme: the last NaN so far).
 std::vector<TensorValue> lower_cum_extreme(GraphLowering& L, const BoundArgs& args, bool is_max) {
   TensorValue self = L.tensor("self");
@@ -69,30 +95,18 @@ std::vector<TensorValue> lower_cum_extreme(GraphLowering& L, const BoundArgs& ar
   }
   int64_t dim = L.wrap_dim(args.get_int("dim"), self.rank());
   DType t = self.dtype == DType::Bool ? DType::Int32 : compute_type(self.dtype);
-  const ReduceOp op = is_max ? ReduceOp::Max : ReduceOp::Min;
-  auto at_j = [&](const std::vector<Index>& x, const Index& j) {
-    std::vector<Index> in = x;
-    in[dim] = j;
-    return Expr::cast(L.at(self, in), t);
-  };
-  auto inside = [&](const std::vector<Index>& x, const Index& j) {
-    return Expr::binary(BinaryOp::Le, Expr::index_value(j, DType::Int64), Expr::index_value(x[dim], DType::Int64),
-                        DType::Bool);
-  };
-  TensorValue peak =
-      L.reduction(m.sizes, {self.sizes[dim]}, {&self}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        return Expr::reduce(op, Expr::where(inside(x, rv[0]), at_j(x, rv[0]), at_j(x, x[dim])));
-      });
+  const ScanAlong scan{L, self, dim, t};
+  TensorValue peak = scan.running(is_max ? ReduceOp::Max : ReduceOp::Min, m.sizes);
   TensorValue where_at = L.reduction(
       mi.sizes, {self.sizes[dim]}, {&self, &peak}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        Expr v = at_j(x, rv[0]), p = L.at(peak, x);
+        Expr v = scan.at(x, rv[0]), p = L.at(peak, x);
         Expr hit = Expr::binary(BinaryOp::Eq, v, p, DType::Bool);
         if (is_floating(t)) {
           Expr both_nan = Expr::binary(BinaryOp::LogicalAnd, Expr::unary(UnaryOp::IsNan, v),
                                        Expr::unary(UnaryOp::IsNan, p), DType::Bool);
           hit = Expr::binary(BinaryOp::LogicalOr, hit, both_nan, DType::Bool);
         }
-        Expr take = Expr::binary(BinaryOp::LogicalAnd, inside(x, rv[0]), hit, DType::Bool);
+        Expr take = Expr::binary(BinaryOp::LogicalAnd, scan.inside(x, rv[0]), hit, DType::Bool);
         return Expr::reduce(
             ReduceOp::Max, Expr::where(take, Expr::index_value(rv[0], DType::Int64), Expr::constant(-1, DType::Int64)));
       });
@@ -110,23 +124,12 @@ std::vector<TensorValue> lower_logcumsumexp(GraphLowering& L, const BoundArgs& a
   if (self.rank() == 0) return lower_convert(L);
   int64_t dim = L.wrap_dim(args.get_int("dim"), self.rank());
   DType t = compute_type(m.dtype);
-  auto at_j = [&](const std::vector<Index>& x, const Index& j) {
-    std::vector<Index> in = x;
-    in[dim] = j;
-    return Expr::cast(L.at(self, in), t);
-  };
-  auto inside = [&](const std::vector<Index>& x, const Index& j) {
-    return Expr::binary(BinaryOp::Le, Expr::index_value(j, DType::Int64), Expr::index_value(x[dim], DType::Int64),
-                        DType::Bool);
-  };
-  TensorValue peak =
-      L.reduction(m.sizes, {self.sizes[dim]}, {&self}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        return Expr::reduce(ReduceOp::Max, Expr::where(inside(x, rv[0]), at_j(x, rv[0]), at_j(x, x[dim])));
-      });
+  const ScanAlong scan{L, self, dim, t};
+  TensorValue peak = scan.running(ReduceOp::Max, m.sizes);
   TensorValue total = L.reduction(
       m.sizes, {self.sizes[dim]}, {&self, &peak}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        Expr e = Expr::unary(UnaryOp::Exp, Expr::binary(BinaryOp::Sub, at_j(x, rv[0]), L.at(peak, x), t));
-        return Expr::reduce(ReduceOp::Sum, Expr::where(inside(x, rv[0]), e, Expr::constant(0, t)));
+        Expr e = Expr::unary(UnaryOp::Exp, Expr::binary(BinaryOp::Sub, scan.at(x, rv[0]), L.at(peak, x), t));
+        return Expr::reduce(ReduceOp::Sum, Expr::where(scan.inside(x, rv[0]), e, Expr::constant(0, t)));
       });
   return {L.make(m.dtype, m.sizes, {&peak, &total}, [&](const std::vector<Index>& c) {
     Expr p = L.at(peak, c);

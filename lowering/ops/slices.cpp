@@ -376,35 +376,35 @@ void register_slice_ops(OpTable& t) {
   t.lowered(
       "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> "
       "Tensor(a)",
-      [](const MetaInference& m) { return slice(m); }, lower_slice);
+      slice, lower_slice);
   t.lowered(
       "aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
-      [](const MetaInference& m) { return select(m); }, lower_select);
+      select, lower_select);
   t.lowered(
       "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
-      [](const MetaInference& m) { return split_with_sizes(m); },
+      split_with_sizes,
       [](GraphLowering& L, const BoundArgs& a) { return lower_split(L, a, false); });
   t.lowered(
       "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
-      [](const MetaInference& m) { return split_tensor(m); },
+      split_tensor,
       [](GraphLowering& L, const BoundArgs& a) { return lower_split(L, a, false); });
   t.lowered(
       "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
-      [](const MetaInference& m) { return unbind(m); },
+      unbind,
       [](GraphLowering& L, const BoundArgs& a) { return lower_split(L, a, true); });
   t.lowered(
       "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
-      [](const MetaInference& m) { return chunk(m); },
+      chunk,
       [](GraphLowering& L, const BoundArgs& a) { return lower_split(L, a, false); });
   t.lowered(
       "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
-      [](const MetaInference& m) { return diagonal(m); }, lower_diagonal);
+      diagonal, lower_diagonal);
   t.lowered(
       "aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
-      [](const MetaInference& m) { return unfold(m); }, lower_unfold);
+      unfold, lower_unfold);
   t.lowered(
       "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
-      [](const MetaInference& m) { return as_strided(m); }, lower_as_strided);
+      as_strided, lower_as_strided);
   // Views' copying twins (functionalized graphs, OpInfo's *_copy ops that PyTorch does not decompose): a lowered
   // view is already index arithmetic realized into its own buffer.
   t.lowered(
@@ -412,7 +412,7 @@ void register_slice_ops(OpTable& t) {
       [](const MetaInference& m) { return copied(as_strided(m)); }, lower_as_strided);
   t.lowered(
       "aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
-      [](const MetaInference& m) { return narrow_copy(m); }, lower_slice);
+      narrow_copy, lower_slice);
 }
 
 }  // namespace hi

@@ -307,17 +307,17 @@ void register_view_ops(OpTable& t) {
       "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor",
       [](const MetaInference& m) { return view(m, "size", true); }, lower_reshape);
   t.lowered(
-      "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", [](const MetaInference& m) { return permute(m); },
+      "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", permute,
       [](GraphLowering& L, const BoundArgs& a) { return lower_permute(L, a.get_ints("dims")); });
   t.lowered("aten::t(Tensor(a) self) -> Tensor(a)", t_meta, lower_t);
   t.lowered(
       "aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-      [](const MetaInference& m) { return transpose_int(m); }, lower_transpose);
+      transpose_int, lower_transpose);
   t.lowered(
       "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
-      [](const MetaInference& m) { return expand(m); }, lower_expand);
+      expand, lower_expand);
   t.lowered(
-      "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", [](const MetaInference& m) { return unsqueeze(m); },
+      "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", unsqueeze,
       lower_size_one_dims);
   t.lowered(
       "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
@@ -329,7 +329,7 @@ void register_view_ops(OpTable& t) {
       "aten::squeeze(Tensor(a) self) -> Tensor(a)", [](const MetaInference& m) { return squeeze(m, ""); },
       lower_size_one_dims);
   t.lowered(
-      "aten::alias(Tensor(a) self) -> Tensor(a)", [](const MetaInference& m) { return alias(m); },
+      "aten::alias(Tensor(a) self) -> Tensor(a)", alias,
       [](GraphLowering& L, const BoundArgs&) { return lower_convert(L); });
   // Views' copying twins (functionalized graphs, OpInfo's *_copy ops that PyTorch does not decompose): a lowered
   // view is already index arithmetic realized into its own buffer.
