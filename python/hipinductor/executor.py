@@ -83,6 +83,7 @@ class Executor:
         self.report["fallback_ops"] = p.fallback_ops
         self.report["eager_views"] = p.eager_views
         self.report["eager_empty"] = p.eager_empty
+        self.report["collectives"] = p.collectives
         self.report["segments"] = sum(isinstance(s, Segment) for s in self.steps)
 
     def segment_name(self, seg: Segment) -> str:
@@ -98,11 +99,15 @@ class Executor:
             except (AttributeError, IndexError):  # not all tensors, or fewer than the graph's inputs
                 pass
         fast = self.fast_paths.get(key) if key is not None else None
+        # The values this call has computed so far. A retry after a rejection, and the eager run after a fault, take
+        # them up where the failed attempt left off: an eager step that already ran (a collective, which every other
+        # process issues once; a random op; an op mutating an input) must not run again.
+        env: dict[fx.Node, Any] = {}
         while True:
             try:
                 if fast:
                     return fast(args)
-                return self._run(args, key)
+                return self._run(args, key, env)
             except Reject as r:
                 fast = None
                 self._reject(r)
@@ -112,7 +117,17 @@ class Executor:
                 self.graph_eager_reason = f"{type(e).__name__}: {e}"
                 self.report["eager_reason"] = self.graph_eager_reason
                 log.warning("hipinductor: graph %s runs in eager PyTorch: %s", self.name, self.graph_eager_reason)
-                return self.gm(*args)
+                return self._finish_eagerly(args, env)
+
+    def _finish_eagerly(self, args, env: dict):
+        """The rest of a call whose steps failed part way, in eager PyTorch and graph order (every step order
+        partition makes keeps the graph's dependencies, so what already ran is an earlier part of it)."""
+        if not env:
+            return self.gm(*args)
+        for node in self.gm.graph.nodes:
+            if node.op == "call_function" and node not in env:
+                env[node] = EagerCall(node)(env)
+        return fx.node.map_arg(self.output.args[0], env.__getitem__)
 
     def _reject(self, r: Reject) -> None:
         if r.node is None or r.node in self.forced_eager:
@@ -124,19 +139,21 @@ class Executor:
             warn_fallback_once(op_name(r.node), r.why)
             self.plan()
 
-    def _run(self, args, key=None):
+    def _run(self, args, key, env: dict):
         """The general path: every step looked up and checked. A call whose layout `key` has no fast path yet records
-        what its segments did and writes one (fast_path.build) for the next calls with that layout."""
+        what its segments did and writes one (fast_path.build) for the next calls with that layout. Values go to
+        `env`; eager steps whose value is there already (from an attempt of this call that a rejection cut short) are
+        not run again."""
         if self.report["first_call_ms"] is None:  # what torch.compile's first call spends in hipinductor
             start = time.perf_counter()
             try:
-                return self._run_steps(args, key)
+                return self._run_steps(args, key, env)
             finally:
                 self.report["first_call_ms"] = (time.perf_counter() - start) * 1000.0
-        return self._run_steps(args, key)
+        return self._run_steps(args, key, env)
 
-    def _run_steps(self, args, key):
-        env: dict[fx.Node, Any] = dict(zip(self.placeholders, args))
+    def _run_steps(self, args, key, env: dict):
+        env.update(zip(self.placeholders, args))
         for node in self.constants:  # constants AOTAutograd lifted into the module (_tensor_constant0, ...)
             env[node] = getattr(self.gm, node.target)
         symbols = self._bind_symbols(args) if self.symbolic else {}
@@ -148,6 +165,8 @@ class Executor:
                 launch = self.run_segment(step, env, symbols)
                 if launches is not None:
                     launches[id(step)] = launch
+                continue
+            if step in env:
                 continue
             call = self._eager_calls.get(step)
             if call is None:

@@ -99,14 +99,28 @@ def is_sym_int(node: fx.Node) -> bool:
     return isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool)
 
 
+#: Namespaces of PyTorch's collective ops: the functional collectives traced into graphs (FSDP2's all-gathers and
+#: reduce-scatters, DTensor's redistributions, a user's funcol calls) with their waits, and c10d's in-place ones.
+COLLECTIVE_NAMESPACES = frozenset({"_c10d_functional", "_c10d_functional_autograd", "c10d_functional", "c10d"})
+
+
+def is_collective(node: fx.Node) -> bool:
+    """A collective (or the wait for one): communication between the processes of a group."""
+    t = node.target
+    return isinstance(t, torch._ops.OpOverload) and t.namespace in COLLECTIVE_NAMESPACES
+
+
 def has_side_effects(node: fx.Node) -> bool:
-    """Mutates an argument, or is not an ATen op (a higher-order op, a Python callable): keeps its place."""
+    """Mutates an argument, is not an ATen op (a higher-order op, a Python callable), or is a collective: keeps its
+    place. Every process of a group must issue its collectives in one order, and the graph's order is where its
+    producer (FSDP, DTensor, the user) put each wait so that communication overlaps the compute before it; a
+    functional collective's schema mutates nothing, so only this rule keeps it from moving."""
     t = node.target
     if t is operator.getitem:
         return False
     if not isinstance(t, torch._ops.OpOverload):
         return True
-    return t._schema.is_mutable
+    return t._schema.is_mutable or t.namespace in COLLECTIVE_NAMESPACES
 
 
 def is_random(node: fx.Node) -> bool:

@@ -19,8 +19,8 @@ import torch.fx as fx
 
 from . import _C
 from .devices import device_problem
-from .nodes import (SUPPORTED_DTYPES, has_side_effects, is_random, is_view, node_device, node_tensors, op_name,
-                    statically_empty, tensor_meta)
+from .nodes import (SUPPORTED_DTYPES, has_side_effects, is_collective, is_random, is_view, node_device, node_tensors,
+                    op_name, statically_empty, tensor_meta)
 from .options import Options
 
 log = logging.getLogger("hipinductor")
@@ -30,6 +30,9 @@ EAGER_VIEW = "a view whose users run eagerly"
 #: Nodes reading or producing a tensor with no elements run eagerly, where they cost no kernel: in a segment, an empty
 #: tensor made the whole segment run eagerly (no index math on sizes of 0), the other nodes' kernels with it.
 EMPTY = "an empty tensor"
+#: Collectives and their waits run eagerly, as PyTorch's ops, in the graph's order (nodes.has_side_effects): never in a
+#: kernel, whatever lowerings exist.
+COLLECTIVE = "a collective"
 
 
 @dataclass
@@ -64,6 +67,7 @@ class Partition:
     fallback_ops: list[str]
     eager_views: list[str]
     eager_empty: list[str]
+    collectives: list[str]
 
 
 _warned_fallbacks: set[str] = set()
@@ -86,6 +90,7 @@ def partition(gm: fx.GraphModule, options: Options, forced_eager: set) -> Partit
     fallback_ops: list[str] = []
     eager_views: list[str] = []
     eager_empty: list[str] = []
+    collectives: list[str] = []
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target is operator.getitem:
             continue
@@ -96,13 +101,15 @@ def partition(gm: fx.GraphModule, options: Options, forced_eager: set) -> Partit
             eager_views.append(op_name(node))
         elif why == EMPTY:
             eager_empty.append(op_name(node))
+        elif why == COLLECTIVE:
+            collectives.append(op_name(node))
         else:
             fallback_ops.append(op_name(node))
             warn_fallback_once(op_name(node), why)
     steps = _schedule(gm, {n for n, (ok, _) in decision.items() if ok})
     _wire_segments(gm, steps)
     return Partition(steps, sorted(set(lowered_ops)), sorted(set(fallback_ops)), sorted(set(eager_views)),
-                     sorted(set(eager_empty)))
+                     sorted(set(eager_empty)), sorted(set(collectives)))
 
 
 def _lowerable(node: fx.Node, options: Options, forced_eager: set) -> tuple[bool, str]:
@@ -112,6 +119,8 @@ def _lowerable(node: fx.Node, options: Options, forced_eager: set) -> tuple[bool
         return True, ""
     if not isinstance(node.target, torch._ops.OpOverload):
         return False, "not an ATen op"
+    if is_collective(node):
+        return False, COLLECTIVE
     name = op_name(node)
     if name in options.fallback_ops:
         return False, "listed in options['fallback_ops']"

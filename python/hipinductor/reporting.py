@@ -23,9 +23,9 @@ class Report(dict):
         """The report of a graph about to be built: every key, nothing counted yet."""
         return cls(
             name=name, ops_lowered=[], fallback_ops=[], kernels=0, compile_ms=0.0, cache_hits=0,
-            segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], eager_empty=[], early_compiles=0,
-            shared_compiles=0, build_ms=0.0, first_call_ms=None, gemm_epilogues=0, empty_cat_inputs=0,
-            channels_last_convs=0, cuda_graphs=False, cuda_graphs_reason=None)
+            segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], eager_empty=[], collectives=[],
+            early_compiles=0, shared_compiles=0, build_ms=0.0, first_call_ms=None, gemm_epilogues=0,
+            empty_cat_inputs=0, channels_last_convs=0, cuda_graphs=False, cuda_graphs_reason=None)
 
 
 _reports: list[dict] = []
@@ -43,7 +43,8 @@ def register(graph) -> None:
 
 def reports() -> list[dict]:
     """One dict per compiled ATen graph (forward, backward, inference), oldest first: ops_lowered, fallback_ops,
-    kernels, compile_ms, cache_hits, segments, workspace_bytes, eager_reason, early_compiles (segments whose compile
+    kernels, compile_ms, cache_hits, segments, workspace_bytes, eager_reason, collectives (the collective ops of the
+    graph, run eagerly in its order), early_compiles (segments whose compile
     started when the graph was built, from its traced layouts, and was taken at the first call), shared_compiles
     (those of them that took another segment's compiled graph: the same code but for node names, as a model's
     repeated layers give), build_ms (building the graph: partition and starting those compiles), first_call_ms
