@@ -42,6 +42,7 @@
 #include "runtime/compiler.h"
 #include "runtime/cpu_device.h"
 #include "runtime/gpu_devices.h"
+#include "pipeline/compiled_graph_json.h"
 #include "pipeline/graph_runner.h"
 
 #ifndef HIPINDUCTOR_VERSION
@@ -252,6 +253,23 @@ std::vector<std::unique_ptr<PyCompiledGraph>> compile_many(const std::vector<std
 }
 
 /// NAME from the first `node 'NAME'` in an error message, or None.
+// A CompiledGraph rebuilt from a package's record of it and its code object: nothing is lowered or compiled (what
+// hipinductor.load_package runs).
+std::unique_ptr<PyCompiledGraph> load_compiled(const std::string& record, const py::bytes& code_object,
+                                               const std::string& source, const std::string& target,
+                                               const std::string& name) {
+  std::string_view bytes = code_object;
+  hi::CompiledGraph graph;
+  try {
+    graph = hi::compiled_graph_from_json(nlohmann::json::parse(record), hi::parse_target(target));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument("compiled graph record of '" + name + "' is malformed: " + e.what());
+  }
+  graph.module.source = source;
+  graph.code.binary.assign(bytes.begin(), bytes.end());
+  return std::make_unique<PyCompiledGraph>(std::make_shared<const hi::CompiledGraph>(std::move(graph)), name);
+}
+
 py::object node_from_message(const std::string& message) {
   const std::string marker = "node '";
   size_t begin = message.find(marker);
@@ -363,6 +381,21 @@ PYBIND11_MODULE(_C, m) {
         "names debug dumps (written under debug_dir, or $HIPINDUCTOR_DEBUG_DIR, when set). Raises "
         "GraphFormatError, LoweringError, CompileError, ValueError (bad target).");
 
+  m.def("load_compiled", &load_compiled, py::arg("record"), py::arg("code_object"), py::arg("source"),
+        py::arg("target"), py::arg("name"),
+        "A CompiledGraph from `record` (CompiledGraph.record's JSON) and `code_object` (its bytes), for `target`, "
+        "without lowering or compiling anything: what ahead-of-time packages load. ValueError for a malformed "
+        "record or target.");
+  m.def(
+      "code_runs_on",
+      [](const std::string& code, const std::string& device) {
+        return hi::code_runs_on(hi::parse_target(code), hi::parse_target(device));
+      },
+      py::arg("code"), py::arg("device"),
+      "Whether a code object compiled for target `code` runs on a device whose target is `device` (same NVIDIA "
+      "major with a minor at least the code's; same AMD processor with every feature the code states; same cpu "
+      "warp).");
+
   m.def(
       "warm_up", [](const std::string& target) { hi::warm_up_compiler(hi::parse_target(target)); }, py::arg("target"),
       py::call_guard<py::gil_scoped_release>(),
@@ -408,6 +441,18 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly(
           "loop_ir", [](const PyCompiledGraph& g) { return g.graph().program.str(); },
           "The lowered, fused, planned loop program as text.")
+      .def_property_readonly(
+          "record", [](const PyCompiledGraph& g) { return hi::compiled_graph_to_json(g.graph()).dump(); },
+          "What running the graph needs besides its code object, as JSON (buffers, workspace plan, kernels and their "
+          "launches; pipeline/compiled_graph_json.h): load_compiled's input. ValueError for graphs with symbolic "
+          "sizes.")
+      .def_property_readonly(
+          "code_object",
+          [](const PyCompiledGraph& g) {
+            const std::vector<char>& b = g.graph().code.binary;
+            return py::bytes(b.data(), b.size());
+          },
+          "The code object's bytes (.hsaco, .cubin or the cpu device's .so).")
       .def_property_readonly("num_inputs", [](const PyCompiledGraph& g) { return g.graph().program.inputs.size(); })
       .def_property_readonly("num_outputs", [](const PyCompiledGraph& g) { return g.graph().program.outputs.size(); })
       .def("launch_grids", &PyCompiledGraph::launch_grids, py::arg("device") = 0,

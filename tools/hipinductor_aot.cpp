@@ -1,4 +1,9 @@
 // hipinductor-aot GRAPH.json --arch gfx90a,gfx942 -o DIR
+// hipinductor-aot MODEL.pt2 --arch gfx90a,gfx942,sm_90,cpu -o model.hipi     (and --inspect model.hipi)
+//
+// A torch.export program (.pt2) and --inspect go to the Python side (`python3 -m hipinductor.aot`, the interpreter
+// named by $HIPINDUCTOR_PYTHON, else python3): exporting, partitioning and the eager steps are PyTorch's. What follows
+// is the JSON route.
 //
 // Offline (ahead-of-time) compilation, no GPU needed: writes into DIR, per architecture, the HIP source
 // (<graph>.<arch>.hip) and its code object (<graph>.<arch>.hsaco / .cubin / .so), and one manifest.json describing
@@ -8,7 +13,12 @@
 // compiler failure.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -123,7 +133,33 @@ int run(const std::string& graph_path, const std::vector<std::string>& archs, co
 }  // namespace
 }  // namespace hi
 
+namespace {
+
+// Whether the command line is for the Python side: a .pt2 program, or --inspect.
+bool for_python(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--inspect" || a.starts_with("--inspect=") || (a.size() > 4 && a.ends_with(".pt2"))) return true;
+  }
+  return false;
+}
+
+int exec_python(int argc, char** argv) {
+  const char* python = std::getenv("HIPINDUCTOR_PYTHON");
+  if (!python || !*python) python = "python3";
+  std::vector<char*> args{const_cast<char*>(python), const_cast<char*>("-m"), const_cast<char*>("hipinductor.aot")};
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execvp(python, args.data());
+  std::cerr << "hipinductor-aot: cannot start " << python << " for a torch.export program (" << std::strerror(errno)
+            << "); set HIPINDUCTOR_PYTHON to a Python with PyTorch and hipinductor\n";
+  return 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (for_python(argc, argv)) return exec_python(argc, argv);
   CLI::App app{"hipinductor-aot: compile a graph's kernels ahead of time for AMD (HIPRTC) or NVIDIA (NVRTC) targets"};
   std::string graph;
   std::string arch_list = "gfx90a,gfx942";

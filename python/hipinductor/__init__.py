@@ -8,7 +8,10 @@ driver, ROCm tensors through HIPRTC and the HIP runtime.
 """
 
 from . import _C
+from .aot import aot_compile
 from .backend import decomposition_table, hipinductor_backend
+from .package_format import PackageError
+from .package_loader import load_package
 from .options import Options
 from .reporting import clear_reports, kernel_facts, reports
 
@@ -24,4 +27,4 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["hipinductor_backend", "reports", "kernel_facts", "clear_reports", "decomposition_table", "Options"]
+__all__ = ["aot_compile", "load_package", "PackageError", "hipinductor_backend", "reports", "kernel_facts", "clear_reports", "decomposition_table", "Options"]
