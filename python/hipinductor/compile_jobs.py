@@ -29,6 +29,8 @@ from .symbolic import NotExpressible, SymbolNames
 
 #: The key of a segment's symbolic compile in Segment.compiled and Segment.pending (with aligned-ness).
 SYMBOLIC = "symbolic"
+#: Whether `_C` compiles graphs with symbolic sizes once for every size (its CompiledGraph names their symbols).
+CORE_COMPILES_SYMBOLICALLY = hasattr(_C.CompiledGraph, "symbols")
 
 SEGMENTS_PER_UNIT = 8
 # NVRTC compiles units of one process concurrently, at ~40 ms of fixed cost per call: a graph's segments spread over
@@ -101,6 +103,8 @@ def start_compiles(steps: list, graph_name: str, options: Options, symbolic: boo
                 continue
             # PyTorch's allocators align storages; a call that is not compiles.
             if symbolic:
+                if not CORE_COMPILES_SYMBOLICALLY:
+                    continue
                 key = (SYMBOLIC, True)
                 graph, _ = symbolic_document(seg, aligned=True)
             else:
@@ -160,6 +164,9 @@ def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options
     done = seg.symbolic.get(aligned)
     if done is not None:
         return done
+    if not CORE_COMPILES_SYMBOLICALLY:
+        seg.symbolic[aligned] = why = "this build of the core compiles no graph with symbolic sizes"
+        return why
     key = (SYMBOLIC, aligned)
     early = seg.pending.pop(key, None)
     try:

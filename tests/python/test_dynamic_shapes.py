@@ -13,6 +13,12 @@ import torch
 import torch.nn.functional as F
 
 import hipinductor
+from hipinductor.compile_jobs import CORE_COMPILES_SYMBOLICALLY
+
+# Tests of compiles for every size need a core that makes them (branch dyn-core): until it is merged they must fail,
+# at once (their per-size fallback compiles would take minutes), and once it is, pass.
+needs_symbolic_core = pytest.mark.xfail(not CORE_COMPILES_SYMBOLICALLY, strict=True,
+                                        reason="this build of the core compiles no graph with symbolic sizes")
 
 # Primes, sizes no vector width divides, sizes past the vector widths, and 1 (dynamo specialises sizes 0 and 1: the
 # call is a graph of dynamo's own, symbolic in the other dims); softmax and layer norm add a row longer than a row held
@@ -41,11 +47,43 @@ def assert_compiled_once(expected_graphs: int = 1) -> list[dict]:
     return graphs
 
 
-def _reset():
+def _reset(needs_core: bool = True):
+    """A fresh dynamo and no reports; fails at once where the test needs compiles for every size and the core makes
+    none (needs_symbolic_core)."""
+    assert CORE_COMPILES_SYMBOLICALLY or not needs_core, "the core compiles no graph with symbolic sizes"
     torch._dynamo.reset()
     hipinductor.clear_reports()
 
 
+def test_symbolic_documents_name_symbols_by_appearance_not_by_dynamo_or_hints():
+    # The segment's document is the compiler's cache key: two tensors with other dynamo symbols and other traced
+    # sizes, but the same structure, must write the same sizes.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+
+    from hipinductor.symbolic import NotExpressible, SymbolNames, evaluate, format_expr
+
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    dynamic = StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DYNAMIC] * 2)
+    a = mode.from_tensor(torch.randn(5, 7), symbolic_context=dynamic)
+    b = mode.from_tensor(torch.randn(9, 3), symbolic_context=dynamic)  # dynamo's s2, s3
+    written = []
+    for t in (a, b):
+        names = SymbolNames()
+        n, m = t.shape
+        written.append([names.size(v) for v in (m, n, n * m * 3, n // 2, t.stride(0), 4)])
+    assert written[0] == written[1] == [{"sym": "s0"}, {"sym": "s1"}, {"sym": "(3*s0*s1)"}, {"sym": "(s1 // 2)"},
+                                        {"sym": "s0"}, 4]
+    n, m = a.shape
+    assert evaluate(n * m + m % 4, {n.node.expr: 6, m.node.expr: 11}) == 69
+    for e in ((n.node.expr + 1) % m.node.expr, torch.sym_max(n, m * 2).node.expr, (n * m // 3).node.expr):
+        text = format_expr(e)  # the format's syntax is Python's for these, with min and max as functions
+        assert eval(text, {"s0": 6, "s1": 4}) == int(e.xreplace({n.node.expr: 6, m.node.expr: 4})), text
+    with pytest.raises(NotExpressible):
+        SymbolNames().size(n / 2)
+
+
+@needs_symbolic_core
 def test_pointwise_over_many_sizes_compiles_once():
     def f(x, y):
         return torch.relu(x * 2 + y).sigmoid() - y
@@ -61,6 +99,7 @@ def test_pointwise_over_many_sizes_compiles_once():
     assert any(d.endswith("size(0)=s0") for d in r["symbolic_dims"]), r["symbolic_dims"]
 
 
+@needs_symbolic_core
 @pytest.mark.parametrize("dim", ["rows", "cols"])
 def test_softmax_over_many_sizes_compiles_once(dim):
     def f(x):
@@ -75,6 +114,7 @@ def test_softmax_over_many_sizes_compiles_once(dim):
     assert_compiled_once(expected_graphs=2)
 
 
+@needs_symbolic_core
 def test_layer_norm_over_symbolic_rows_and_row_length_compiles_once():
     def f(x, w):
         return F.layer_norm(x, x.shape[-1:]) * 2 + F.layer_norm(x[..., :8], (8,), w)[..., :1]
@@ -107,6 +147,7 @@ class Block(torch.nn.Module):
         return x + self.out(F.gelu(self.fc(self.ln2(x))))
 
 
+@needs_symbolic_core
 def test_transformer_block_over_many_sequence_lengths_compiles_once():
     torch.manual_seed(0)
     block = Block().eval()
@@ -120,6 +161,7 @@ def test_transformer_block_over_many_sequence_lengths_compiles_once():
     assert any(".size(1)=" in d for d in r["symbolic_dims"]), r["symbolic_dims"]
 
 
+@needs_symbolic_core
 def test_training_with_a_dynamic_batch_compiles_forward_and_backward_once():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(),
@@ -147,6 +189,7 @@ def test_training_with_a_dynamic_batch_compiles_forward_and_backward_once():
     assert_compiled_once(expected_graphs=2)  # the forward and the backward of the dynamic batch
 
 
+@needs_symbolic_core
 def test_two_dims_sharing_a_symbol_and_two_dims_that_do_not():
     def f(x):
         return (x * 3).softmax(-1) + x.sum(0, keepdim=True)
@@ -168,6 +211,7 @@ def test_two_dims_sharing_a_symbol_and_two_dims_that_do_not():
     assert len({d.split("=")[1] for d in distinct["symbolic_dims"]}) == 2, distinct["symbolic_dims"]
 
 
+@needs_symbolic_core
 def test_mark_dynamic_makes_the_marked_dim_symbolic_only():
     def f(x):
         return torch.tanh(x) * x.mean(-1, keepdim=True)
@@ -182,6 +226,7 @@ def test_mark_dynamic_makes_the_marked_dim_symbolic_only():
     assert [d.split(".")[1] for d in r["symbolic_dims"] if ".size(" in d] == ["size(0)=s0"], r["symbolic_dims"]
 
 
+@needs_symbolic_core
 def test_fast_path_per_size_takes_the_symbols_values():
     from hipinductor.reporting import live_graphs
 
@@ -202,6 +247,7 @@ def test_fast_path_per_size_takes_the_symbols_values():
     assert all("sizes=" in fn.source for fn in paths)
 
 
+@needs_symbolic_core
 def test_a_misaligned_input_fails_the_alignment_guard_and_compiles_a_checked_variant():
     def f(x):
         return torch.relu(x) * 2
@@ -223,22 +269,24 @@ def test_a_misaligned_input_fails_the_alignment_guard_and_compiles_a_checked_var
     assert "aligned" in reason
 
 
-def test_a_value_the_format_holds_only_evaluated_compiles_per_size_and_says_why():
-    # A float computed from a symbolic size (1 / n) is a constant of the kernels: the segment compiles per size.
+def test_a_segment_the_core_cannot_compile_symbolically_compiles_per_size_and_says_why():
+    # Group norm over a symbolic spatial size is refused for symbolic compiles (docs/graph-format.md): that segment
+    # compiles per size, each size's compile after the first a recompile with the core's reason.
     def f(x):
-        return x * (1.0 / x.shape[0]) + 1
+        return F.group_norm(x, 2) * 2 + 1
 
-    _reset()
+    _reset(needs_core=False)
     g = compile(f, dynamic=True)
-    for n in (3, 5, 7):
-        x = torch.randn(n, 4)
-        torch.testing.assert_close(g(x), f(x))
+    sizes = (3, 5, 7)
+    for n in sizes:
+        x = torch.randn(2, 4, n)
+        torch.testing.assert_close(g(x), f(x), rtol=1e-4, atol=1e-4)
     (r,) = symbolic_reports()
-    assert r["symbolic_compiles"] == 0 and r["compiles"] == 3 and r["recompiles"] == 2, r
-    (why,) = r["symbolic_fallbacks"].values()
-    assert "symbolically" in why
-    (reason,) = r["recompile_reasons"]
-    assert reason.startswith("compiled per size") and r["recompile_reasons"][reason] == 2
+    fallbacks = r["symbolic_fallbacks"]
+    assert fallbacks and all(why for why in fallbacks.values()), r
+    assert r["compiles"] == r["symbolic_compiles"] + len(fallbacks) * len(sizes), r
+    assert r["recompiles"] == len(fallbacks) * (len(sizes) - 1), r
+    assert all(reason.startswith("compiled per size: ") for reason in r["recompile_reasons"]), r
 
 
 _CHILD = r"""
@@ -252,7 +300,9 @@ print(json.dumps([r for r in hipinductor.reports() if r["symbolic_dims"]]))
 """
 
 
+@needs_symbolic_core
 def test_a_new_process_with_a_new_size_finds_the_compile_on_disk(tmp_path):
+    _reset()
     env = dict(os.environ, HIPINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
 
     def child(n):
