@@ -23,12 +23,12 @@ import torch.fx as fx
 from . import _C, fast_path
 from .compile_jobs import compile_segment, compile_symbolic, device_and_target, layout_key
 from .devices import aligned as all_aligned, current_stream
-from .graph_format import output_layout
+from .graph_format import output_layout, symbolic_output_strides
 from .nodes import op_name, tensor_meta
 from .options import Options
 from .partition import Reject, Segment, partition, warn_fallback_once
 from .reporting import Report
-from .symbolic import bind, concrete_layout_matches
+from .symbolic import Layouts, bind
 
 log = logging.getLogger("hipinductor")
 
@@ -80,6 +80,7 @@ class Executor:
         self.fast_paths: dict[tuple, Any] = {}  # graph inputs' layouts -> fast_path function, or False
         self.key_inputs: list[int] | None = None  # the inputs args_key reads; None: all of them
         self._eager_calls: dict[fx.Node, EagerCall] = {}
+        self._layouts = Layouts()  # symbolic tensors' layouts at a call's symbol values
 
     def plan(self) -> None:
         """Partitions the graph (again, after a rejection: fast paths written for the old steps are dropped)."""
@@ -247,12 +248,12 @@ class Executor:
         for n, t in zip(seg.inputs, inputs):
             if not isinstance(t, torch.Tensor):
                 raise Reject(next(u for u in seg.nodes if n in u.all_input_nodes), f"input '{n.name}' is not a tensor")
-        if any(t.numel() == 0 for t in inputs) or any(output_layout(m, symbols)["sizes"].count(0)
-                                                      for m in map(tensor_meta, seg.outputs)):
+        outputs = [(*self._output_layout(n, symbols), tensor_meta(n).dtype) for n in seg.outputs]
+        if any(t.numel() == 0 for t in inputs) or any(0 in sizes for sizes, _, _ in outputs):
             return Launch(None)  # empty tensors: nothing worth a kernel, and no index math on 0
         symbolic_why = None
         if self.symbolic:
-            launch = self._symbolic_launch(seg, inputs, symbols, aligned)
+            launch = self._symbolic_launch(seg, inputs, symbols, aligned, outputs)
             if not isinstance(launch, str):
                 return launch
             symbolic_why = launch
@@ -267,14 +268,18 @@ class Executor:
             node = _node_named(seg, m.group(1) if m else None)
             raise Reject(node, str(e), recoverable=True) from None
         device, _ = device_and_target(seg, self.options)
-        outputs = []
-        for n in seg.outputs:
-            meta = tensor_meta(n)
-            lay = output_layout(meta, symbols)
-            outputs.append((lay["sizes"], lay["strides"], meta.dtype))
         return Launch(cg, device, outputs, cg.workspace_bytes, aligned)
 
-    def _symbolic_launch(self, seg: Segment, inputs: list, symbols: dict, aligned: bool) -> Launch | str:
+    def _output_layout(self, node: fx.Node, symbols: dict) -> tuple[list, list]:
+        """(sizes, strides) of a segment output at the call's symbol values: graph_format.output_layout's."""
+        meta = tensor_meta(node)
+        if self.symbolic:
+            return self._layouts.output(node, meta, symbols, symbolic_output_strides)
+        lay = output_layout(meta, symbols)
+        return lay["sizes"], lay["strides"]
+
+    def _symbolic_launch(self, seg: Segment, inputs: list, symbols: dict, aligned: bool,
+                         outputs: list) -> Launch | str:
         """The launch of `seg`'s compile for every size at this call's symbol values, or why there is none (the
         segment then compiles for this call's layout, as a static graph's does; reported once per segment)."""
         done = compile_symbolic(seg, aligned, name=self.segment_name(seg), options=self.options, report=self.report)
@@ -284,7 +289,7 @@ class Executor:
         # What the symbolic compile assumes of each input: the layout its trace gives, at these symbol values.
         # dynamo's guards hold it for graph inputs; values made by eager ops (a GEMM's result) are checked here.
         for n, t in zip(seg.inputs, inputs):
-            if not concrete_layout_matches(tensor_meta(n), t, symbols):
+            if not self._layouts.input_matches(n, tensor_meta(n), t, symbols):
                 return (f"input '{n.name}' has sizes {tuple(t.shape)}, strides {t.stride()}, offset "
                         f"{t.storage_offset()}, not the traced layout at these sizes")
         try:
@@ -302,11 +307,6 @@ class Executor:
         except ValueError as e:
             return f"the compiled graph refuses these sizes: {e}"
         device, _ = device_and_target(seg, self.options)
-        outputs = []
-        for n in seg.outputs:
-            meta = tensor_meta(n)
-            lay = output_layout(meta, symbols)
-            outputs.append((lay["sizes"], lay["strides"], meta.dtype))
         return Launch(cg, device, outputs, workspace, aligned, sizes)
 
     def _check_against_eager(self, seg: Segment, env: dict, outputs: list[torch.Tensor], cg) -> None:

@@ -98,14 +98,65 @@ def evaluate(x, env: dict) -> int:
     return e if isinstance(e, int) else int(e.xreplace(env))
 
 
-def concrete_layout_matches(meta: torch.Tensor, value: torch.Tensor, env: dict) -> bool:
-    """Whether `value` has the layout the symbolic `meta` predicts at the call's symbol values: what a segment
-    compiled symbolically assumes of every input (dynamo guards the graph inputs; eager ops' results are checked)."""
-    if value.dim() != meta.dim() or value.dtype != meta.dtype:
-        return False
-    if any(evaluate(s, env) != v for s, v in zip(meta.shape, value.shape)):
-        return False
-    # Strides of size-1 dims are never read.
-    if any(n != 1 and evaluate(s, env) != v for s, v, n in zip(meta.stride(), value.stride(), value.shape)):
-        return False
-    return value.numel() == 0 or evaluate(meta.storage_offset(), env) == value.storage_offset()
+class Evaluator:
+    """A fixed list of sizes (ints and SymInts) evaluated at a call's symbol values by Python source compiled once:
+    a graph's first call at a new size evaluates every segment's layouts, which sympy's substitution would make
+    cost milliseconds."""
+
+    def __init__(self, values: list):
+        exprs = [expr_of(v) for v in values]
+        symbols = sorted({s for e in exprs if not isinstance(e, int) for s in e.free_symbols}, key=lambda s: s.name)
+        local = {s: sympy.Symbol(f"v{i}", integer=True, nonnegative=True) for i, s in enumerate(symbols)}
+        try:
+            body = "".join((str(e) if isinstance(e, int) else format_expr(e.xreplace(local))) + ", " for e in exprs)
+        except NotExpressible:
+            self._exprs = exprs
+            self._fn = self._substituting
+            return
+        source = ("def evaluate(env):\n" + "".join(f"    v{i} = env[k{i}]\n" for i in range(len(symbols)))
+                  + f"    return ({body})\n")
+        namespace = {f"k{i}": s for i, s in enumerate(symbols)}
+        exec(compile(source, "<hipinductor sizes>", "exec"), namespace)
+        self._fn = namespace["evaluate"]
+
+    def __call__(self, env: dict) -> tuple:
+        return self._fn(env)
+
+    def _substituting(self, env: dict) -> tuple:
+        return tuple(e if isinstance(e, int) else int(e.xreplace(env)) for e in self._exprs)
+
+
+class Layouts:
+    """The layouts a graph's symbolic tensors take at a call's symbol values, evaluated through an Evaluator per
+    node, made at the node's first use."""
+
+    def __init__(self):
+        self._inputs: dict = {}
+        self._outputs: dict = {}
+
+    def input_matches(self, node, meta: torch.Tensor, value: torch.Tensor, env: dict) -> bool:
+        """Whether `value` has the layout the symbolic `meta` (node's) predicts at `env`: what a segment compiled
+        symbolically assumes of every input (dynamo guards the graph inputs; eager ops' results are checked)."""
+        if value.dim() != meta.dim() or value.dtype != meta.dtype:
+            return False
+        ev = self._inputs.get(node)
+        if ev is None:
+            ev = self._inputs[node] = Evaluator([*meta.shape, *meta.stride(), meta.storage_offset()])
+        want = ev(env)
+        d = meta.dim()
+        sizes = tuple(value.shape)
+        if want[:d] != sizes:
+            return False
+        # Strides of size-1 dims are never read.
+        if any(n != 1 and w != v for n, w, v in zip(sizes, want[d:2 * d], value.stride())):
+            return False
+        return value.numel() == 0 or want[2 * d] == value.storage_offset()
+
+    def output(self, node, meta: torch.Tensor, env: dict, output_strides) -> tuple[list, list]:
+        """(sizes, strides) of the tensor `node` produces (fake `meta`) at `env`, its strides as
+        `output_strides(meta)` gives them for every size."""
+        ev = self._outputs.get(node)
+        if ev is None:
+            ev = self._outputs[node] = Evaluator([*meta.shape, *output_strides(meta)])
+        values = ev(env)
+        return list(values[:meta.dim()]), list(values[meta.dim():])
