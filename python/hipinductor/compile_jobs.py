@@ -1,5 +1,5 @@
-"""Compiling segments: for the layouts a call brings (`compile_segment`, cached per layout, aligned-ness and symbols'
-values), and early, when the graph is built, for the layouts its traced fake tensors predict (`start_compiles`): then
+"""Compiling segments: once for every size where the graph has symbolic sizes (`compile_symbolic`), for the layouts
+a call brings (`compile_segment`, cached per layout, aligned-ness and symbols' values), and early, when the graph is built, for the layouts its traced fake tensors predict (`start_compiles`): then
 the first call mostly waits for compiles already under way instead of running them one after another.
 
 Early compiles go to the compiler in *units* (one `_C.compile_many` call, one translation unit each), in threads of
@@ -25,6 +25,12 @@ from .graph_format import segment_json, without_names
 from .nodes import node_device, tensor_meta
 from .options import Options
 from .partition import Segment
+from .symbolic import NotExpressible, SymbolNames
+
+#: The key of a segment's symbolic compile in Segment.compiled and Segment.pending (with aligned-ness).
+SYMBOLIC = "symbolic"
+#: Whether `_C` compiles graphs with symbolic sizes once for every size (its CompiledGraph names their symbols).
+CORE_COMPILES_SYMBOLICALLY = hasattr(_C.CompiledGraph, "symbols")
 
 SEGMENTS_PER_UNIT = 8
 # NVRTC compiles units of one process concurrently, at ~40 ms of fixed cost per call: a graph's segments spread over
@@ -32,6 +38,13 @@ SEGMENTS_PER_UNIT = 8
 # both with -split-compile; LLaMA block 159 vs 224 ms). HIPRTC's fixed cost per call is ~0.5 s, so AMD targets (and
 # the host compiler) keep one unit per SEGMENTS_PER_UNIT segments.
 NVRTC_UNITS = 4
+
+
+class SymbolicGraph(NamedTuple):
+    """A segment compiled once for every size: the compiled graph and dynamo's symbols in the order of its
+    `symbols` (the values its run takes as `sizes`)."""
+    compiled: object
+    symbols: list
 
 
 class CompileJob(NamedTuple):
@@ -74,22 +87,29 @@ def units(jobs: list, target_of) -> list[list]:
     return out
 
 
-def start_compiles(steps: list, graph_name: str, options: Options) -> None:
-    """Starts compiling every segment of `steps` (a static graph's), in parallel threads, for the layouts its fake
-    tensors predict, with aligned inputs; each compile's Future waits in its segment's `pending`. A segment whose
-    real layout differs compiles at its first call as usual."""
+def start_compiles(steps: list, graph_name: str, options: Options, symbolic: bool = False) -> None:
+    """Starts compiling every segment of `steps`, in parallel threads, for the layouts its fake tensors predict (a
+    static graph's) or for every size (`symbolic`: a graph with symbolic sizes), with aligned inputs; each compile's
+    Future waits in its segment's `pending`. A segment whose real layout differs compiles at its first call as
+    usual."""
     jobs = []
     for seg in (s for s in steps if isinstance(s, Segment)):
         try:
             metas = [tensor_meta(n) for n in seg.inputs]
-            if any(m is None or m.numel() == 0 for m in metas):
+            if any(m is None for m in metas) or (not symbolic and any(m.numel() == 0 for m in metas)):
                 continue
-            # PyTorch's allocators align storages; a call that is not compiles. No symbols here (static graphs).
-            key = (layout_key(metas), True, symbols_key({}))
             _, target = device_and_target(seg, options)
             if target is None:
                 continue
-            graph = segment_json(seg, metas, {}, aligned=True)
+            # PyTorch's allocators align storages; a call that is not compiles.
+            if symbolic:
+                if not CORE_COMPILES_SYMBOLICALLY:
+                    continue
+                key = (SYMBOLIC, True)
+                graph, _ = symbolic_document(seg, aligned=True)
+            else:
+                key = (layout_key(metas), True, symbols_key({}))
+                graph = segment_json(seg, metas, {}, aligned=True)
             job = CompileJob(seg, key, json.dumps(graph), target, without_names(graph))
         except Exception:  # noqa: BLE001 - only a head start; the call compiles (and reports) for real
             continue
@@ -126,11 +146,101 @@ def start_compiles(steps: list, graph_name: str, options: Options) -> None:
     pool.shutdown(wait=False)
 
 
+def symbolic_document(seg: Segment, aligned: bool) -> tuple[dict, SymbolNames]:
+    """The symbolic graph document of `seg` (its inputs' fake tensors' layouts, sizes as written by dynamo) and the
+    names it gives dynamo's symbols. Raises NotExpressible, and Reject as segment_json does."""
+    metas = [tensor_meta(n) for n in seg.inputs]
+    missing = [n.name for n, m in zip(seg.inputs, metas) if m is None]
+    if missing:
+        raise NotExpressible(f"input '{missing[0]}' has no traced tensor")
+    names = SymbolNames()
+    return segment_json(seg, metas, {}, aligned, names=names), names
+
+
+def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options, report: dict):
+    """`seg` compiled once for every size (a SymbolicGraph), or why it cannot be (a str: the core's error, a value
+    the graph format cannot hold symbolically, a core without symbolic compiles); either is kept on the segment, so
+    each is decided once. Adds the compile's facts to `report`. Raises Reject from the graph-format writer."""
+    done = seg.symbolic.get(aligned)
+    if done is not None:
+        return done
+    if not CORE_COMPILES_SYMBOLICALLY:
+        seg.symbolic[aligned] = why = "this build of the core compiles no graph with symbolic sizes"
+        return why
+    key = (SYMBOLIC, aligned)
+    early = seg.pending.pop(key, None)
+    try:
+        graph, names = symbolic_document(seg, aligned)
+    except NotExpressible as e:
+        seg.symbolic[aligned] = why = f"the graph format cannot write it symbolically: {e}"
+        return why
+    start = time.perf_counter()
+    cg, ms = None, None
+    if early is not None:
+        try:
+            cg, ms = early.result()
+        except Exception:  # noqa: BLE001 - compiled again below, where the error is kept
+            cg = None
+    try:
+        if cg is None:
+            _, target = device_and_target(seg, options)
+            cg = _C.compile(json.dumps(graph), target=target, name=name, debug_dir=options.debug_dir,
+                            use_cache=options.use_cache)
+            ms = (time.perf_counter() - start) * 1000.0
+        symbols = getattr(cg, "symbols", None)
+        if symbols is None and names.to_local:
+            raise RuntimeError("this build of the core runs no graph with symbolic sizes (CompiledGraph.symbols)")
+        order = names.order(list(symbols or []))
+    except Exception as e:  # noqa: BLE001 - the segment then compiles per size, which reports its own errors
+        msg = str(e).strip().splitlines()
+        seg.symbolic[aligned] = why = f"{type(e).__name__}: {msg[0][:300] if msg else ''}"
+        return why
+    if early is not None:
+        report["early_compiles"] += 1
+        report["shared_compiles"] += int(ms is None)
+    _count_compile(seg, cg, ms or 0.0, report,
+                   f"inputs' first elements {'' if aligned else 'not '}{_C.vector_alignment()}-byte aligned, unlike "
+                   "at the earlier compile")
+    report["symbolic_compiles"] += 1
+    seg.compiled[key] = cg
+    seg.symbolic[aligned] = done = SymbolicGraph(cg, order)
+    return done
+
+
+def _count_compile(seg: Segment, cg, ms: float, report: dict, recompile_reason: str | None) -> None:
+    """A new compiled graph of `seg` in `report`: its compile's facts, and a recompile (with its reason) where the
+    segment had one already."""
+    report["compile_ms"] += ms
+    report["kernels"] += cg.num_kernels
+    report["cache_hits"] += int(cg.cache_hit)
+    if not getattr(cg, "symbols", None):  # a graph with symbols has a workspace per binding
+        report["workspace_bytes"] = max(report["workspace_bytes"], cg.workspace_bytes)
+    report["compiles"] += 1
+    if seg.compiled and recompile_reason is not None:
+        report["recompiles"] += 1
+        reasons = report["recompile_reasons"]
+        reasons[recompile_reason] = reasons.get(recompile_reason, 0) + 1
+
+
+def recompile_reason(seg: Segment, key: tuple, symbolic_why: str | None) -> str:
+    """Why `seg` compiles again for `key` (layout_key, aligned, symbols): the guard its earlier compiles fail."""
+    if symbolic_why is not None:
+        return f"compiled per size: {symbolic_why}"
+    layouts = {k[0] for k in seg.compiled if k and k[0] != SYMBOLIC}
+    if key[0] in layouts:
+        if not key[1]:
+            return f"an input's first element is not {_C.vector_alignment()}-byte aligned"
+        return "new values of the symbols"
+    return "a new input layout (sizes, strides or storage offset)"
+
+
 def compile_segment(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool, *, name: str,
-                    options: Options, report: dict):
+                    options: Options, report: dict, symbolic_why: str | None = None):
     """The _C.CompiledGraph of `seg` for `inputs`, the symbols' values `env` and `aligned`: cached on the segment,
     taken from its early compile when one was started for that layout, else compiled now (as `name`). Adds the
-    compile's facts to `report`. Raises what _C.compile raises, and Reject from the graph-format writer."""
+    compile's facts to `report`, a compile after the segment's first as a recompile, its reason `symbolic_why`
+    (why a graph with symbolic sizes compiles per size) or the layout guard the earlier compiles fail. Raises what
+    _C.compile raises, and Reject from the graph-format writer."""
     # The symbols' values are part of what a segment is compiled for: sizes and scalars computed from them are
     # constants in its graph, even where no input's layout shows them (x.median(0).values * x.shape[0]).
     key = (layout_key(inputs), aligned, symbols_key(env))
@@ -145,17 +255,15 @@ def compile_segment(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned
     if cg is not None:
         report["early_compiles"] += 1
         report["shared_compiles"] += int(ms is None)
-        report["compile_ms"] += ms or 0.0  # the compile's own time, not the wait for it
+        ms = ms or 0.0  # the compile's own time, not the wait for it
     if cg is None:
         start = time.perf_counter()
         graph = segment_json(seg, inputs, env, aligned)
         _, target = device_and_target(seg, options)
         cg = _C.compile(json.dumps(graph), target=target, name=name, debug_dir=options.debug_dir,
                         use_cache=options.use_cache)
-        report["compile_ms"] += (time.perf_counter() - start) * 1000.0
-    report["kernels"] += cg.num_kernels
-    report["cache_hits"] += int(cg.cache_hit)
-    report["workspace_bytes"] = max(report["workspace_bytes"], cg.workspace_bytes)
+        ms = (time.perf_counter() - start) * 1000.0
+    _count_compile(seg, cg, ms, report, recompile_reason(seg, key, symbolic_why))
     seg.compiled[key] = cg
     return cg
 

@@ -21,18 +21,22 @@ import torch
 import torch.fx as fx
 
 from . import _C, fast_path
-from .compile_jobs import compile_segment, device_and_target, layout_key
+from .compile_jobs import compile_segment, compile_symbolic, device_and_target, layout_key
 from .devices import aligned as all_aligned, current_stream
-from .graph_format import output_layout
+from .graph_format import output_layout, symbolic_output_strides
 from .nodes import op_name, tensor_meta
 from .options import Options
 from .partition import Reject, Segment, partition, warn_fallback_once
 from .reporting import Report
+from .symbolic import Layouts, bind
 
 log = logging.getLogger("hipinductor")
 
 #: Input layouts of one graph that get a fast path of their own; calls with others take the general path.
 MAX_FAST_PATHS = 8
+#: The same for a graph with symbolic sizes, whose calls bring many layouts (a sequence length each): past this
+#: many, the oldest fast path makes room for the new one, each costing one general-path call to write.
+MAX_SYMBOLIC_FAST_PATHS = 64
 
 
 @dataclass
@@ -44,11 +48,14 @@ class Launch:
     outputs: list = field(default_factory=list)  # (sizes, strides, dtype) per segment output
     workspace_bytes: int = 0
     aligned: bool = False              # compiled with "align": needs every input's first element ALIGN-aligned
+    sizes: list | None = None          # compiled once for every size: the values of its symbols in this layout
 
 
 def args_key(args) -> tuple:
-    """Which fast path a call takes: each of the inputs' dtype, device, sizes, strides and storage offset."""
-    return tuple((t.dtype, t.device, t.shape, t.stride(), t.storage_offset()) for t in args)
+    """Which fast path a call takes: each of the inputs' dtype, device, sizes, strides and storage offset (and the
+    value of each int input: a symbolic size dynamo passes). Raises AttributeError for other inputs."""
+    return tuple((t.dtype, t.device, t.shape, t.stride(), t.storage_offset()) if type(t) is not int else t
+                 for t in args)
 
 
 class Executor:
@@ -73,6 +80,7 @@ class Executor:
         self.fast_paths: dict[tuple, Any] = {}  # graph inputs' layouts -> fast_path function, or False
         self.key_inputs: list[int] | None = None  # the inputs args_key reads; None: all of them
         self._eager_calls: dict[fx.Node, EagerCall] = {}
+        self._layouts = Layouts()  # symbolic tensors' layouts at a call's symbol values
 
     def plan(self) -> None:
         """Partitions the graph (again, after a rejection: fast paths written for the old steps are dropped)."""
@@ -158,8 +166,7 @@ class Executor:
             env[node] = getattr(self.gm, node.target)
         symbols = self._bind_symbols(args) if self.symbolic else {}
         # id(segment) -> the launch it ran, for the fast path this call writes
-        launches = ({} if key is not None and key not in self.fast_paths and len(self.fast_paths) < MAX_FAST_PATHS
-                    else None)
+        launches = {} if key is not None and key not in self.fast_paths and self._room_for_fast_path() else None
         for step in self.steps:
             if isinstance(step, Segment):
                 launch = self.run_segment(step, env, symbols)
@@ -173,12 +180,26 @@ class Executor:
                 call = self._eager_calls[step] = EagerCall(step)
             env[step] = call(env)
         if launches is not None:
-            self.fast_paths[key] = self._write_fast_path(launches, env)
+            self.fast_paths[key] = self._write_fast_path(launches, env, symbols)
         return fx.node.map_arg(self.output.args[0], env.__getitem__)
 
-    def _write_fast_path(self, launches, env):
+    def _room_for_fast_path(self) -> bool:
+        """Whether a new layout gets a fast path: below MAX_FAST_PATHS, or for a graph with symbolic sizes after
+        dropping its oldest one past MAX_SYMBOLIC_FAST_PATHS."""
+        if len(self.fast_paths) < MAX_FAST_PATHS:
+            return True
+        if not self.symbolic:
+            return False
+        while len(self.fast_paths) >= MAX_SYMBOLIC_FAST_PATHS:
+            try:
+                del self.fast_paths[next(iter(self.fast_paths))]
+            except (StopIteration, KeyError, RuntimeError):  # another thread changed it: try again next call
+                return False
+        return True
+
+    def _write_fast_path(self, launches, env, symbols):
         try:
-            fn = fast_path.build(self, launches, fast_path.layouts_of(env))
+            fn = fast_path.build(self, launches, fast_path.layouts_of(env), symbols)
         except Exception as e:  # noqa: BLE001 - the general path stays correct; only slower
             log.debug("hipinductor: no fast path for graph %s: %s", self.name, e)
             return False
@@ -196,7 +217,8 @@ class Executor:
             if isinstance(val, torch.SymInt) and isinstance(value, int) and val.node.expr.is_symbol:
                 env[val.node.expr] = value
             elif isinstance(val, torch.Tensor) and isinstance(value, torch.Tensor):
-                for s, v in zip(list(val.shape) + list(val.stride()), list(value.shape) + list(value.stride())):
+                for s, v in zip([*val.shape, *val.stride(), val.storage_offset()],
+                                [*value.shape, *value.stride(), value.storage_offset()]):
                     if isinstance(s, torch.SymInt) and s.node.expr.is_symbol:
                         env[s.node.expr] = v
         return env
@@ -220,11 +242,13 @@ class Executor:
         cg, device = launch.compiled, launch.device
         outputs = [torch.empty_strided(sizes, strides, dtype=dtype, device=device)
                    for sizes, strides, dtype in launch.outputs]
-        # Kernels address element 0 of each storage and apply storage offsets themselves (they are compiled in).
+        # Kernels address element 0 of each storage and apply storage offsets themselves (they are compiled in, or
+        # computed from the symbols' values).
         in_ptrs = [t.untyped_storage().data_ptr() for t in inputs]
         out_ptrs = [t.untyped_storage().data_ptr() for t in outputs]
+        sizes = {"sizes": launch.sizes} if launch.sizes else {}
         if device.type == "cpu":
-            cg.run(in_ptrs, out_ptrs, autotune=self.options.autotune)
+            cg.run(in_ptrs, out_ptrs, autotune=self.options.autotune, **sizes)
         else:
             # GPU: launch on PyTorch's current stream; the workspace comes from PyTorch's caching allocator.
             index = device.index or 0
@@ -232,7 +256,7 @@ class Executor:
                          if launch.workspace_bytes else None)
             cg.run(in_ptrs, out_ptrs, stream=current_stream(index),
                    workspace=workspace.data_ptr() if workspace is not None else 0, device=index,
-                   autotune=self.options.autotune)
+                   autotune=self.options.autotune, **sizes)
         if self.options.check:
             self._check_against_eager(seg, env, outputs, cg)
         for n, t in zip(seg.outputs, outputs):
@@ -243,11 +267,18 @@ class Executor:
         for n, t in zip(seg.inputs, inputs):
             if not isinstance(t, torch.Tensor):
                 raise Reject(next(u for u in seg.nodes if n in u.all_input_nodes), f"input '{n.name}' is not a tensor")
-        if any(t.numel() == 0 for t in inputs) or any(m.numel() == 0 for m in map(tensor_meta, seg.outputs)):
+        outputs = [(*self._output_layout(n, symbols), tensor_meta(n).dtype) for n in seg.outputs]
+        if any(t.numel() == 0 for t in inputs) or any(0 in sizes for sizes, _, _ in outputs):
             return Launch(None)  # empty tensors: nothing worth a kernel, and no index math on 0
+        symbolic_why = None
+        if self.symbolic:
+            launch = self._symbolic_launch(seg, inputs, symbols, aligned, outputs)
+            if not isinstance(launch, str):
+                return launch
+            symbolic_why = launch
         try:
             cg = compile_segment(seg, inputs, symbols, aligned, name=self.segment_name(seg), options=self.options,
-                                 report=self.report)
+                                 report=self.report, symbolic_why=symbolic_why)
         except _C.LoweringError as e:
             node = _node_named(seg, getattr(e, "node", None))
             raise Reject(node, str(e), recoverable=True) from None
@@ -256,12 +287,46 @@ class Executor:
             node = _node_named(seg, m.group(1) if m else None)
             raise Reject(node, str(e), recoverable=True) from None
         device, _ = device_and_target(seg, self.options)
-        outputs = []
-        for n in seg.outputs:
-            meta = tensor_meta(n)
-            lay = output_layout(meta, symbols)
-            outputs.append((lay["sizes"], lay["strides"], meta.dtype))
         return Launch(cg, device, outputs, cg.workspace_bytes, aligned)
+
+    def _output_layout(self, node: fx.Node, symbols: dict) -> tuple[list, list]:
+        """(sizes, strides) of a segment output at the call's symbol values: graph_format.output_layout's."""
+        meta = tensor_meta(node)
+        if self.symbolic:
+            return self._layouts.output(node, meta, symbols, symbolic_output_strides)
+        lay = output_layout(meta, symbols)
+        return lay["sizes"], lay["strides"]
+
+    def _symbolic_launch(self, seg: Segment, inputs: list, symbols: dict, aligned: bool,
+                         outputs: list) -> Launch | str:
+        """The launch of `seg`'s compile for every size at this call's symbol values, or why there is none (the
+        segment then compiles for this call's layout, as a static graph's does; reported once per segment)."""
+        done = compile_symbolic(seg, aligned, name=self.segment_name(seg), options=self.options, report=self.report)
+        if isinstance(done, str):
+            self.report["symbolic_fallbacks"].setdefault(self.segment_name(seg), done)
+            return done
+        # What the symbolic compile assumes of each input: the layout its trace gives, at these symbol values.
+        # dynamo's guards hold it for graph inputs; values made by eager ops (a GEMM's result) are checked here.
+        for n, t in zip(seg.inputs, inputs):
+            if not self._layouts.input_matches(n, tensor_meta(n), t, symbols):
+                return (f"input '{n.name}' has sizes {tuple(t.shape)}, strides {t.stride()}, offset "
+                        f"{t.storage_offset()}, not the traced layout at these sizes")
+        try:
+            sizes = bind(done.symbols, symbols)
+        except KeyError as e:
+            return f"symbol {e} has no value in this call"
+        cg = done.compiled
+        # The core compiles for symbols of at least 1 (and any divisibility the document promised): a binding it
+        # cannot take is refused here, once per layout, by the accessor that evaluates the workspace for it.
+        small = [f"{s}={v}" for s, v in zip(done.symbols, sizes) if v < 1]
+        if small:
+            return f"symbol values below 1 ({', '.join(small)})"
+        try:
+            workspace = _workspace_bytes(cg, sizes)
+        except ValueError as e:
+            return f"the compiled graph refuses these sizes: {e}"
+        device, _ = device_and_target(seg, self.options)
+        return Launch(cg, device, outputs, workspace, aligned, sizes)
 
     def _check_against_eager(self, seg: Segment, env: dict, outputs: list[torch.Tensor], cg) -> None:
         reference = dict(env)
@@ -272,6 +337,13 @@ class Executor:
                 err = (got.float() - want.float()).abs().max().item()
                 raise RuntimeError(f"hipinductor check: graph {self.name}, segment '{cg.name}', output '{n.name}' "
                                    f"differs from eager by up to {err:g}; kernels: {cg.kernel_names}")
+
+
+def _workspace_bytes(cg, sizes: list[int]) -> int:
+    """The workspace `cg`'s kernels need at the symbols' values `sizes`."""
+    if sizes and hasattr(cg, "workspace_bytes_at"):
+        return cg.workspace_bytes_at(sizes)
+    return cg.workspace_bytes
 
 
 def _run_eagerly(seg: Segment, env: dict) -> None:

@@ -62,11 +62,13 @@ def layouts_of(env: dict) -> dict:
     return out
 
 
-def build(graph, launches: dict, layouts: dict) -> Callable | None:
+def build(graph, launches: dict, layouts: dict, symbols: dict | None = None) -> Callable | None:
     """The straight-line function for the layout a general-path call had on `graph` (an executor.Executor: its
     steps, placeholders, constants, output, gm, name and run_segment), `launches` maps id(segment) to the launch
-    it ran, `layouts` (layouts_of) its values. None where the general path must stay (a segment ran eagerly, a step
-    the writer does not handle)."""
+    it ran, `layouts` (layouts_of) its values, `symbols` the values it bound to the graph's size symbols (which the
+    layout fixes: the graph inputs' sizes and int inputs are in the fast path's key). None where the general path
+    must stay (a segment ran eagerly, a step the writer does not handle)."""
+    symbols = symbols or {}
     w = _Writer()
     steps = graph.steps
     # `layouts` are the values' layouts when the call ended; an op that changes a tensor's sizes, strides or offset
@@ -156,7 +158,7 @@ def build(graph, launches: dict, layouts: dict) -> Callable | None:
                 ptrs.append(f"{pointer} - {offset * dtype.itemsize}" if offset else pointer)
             if to_align:
                 checks.append(f"not ({' | '.join(to_align)}) & {ALIGN - 1}")
-            general = w.bind("general", _general_runner(graph, step))
+            general = w.bind("general", _general_runner(graph, step, symbols))
             body = []
             if launch.device.type == "cpu":
                 alloc = w.bind("alloc_cpu", _ALLOC_CPU or _allocator_on(launch.device))
@@ -166,12 +168,14 @@ def build(graph, launches: dict, layouts: dict) -> Callable | None:
                 body.append(f"{name} = {alloc}({tuple(sizes)!r}, {tuple(strides)!r}, {w.bind('t', dtype)})")
             run = w.bind("run", launch.compiled.run)
             out_ptrs = "[" + ", ".join(f"{o}.data_ptr()" for o in outs) + "]"
+            # A compile for every size takes the symbols' values of this layout.
+            sizes = f", sizes={w.bind('z', list(launch.sizes))}" if launch.sizes else ""
             if launch.device.type == "cpu":
-                body.append(f"{run}([{', '.join(ptrs)}], {out_ptrs})")
+                body.append(f"{run}([{', '.join(ptrs)}], {out_ptrs}{sizes})")
             else:
                 idx = launch.device.index or 0
                 wp = f"wp{idx}" if devices.get(idx) else "0"
-                body.append(f"{run}([{', '.join(ptrs)}], {out_ptrs}, s{idx}, {wp}, {idx})")
+                body.append(f"{run}([{', '.join(ptrs)}], {out_ptrs}, s{idx}, {wp}, {idx}{sizes})")
             ins = "[" + ", ".join(w.names[n] for n in step.inputs) + "]"
             fallback = f"({''.join(o + ', ' for o in outs)}) = {general}({ins})" if outs else f"{general}({ins})"
             if checks:
@@ -353,10 +357,10 @@ def _op_call(w: _Writer, node: fx.Node, args: list[str]) -> str:
     return f"{fn}({', '.join(args + kwargs)})"
 
 
-def _general_runner(graph, segment) -> Callable:
+def _general_runner(graph, segment, symbols: dict) -> Callable:
     def run(inputs):
         env = dict(zip(segment.inputs, inputs))
-        graph.run_segment(segment, env, {})
+        graph.run_segment(segment, env, symbols)
         return [env[n] for n in segment.outputs]
 
     return run

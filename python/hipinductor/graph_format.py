@@ -1,6 +1,7 @@
 """Writing a segment as a hipinductor graph: the versioned JSON document of docs/graph-format.md that `_C.compile`
-reads, specialised to the concrete sizes, strides and storage offsets of the tensors the segment receives (symbolic
-sizes evaluated with the call's symbols).
+reads, either specialised to the concrete sizes, strides and storage offsets of the tensors the segment receives
+(symbolic sizes evaluated with the call's symbols), or symbolic: sizes written `{"sym": EXPR}` over the segment's own
+symbol names (symbolic.SymbolNames), compiled once for every size.
 """
 
 from __future__ import annotations
@@ -9,12 +10,14 @@ import json
 import math
 import operator
 
+import sympy
 import torch
 import torch.fx as fx
 
 from .devices import ALIGN
 from .nodes import SUPPORTED_DTYPES, contiguous_strides, is_dense, is_sym_int, node_tensors, op_name
 from .partition import Reject, Segment
+from .symbolic import NotExpressible, SymbolNames, expr_of
 
 
 def sym_value(x, env: dict) -> int:
@@ -32,45 +35,95 @@ def sym_value(x, env: dict) -> int:
 def output_layout(t: torch.Tensor, env: dict) -> dict:
     """Layout of a tensor the compiled segment *produces*: a fresh allocation, so offset 0, and eager's strides
     when they are a dense permutation (what PyTorch cares about), else contiguous ones (eager views into larger
-    storage, e.g. the pieces of a split, would only waste memory and cannot be allocated alone)."""
+    storage, e.g. the pieces of a split, would only waste memory and cannot be allocated alone). A symbolic layout
+    (has_symbols) is decided for every size (symbolic_output_strides) and evaluated with `env`, so that it is the
+    layout a symbolic compile of the segment writes."""
     sizes = [sym_value(s, env) for s in t.shape]
-    strides = [sym_value(s, env) for s in t.stride()]
-    if not is_dense(sizes, strides):
-        strides = contiguous_strides(sizes)
+    if any(isinstance(s, torch.SymInt) for s in list(t.shape) + list(t.stride())):
+        strides = [sym_value(s, env) for s in symbolic_output_strides(t)]
+    else:
+        strides = [sym_value(s, env) for s in t.stride()]
+        if not is_dense(sizes, strides):
+            strides = contiguous_strides(sizes)
     return {"dtype": SUPPORTED_DTYPES[t.dtype], "sizes": sizes, "strides": strides, "offset": 0}
 
 
-def segment_json(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool = False) -> dict:
+def symbolic_output_strides(t: torch.Tensor) -> list:
+    """output_layout's strides of a tensor with symbolic sizes, as ints and SymInts: its own where they are a dense
+    permutation whatever the symbols' values (dims ordered by their strides' hints, each stride equal to the product
+    of the sizes inside it as expressions), else contiguous ones."""
+    from torch.fx.experimental.symbolic_shapes import hint_int
+
+    sizes, strides = list(t.shape), list(t.stride())
+    try:
+        dims = sorted(((hint_int(st), st, n) for n, st in zip(sizes, strides) if not (isinstance(n, int) and n == 1)),
+                      key=lambda d: d[0])
+        expected = 1
+        dense = True
+        for _, st, n in dims:
+            if sympy.expand(sympy.sympify(expr_of(st)) - sympy.sympify(expected)) != 0:
+                dense = False
+                break
+            expected = expected * expr_of(n)
+    except (NotExpressible, TypeError, ValueError):
+        dense = False
+    if dense:
+        return strides
+    out, step = [], 1
+    for n in reversed(sizes):
+        out.append(step)
+        step = step * (n if not isinstance(n, int) else max(n, 1))
+    return out[::-1]
+
+
+def segment_json(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool = False,
+                 names: SymbolNames | None = None) -> dict:
     """The graph document of `seg` for `inputs` (its input values, or their fake tensors) and the symbols' values
-    `env`; with `aligned`, promising every input's first element ALIGN-byte aligned. Raises Reject naming the node
-    whose arguments the format cannot express."""
-    names: dict[fx.Node, tuple[str, int | None]] = {}
+    `env`; with `aligned`, promising every input's first element ALIGN-byte aligned. With `names`, `inputs` are the
+    fake tensors and every symbolic size is written as such, its symbols named by `names` (env unused). Raises Reject
+    naming the node whose arguments the format cannot express, and symbolic.NotExpressible for a symbolic value
+    it can express only once evaluated (a float computed from sizes)."""
+    if names is not None:
+        size = names.size
+    else:
+        def size(x):
+            return sym_value(x, env)
+    names_of: dict[fx.Node, tuple[str, int | None]] = {}
     nodes_json = []
     for node, value in zip(seg.inputs, inputs):
         nodes_json.append({"name": node.name, "op": "placeholder",
-                           "meta": {"dtype": SUPPORTED_DTYPES[value.dtype], "sizes": list(value.shape),
-                                    "strides": list(value.stride()), "offset": value.storage_offset()}})
-        names[node] = (node.name, None)
+                           "meta": {"dtype": SUPPORTED_DTYPES[value.dtype], "sizes": [size(s) for s in value.shape],
+                                    "strides": [size(s) for s in value.stride()],
+                                    "offset": size(value.storage_offset())}})
+        names_of[node] = (node.name, None)
+
+    def meta_of(t: torch.Tensor) -> dict:
+        if names is None:
+            return output_layout(t, env)
+        return {"dtype": SUPPORTED_DTYPES[t.dtype], "sizes": [size(s) for s in t.shape],
+                "strides": [size(s) for s in symbolic_output_strides(t)], "offset": 0}
 
     def ref(n: fx.Node) -> dict:
-        if n not in names:
+        if n not in names_of:
             raise Reject(n, "reads a value the segment does not have")
-        name, k = names[n]
+        name, k = names_of[n]
         return {"ref": name} if k is None else {"ref": name, "output": k}
 
     def arg(a):
         if isinstance(a, fx.Node):
             val = a.meta.get("val")
             if is_sym_int(a):
-                return sym_value(val, env)  # a size computed by an eager sym_size node
+                return size(val)  # a size computed by an eager sym_size node
             if isinstance(val, torch.SymFloat):
                 return arg(val)  # a float computed from sizes (batch norm's 1 / (N * H * W))
             return ref(a)
         if isinstance(a, bool) or a is None or isinstance(a, str):
             return a
         if isinstance(a, (int, torch.SymInt)):
-            return sym_value(a, env)
+            return size(a)
         if isinstance(a, (float, torch.SymFloat)):
+            if isinstance(a, torch.SymFloat) and not a.node.expr.is_number and names is not None:
+                raise NotExpressible(f"a float computed from symbolic sizes ({a.node.expr})")
             v = float(a) if isinstance(a, float) else float(a.node.expr.xreplace(env))
             if math.isnan(v):
                 return {"float": "nan"}
@@ -94,9 +147,9 @@ def segment_json(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: b
     for node in seg.nodes:
         if node.target is operator.getitem:
             src, k = node.args
-            names[node] = (names[src][0], k)
+            names_of[node] = (names_of[src][0], k)
             continue
-        metas = [output_layout(t, env) for t in node_tensors(node)]
+        metas = [meta_of(t) for t in node_tensors(node)]
         try:
             entry = {"name": node.name, "op": op_name(node), "args": [arg(a) for a in node.args],
                      "meta": metas[0] if len(metas) == 1 else metas}
@@ -105,7 +158,7 @@ def segment_json(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: b
         except Reject as r:
             raise Reject(node, r.why) from None
         nodes_json.append(entry)
-        names[node] = (node.name, None)
+        names_of[node] = (node.name, None)
     graph = {"format": "hipinductor-graph", "version": 1, "nodes": nodes_json,
              "outputs": [ref(n) for n in seg.outputs]}
     if aligned:  # inputs' first elements and (PyTorch-allocated) outputs: no run-time alignment checks

@@ -3,8 +3,9 @@
 CompiledFxGraph wires the steps together: the graph passes (passes/), the partition into segments and eager steps
 (partition.py), the debug dump of the plan (reporting.py) and the early compiles of the segments (compile_jobs.py);
 calling it runs the graph (executor.py), through a fast path per input layout once one is written (fast_path.py).
-Segments are compiled specialised to the concrete sizes, strides and storage offsets of the tensors they receive
-(symbolic sizes are evaluated then), and cached per layout.
+Segments of a static graph are compiled specialised to the concrete sizes, strides and storage offsets of the tensors
+they receive, and cached per layout; those of a graph with symbolic sizes are compiled once for every size (their
+symbols bound per call), or, where the core cannot, per size as a static graph's.
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ class CompiledFxGraph(Executor):
             report["channels_last_convs"] = channels_last_convs(gm)
         super().__init__(gm, options, name, report)
         self.symbolic = any(has_symbols(n.meta.get("val")) for n in self.placeholders)
-        # Fast paths (fast_path.py) need sizes known when written, and HIPINDUCTOR_CHECK needs the general path.
-        self.fast_paths_apply = not options.check and not any(has_symbols(n.meta.get("val")) for n in gm.graph.nodes)
+        report["symbolic_dims"] = symbolic_dims(self.placeholders)
+        # HIPINDUCTOR_CHECK needs the general path. A fast path is written per input layout, which fixes the
+        # symbols' values too (the sizes of the inputs and the ints dynamo passes are in its key).
+        self.fast_paths_apply = not options.check
         # The inputs whose layouts select the fast path: all but the module's parameters and buffers, whose layouts
         # dynamo's guards check (ResNet-50: 1 input of 268; the key costs about 0.3 us per input and call). The static
         # indices name a forward graph's inputs: a backward graph's (saved values, gradients) are all keyed.
@@ -54,8 +57,20 @@ class CompiledFxGraph(Executor):
         self.plan()
         if options.debug_dir:
             dump_aten_graph(options.debug_dir, self.name, gm, self.steps)
-        # Compiles for the layouts the traced graph predicts, started now: the first call then mostly waits for
-        # compiles under way. Symbolic graphs have no layouts to predict.
-        if not self.symbolic and self.graph_eager_reason is None:
-            start_compiles(self.steps, self.name, options)
+        # Compiles for the layouts the traced graph predicts (or for every size), started now: the first call then
+        # mostly waits for compiles under way.
+        if self.graph_eager_reason is None:
+            start_compiles(self.steps, self.name, options, symbolic=self.symbolic)
         report["build_ms"] = (time.perf_counter() - start) * 1000.0
+
+
+def symbolic_dims(placeholders: list[fx.Node]) -> list[str]:
+    """The graph inputs' symbolic sizes, as "input.size(d)=EXPR", and symbolic int inputs, as "input=EXPR"."""
+    out = []
+    for n in placeholders:
+        val = n.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            out += [f"{n.name}.size({d})={s}" for d, s in enumerate(val.shape) if isinstance(s, torch.SymInt)]
+        elif isinstance(val, torch.SymInt):
+            out.append(f"{n.name}={val}")
+    return out

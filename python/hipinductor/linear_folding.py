@@ -9,7 +9,7 @@ from typing import NamedTuple
 import torch
 import torch.fx as fx
 
-from .nodes import RESHAPE_VIEWS, contiguous_strides
+from .nodes import RESHAPE_VIEWS, contiguous_strides, has_symbols
 from .partition import Segment
 
 
@@ -79,8 +79,11 @@ def fold_linear_layers(steps, launches) -> tuple[dict, set]:
             after = next(iter(a.users))
             x = lhs.args[0]
             xv, ov = x.meta.get("val"), after.meta.get("val")
+            # Symbolic sizes: equal as expressions, for every size (comparing their values would compare the
+            # traced sizes); _addmm_activation's views would need the call's sizes, so it stays as written there.
             if (str(after.target) in RESHAPE_VIEWS and after in eager and isinstance(xv, torch.Tensor) and xv.dim() == 3
-                    and x in contiguous and list(ov.shape) == list(xv.shape[:-1]) + [wv.shape[0]]):
+                    and x in contiguous and _same_sizes(ov.shape, list(xv.shape[:-1]) + [wv.shape[0]])
+                    and not (use_gelu is not None and has_symbols(ov))):
                 linears[after] = Linear(x, weight, bias, use_gelu, tuple(lhs.meta["val"].shape), tuple(ov.shape))
                 folded.update((lhs, t, a))
                 continue
@@ -89,3 +92,10 @@ def fold_linear_layers(steps, launches) -> tuple[dict, set]:
             linears[a] = Linear(lhs, weight, bias, use_gelu)
             folded.add(t)
     return linears, folded
+
+
+def _same_sizes(a, b) -> bool:
+    """Sizes equal whatever the values of their symbols."""
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    return len(a) == len(b) and all(statically_known_true(x == y) for x, y in zip(a, b))

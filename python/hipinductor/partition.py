@@ -46,6 +46,9 @@ class Segment:
     rejected: bool = False
     launches: dict = field(default_factory=dict)          # (layout signature, symbols) -> executor.Launch
     pending: dict = field(default_factory=dict)           # layout signature -> Future of a compile started early
+    # Graphs with symbolic sizes: aligned -> compile_jobs.SymbolicGraph (compiled once for every size), or the reason
+    # the segment compiles per size instead (a str: the core's error, a value the format cannot write symbolically).
+    symbolic: dict = field(default_factory=dict)
 
 
 class Reject(Exception):

@@ -25,7 +25,8 @@ class Report(dict):
             name=name, ops_lowered=[], fallback_ops=[], kernels=0, compile_ms=0.0, cache_hits=0,
             segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], eager_empty=[], collectives=[],
             early_compiles=0, shared_compiles=0, build_ms=0.0, first_call_ms=None, gemm_epilogues=0,
-            empty_cat_inputs=0, channels_last_convs=0, cuda_graphs=False, cuda_graphs_reason=None)
+            empty_cat_inputs=0, channels_last_convs=0, cuda_graphs=False, cuda_graphs_reason=None, symbolic_dims=[],
+            compiles=0, symbolic_compiles=0, recompiles=0, recompile_reasons={}, symbolic_fallbacks={})
 
 
 _reports: list[dict] = []
@@ -50,9 +51,17 @@ def reports() -> list[dict]:
     repeated layers give), build_ms (building the graph: partition and starting those compiles), first_call_ms
     (its first run, waiting for them; None before it), and with mode="reduce-overhead" cuda_graphs (whether calls
     replay a CUDA/HIP graph) and cuda_graphs_reason (why not, when not). compile_ms sums each segment's share of lowering, codegen
-    and compiler time (or of the cache lookup that replaced them); a graph's segments compile in one compiler call."""
+    and compiler time (or of the cache lookup that replaced them); a graph's segments compile in one compiler call.
+
+    Compiles and dynamic shapes: symbolic_dims (the graph inputs' dims dynamo made symbolic, as "input.size(d)=s0"),
+    compiles (compiled graphs made for the graph's segments, cache hits included), symbolic_compiles (those of them
+    compiled once for every size), recompiles (compiles of a segment that had one already) and recompile_reasons
+    (reason -> count: the guard the earlier compiles failed: a new layout, alignment, or why a segment of a graph
+    with symbolic sizes compiles per size), symbolic_fallbacks (segment -> why it compiles per size: the core's
+    error, or a value the graph format holds only evaluated)."""
     with _reports_lock:
-        return [dict(r) for r in _reports]
+        return [{k: (dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v) for k, v in r.items()}
+                for r in _reports]
 
 
 def clear_reports() -> None:
