@@ -5,8 +5,8 @@
 // Written: every buffer (name, dtype, kind, sizes, strides, offset, io position, workspace offset), the graph's input
 // and output buffers, the workspace size, the alignment promise, and per kernel its name, kind, grid, block,
 // needs_sync, whole_grid and parameters (buffer, name, read-only). Not written: the loop IR's computations and
-// kernels, the HIP source and the code object (the caller stores those). Only graphs whose launches are concrete can
-// be written (symbolic sizes cannot run through GraphRunner).
+// kernels, the HIP source and the code object (the caller stores those). Sizes, strides, offsets, grids and the
+// workspace may be expressions over size symbols ({"sym": TEXT}); the symbols' ranges and quotients are written too.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,7 +15,7 @@
 
 namespace hi {
 
-/// The fields above of `graph`. Throws std::invalid_argument for graphs with size symbols or symbolic launches.
+/// The fields above of `graph`.
 nlohmann::json compiled_graph_to_json(const CompiledGraph& graph);
 
 /// A CompiledGraph for `target` rebuilt from compiled_graph_to_json's output: program (buffers, inputs, outputs,

@@ -18,7 +18,9 @@ namespace {
 using nlohmann::json;
 
 // Bumped when the payload below changes meaning.
-constexpr const char* kGraphEntryFormat = "hipinductor-graph-entry-v1";
+// 2: sizes, strides, offsets, grids and workspace offsets may be symbolic ({"sym": TEXT}); the size symbols' ranges
+// and quotients (LoopProgram::quotients); size parameters.
+constexpr const char* kGraphEntryFormat = "hipinductor-graph-entry-v2";
 
 void add_field(Sha256& hash, std::string_view name, std::string_view value) {
   hash.update(std::string(name) + ":" + std::to_string(value.size()) + ":").update(value).update("\n");
@@ -57,8 +59,7 @@ int find_build_id(struct dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
-// The graph entry: its format, target, code-object key and build, then the graph (compiled_graph_json.h). Throws
-// std::invalid_argument for anything it cannot describe (symbolic sizes).
+// The graph entry: its format, target, code-object key and build, then the graph (compiled_graph_json.h).
 json graph_payload(const CompiledGraph& g) {
   json payload = compiled_graph_to_json(g);
   payload["format"] = kGraphEntryFormat;
