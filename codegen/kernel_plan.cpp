@@ -42,7 +42,7 @@ void plan_index(const LoopProgram& p, const Kernel& k, const KernelOperands& ope
 /// once, none for pointwise kernels and rows held in registers.
 void plan_hints(const LoopProgram& p, const Kernel& k, const KernelOperands& operands, bool persistent,
                 KernelPlan& plan) {
-  if (k.kind == KernelKind::Pointwise) return;
+  if (k.kind == KernelKind::Pointwise || k.kind == KernelKind::Scan) return;
   for (int b : operands.read) {
     if (operands.written.count(b)) continue;
     EvictionHint h;
@@ -87,6 +87,10 @@ const char* form_name(const KernelPlan& plan) {
       case ColumnPlan::Form::VectorRowSlices: return "vector row slices";
     }
   }
+  if (const auto* scan = std::get_if<ScanPlan>(&plan.shape))
+    return scan->form == ScanPlan::Form::LinesPerThread ? "lines per thread"
+           : scan->form == ScanPlan::Form::LineChunks   ? "line chunks"
+                                                        : "threads per line";
   return "?";
 }
 
@@ -103,6 +107,7 @@ KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& targ
     case KernelKind::Pointwise: plan_pointwise(p, k, target, plan); break;
     case KernelKind::RowReduction: persistent = plan_rows(p, k, target, plan); break;
     case KernelKind::ColumnReduction: plan_columns(p, k, target, plan); break;
+    case KernelKind::Scan: plan_scan(p, k, target, plan); break;
   }
   plan.grid = simplify(plan.grid, p.size_ranges);
   plan_hints(p, k, operands, persistent, plan);
@@ -152,6 +157,15 @@ std::string to_string(const KernelPlan& plan) {
     os << "  V " << cols->width << ": " << cols->width_reason << "\n";
     if (cols->form != ColumnPlan::Form::OutputsPerThread)
       os << "  " << cols->slices_x << " x " << cols->slices_y << " slices\n";
+  } else if (const auto* scan = std::get_if<ScanPlan>(&plan.shape)) {
+    os << "  form: " << scan->form_reason << "\n";
+    if (scan->form == ScanPlan::Form::ThreadsPerLine) {
+      os << "  V " << scan->width << ": " << scan->width_reason << "\n";
+      os << "  T " << scan->threads << " threads per line, " << scan->lines_per_block
+         << " line(s) per block: " << scan->threads_reason << "\n";
+    }
+    if (scan->form == ScanPlan::Form::LineChunks)
+      os << "  " << scan->lines_per_block << " lines x " << scan->chunks << " chunks per block\n";
   }
   for (int buffer : plan.reciprocal_divisors)
     os << "  divisions by buffer " << buffer << " (a softmax denominator) multiply by its reciprocal\n";

@@ -123,6 +123,32 @@ struct ColumnPlan {
   int slices_x = 1, slices_y = 1;  ///< TX x TY of the slice forms
 };
 
+/// Scan kernels: each of the kernel's `numel` lines an inclusive scan over its `row_length` positions (s), one pass
+/// over the data.
+struct ScanPlan {
+  enum class Form : uint8_t {
+    /// A thread per line walks it in order: lines whose elements lie apart in memory (a scan over an outer dim),
+    /// neighbouring threads on neighbouring lines, so each step's loads coalesce.
+    LinesPerThread,
+    /// Strided lines too few to give the GPU a thread each: a block takes TX neighbouring lines x TY chunks of them;
+    /// each thread reads its chunk once for its total, the totals of the chunks before it (shared memory) are its
+    /// carry, and it reads the chunk again, scanning from the carry, and stores.
+    LineChunks,
+    /// Contiguous lines: T threads per line take V consecutive elements each per step (one vector load), scan them
+    /// in registers, then across the T threads (warp butterflies, shared memory between warps); a carry runs from
+    /// step to step. Several lines share a block when T is below it.
+    ThreadsPerLine,
+  };
+  Form form = Form::LinesPerThread;
+  std::string form_reason;
+  int width = 1;  ///< ThreadsPerLine: V
+  std::string width_reason;
+  int threads = 1;          ///< ThreadsPerLine: T (a power of two)
+  int lines_per_block = 1;  ///< ThreadsPerLine: block / T; LineChunks: TX
+  int chunks = 1;           ///< LineChunks: TY
+  std::string threads_reason;
+};
+
 /// Cache hints of a read-only buffer's vector loads (the HI_EVICT_* spelling; empty: none).
 struct EvictionHint {
   std::string row_indexed;  ///< loads whose index depends on the row
@@ -148,7 +174,7 @@ struct KernelPlan {
   /// of the quotient. Not for other divisors: the reciprocal of one below 2^-126 overflows, of one above 2^126 loses
   /// bits.
   std::set<int> reciprocal_divisors;
-  std::variant<PointwisePlan, RowPlan, ColumnPlan> shape;  ///< the one of `kind`
+  std::variant<PointwisePlan, RowPlan, ColumnPlan, ScanPlan> shape;  ///< the one of `kind`
 };
 
 /// The plan of kernel `k` of `p` (after plan_memory) for `target`.

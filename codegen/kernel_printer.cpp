@@ -239,6 +239,8 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
   } else if (const auto* rows = std::get_if<RowPlan>(&plan_.shape)) {
     if (rows->form == RowPlan::Form::Persistent) emit_row_persistent(*rows);
     else emit_row_loop(*rows);
+  } else if (const auto* scan = std::get_if<ScanPlan>(&plan_.shape)) {
+    emit_scan(*scan);
   } else {
     emit_column_reduction(std::get<ColumnPlan>(plan_.shape));
   }

@@ -63,6 +63,7 @@ inline std::string reduce_functor(ReduceOp op) {
     case ReduceOp::All: return "hi_all_op";
     case ReduceOp::ArgMax: return "hi_argmax_op";
     case ReduceOp::ArgMin: return "hi_argmin_op";
+    case ReduceOp::LogAddExp: return "hi_logaddexp_op";
   }
   return "?";
 }
@@ -250,6 +251,13 @@ class KernelPrinter {
   }
   bool produced_here(int buffer) const { return codegen_detail::produced_here(p_, k_, buffer); }
   void emit_column_reduction(const ColumnPlan& plan);
+  /// Scan kernels as their plan says (emit_scans.cpp).
+  void emit_scan(const ScanPlan& plan);
+  /// LineChunks: each thread's chunk read for its total, then scanned from the totals of the chunks before it.
+  void emit_scan_chunks(const ScanPlan& plan, const Computation& c);
+  /// ThreadsPerLine: the exclusive prefix `pre` and the total `tot` of the T threads' totals of each line (`tot`
+  /// holds this thread's on entry).
+  void emit_scan_across_threads(const ScanPlan& plan, const std::string& functor, const std::string& type);
   /// Column kernel with TX outputs x TY row slices per block, the slices combined through shared memory: for
   /// outputs too few to give each thread its own.
   void emit_column_slices(int64_t outputs, int tx_count, int ty_count);

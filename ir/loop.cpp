@@ -65,7 +65,7 @@ std::string_view binary_op_name(BinaryOp op) {
 }
 
 std::string_view reduce_op_name(ReduceOp op) {
-  static const char* names[] = {"sum", "prod", "max", "min", "any", "all", "argmax", "argmin"};
+  static const char* names[] = {"sum", "prod", "max", "min", "any", "all", "argmax", "argmin", "logaddexp"};
   return names[static_cast<int>(op)];
 }
 
@@ -74,6 +74,7 @@ std::string_view kernel_kind_name(KernelKind k) {
     case KernelKind::Pointwise: return "pointwise";
     case KernelKind::RowReduction: return "row_reduction";
     case KernelKind::ColumnReduction: return "column_reduction";
+    case KernelKind::Scan: return "scan";
   }
   return "?";
 }
@@ -368,7 +369,9 @@ std::string LoopProgram::str() const {
        << join_indices(b.sizes) << " strides " << join_indices(b.strides) << " offset " << b.offset.str() << "\n";
   }
   for (const Computation& c : computations) {
-    os << c.name << " = " << (c.is_reduction() ? "reduction" : "pointwise") << " over " << join_indices(c.sizes);
+    os << c.name << " = "
+       << (c.is_scan() ? "scan along dim " + std::to_string(c.scan_dim) : c.is_reduction() ? "reduction" : "pointwise")
+       << " over " << join_indices(c.sizes);
     if (c.is_reduction()) os << " x " << join_indices(c.reduce_sizes);
     os << " from";
     for (const auto& o : c.origins) os << " " << o;
@@ -467,6 +470,17 @@ std::map<std::string, Index> kernel_var_map(const Computation& c, const Kernel& 
       bind_coords(m, unflatten(Index::var("i"), c.sizes), out_var);
       bind_coords(m, unflatten(Index::var("r"), c.reduce_sizes), reduce_var);
       break;
+    case KernelKind::Scan: {
+      // The line walks every dim but the scanned one, row-major; the scanned dim and the body's r0 are `s`.
+      std::vector<Index> others;
+      for (size_t d = 0; d < c.sizes.size(); ++d)
+        if (static_cast<int>(d) != c.scan_dim) others.push_back(c.sizes[d]);
+      std::vector<Index> coords = unflatten(Index::var("line"), others);
+      for (size_t d = 0, n = 0; d < c.sizes.size(); ++d)
+        m[out_var(d)] = static_cast<int>(d) == c.scan_dim ? Index::var("s") : coords[n++];
+      m[reduce_var(0)] = Index::var("s");
+      break;
+    }
   }
   return m;
 }
@@ -486,6 +500,10 @@ VarRanges kernel_var_ranges(const LoopProgram& p, const Kernel& k) {
     case KernelKind::ColumnReduction:
       loop("i", k.numel);
       loop("r", k.row_length);
+      break;
+    case KernelKind::Scan:
+      loop("line", k.numel);
+      loop("s", k.row_length);
       break;
   }
   return r;
@@ -512,6 +530,9 @@ std::vector<std::string> verify_loop_program(const LoopProgram& p) {
     for (const auto& [name, range] : p.size_ranges) vars.insert(name);
     if (c.is_reduction() != (c.body->op == ExprOp::Reduce))
       problems.push_back(where + ": a reduction's body must have a Reduce at its root, and only a reduction's");
+    if (c.is_scan() && (c.scan_dim >= static_cast<int>(c.sizes.size()) || c.reduce_sizes.size() != 1 ||
+                        c.reduce_sizes[0] != c.sizes[c.scan_dim]))
+      problems.push_back(where + ": a scan reduces exactly its scanned dim (reduce_sizes {sizes[scan_dim]})");
     visit(c.body, [&](const Expr& e) {
       if (e->op == ExprOp::Reduce && e != c.body) problems.push_back(where + ": Reduce below the root");
       if (e->op == ExprOp::Load && (e->buffer < 0 || e->buffer >= static_cast<int>(p.buffers.size())))
@@ -533,6 +554,8 @@ std::vector<std::string> verify_loop_program(const LoopProgram& p) {
     for (size_t k = 0; k < p.kernels.size(); ++k)
       for (int c : p.kernels[k].computations) {
         if (kernel_of.at(c) != -1) problems.push_back("computation '" + p.computations[c].name + "' in two kernels");
+        if (p.computations.at(c).is_scan() != (p.kernels[k].kind == KernelKind::Scan))
+          problems.push_back("computation '" + p.computations[c].name + "': scans go in Scan kernels, and only scans");
         kernel_of[c] = static_cast<int>(k);
       }
     for (size_t c = 0; c < p.computations.size(); ++c) {

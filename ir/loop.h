@@ -62,8 +62,9 @@ enum class BinaryOp : uint8_t {
 };
 /// ArgMax/ArgMin: a Reduce with two args, (value, position): position is the element's flat (row-major) index over
 /// the reduction domain as an Int64 IndexValue; the result (Int64) is the position of the first extreme element, NaN
-/// counting as the largest (PyTorch's argmax/argmin).
-enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Any, All, ArgMax, ArgMin };
+/// counting as the largest (PyTorch's argmax/argmin). LogAddExp: log(exp(a) + exp(b)) of the pair, an infinity of
+/// one sign on both sides its own result, NaN propagating (eager's logcumsumexp step).
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Any, All, ArgMax, ArgMin, LogAddExp };
 
 std::string_view unary_op_name(UnaryOp op);
 std::string_view binary_op_name(BinaryOp op);
@@ -174,8 +175,14 @@ struct Computation {
   Expr body;
   std::vector<std::string> origins;  ///< graph nodes whose work this is (for comments and names)
   std::vector<std::string> op_names; ///< short ATen op names, in graph order ("native_layer_norm", "gelu")
+  /// A scan (cumsum, cummax, logcumsumexp) along dim `scan_dim` of `sizes`, or -1. A scan is a reduction with
+  /// reduce_sizes {sizes[scan_dim]} whose body reads the element at r0 (not at x[scan_dim]); output element x holds
+  /// the body's Reduce combined over r0 = 0, 1, ..., x[scan_dim] in that order (an inclusive prefix). Only Scan
+  /// kernels hold scans.
+  int scan_dim = -1;
 
   bool is_reduction() const { return !reduce_sizes.empty(); }
+  bool is_scan() const { return scan_dim >= 0; }
   /// Address of output element (x0..) in `buffer`'s storage: sum(x_i * stride_i) + offset.
   static Index store_index(const Buffer& b);
   Index numel() const;
@@ -192,6 +199,7 @@ enum class KernelKind : uint8_t {
   Pointwise,       ///< flat loop over numel
   RowReduction,    ///< one block per row of the (rows, row_length) view; reductions and epilogues per row
   ColumnReduction, ///< one thread per output element, serial loop over the reduced dims (non-innermost reductions)
+  Scan,            ///< one scan computation over `numel` independent lines of `row_length` elements each
 };
 std::string_view kernel_kind_name(KernelKind k);
 
@@ -257,7 +265,8 @@ struct LoopProgram {
 };
 
 /// The loop-variable substitution that views computation `c` inside kernel `k` with flat loop variables:
-/// `i` (Pointwise: element), `row`/`col` (RowReduction), `i`/`r` (ColumnReduction: output element, reduced element).
+/// `i` (Pointwise: element), `row`/`col` (RowReduction), `i`/`r` (ColumnReduction: output element, reduced element),
+/// `line`/`s` (Scan: the line, the position along it; the scan's x[scan_dim] and r0 are both `s`).
 /// In a row kernel, a pointwise computation of one element per row (see is_row_epilogue) uses `row` alone.
 std::map<std::string, Index> kernel_var_map(const Computation& c, const Kernel& k);
 /// Ranges of those flat variables for a kernel.

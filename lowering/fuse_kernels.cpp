@@ -38,7 +38,12 @@ class KernelFusion {
       if (sources.count(k)) break;
     }
     Kernel k;
-    if (!comp.is_reduction()) {
+    if (comp.is_scan()) {
+      // A scan's lines have their own shape (codegen/plan_scans.cpp): a kernel of its own, its prologue inlined in its body.
+      k.kind = KernelKind::Scan;
+      k.numel = simplify(floordiv(comp.numel(), comp.reduce_numel()), p_.size_ranges);
+      k.row_length = comp.reduce_numel();
+    } else if (!comp.is_reduction()) {
       k.kind = KernelKind::Pointwise;
       k.numel = comp.numel();
     } else {
@@ -65,7 +70,9 @@ class KernelFusion {
   bool can_join(int k_index, int c) const {
     const Kernel& k = p_.kernels[k_index];
     const Computation& comp = p_.computations[c];
+    if (comp.is_scan()) return false;
     switch (k.kind) {
+      case KernelKind::Scan: return false;
       case KernelKind::Pointwise:
         if (comp.is_reduction() || comp.numel() != k.numel) return false;
         break;

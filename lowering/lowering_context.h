@@ -212,6 +212,20 @@ class GraphLowering {
     }
     return add_reduction(body, out_sizes, reduce_sizes, inputs);
   }
+  /// An inclusive scan along `dim` of `sizes` (Computation::scan_dim), stored as `stored`: `fn(x, s)` is the Reduce
+  /// of the element at position s of x's line (x[dim] itself must not appear; the scan's order does the masking).
+  /// Linear in the data: a Scan kernel of its own (codegen/plan_scans.cpp).
+  TensorValue scan(const std::vector<Index>& sizes, int64_t dim, DType stored, const std::vector<const TensorValue*>& inputs,
+                   const std::function<Expr(const std::vector<Index>&, const Index&)>& fn) {
+    TensorValue v = reduction(sizes, {sizes[dim]}, inputs,
+                              [&](const std::vector<Index>& x, const std::vector<Index>& r) { return fn(x, r[0]); });
+    Computation& c = p_.computations.back();
+    c.scan_dim = static_cast<int>(dim);
+    p_.buffers[c.buffer].dtype = stored;
+    v.dtype = stored;
+    v.body = Expr::load(c.buffer, v.body->index, stored);
+    return v;
+  }
   /// `v` itself when it is a plain load of a buffer, else `v` realized into one (indirect loads address buffers).
   TensorValue realize_if_computed(const TensorValue& v) {
     if (v.body->op == ExprOp::Load && v.body->args.empty()) return v;

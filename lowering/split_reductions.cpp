@@ -68,10 +68,11 @@ class ReductionSplitter {
   std::optional<int64_t> constant(const Index& i) const { return simplify(i, p_.size_ranges).as_const(); }
 
   std::optional<SplitPlan> plan_for(const Computation& c) const {
-    if (!c.is_reduction() || !c.body.defined() || c.body->op != ExprOp::Reduce) return std::nullopt;
+    if (!c.is_reduction() || c.is_scan() || !c.body.defined() || c.body->op != ExprOp::Reduce) return std::nullopt;
     switch (c.body->reduce_op()) {
       case ReduceOp::ArgMax:
-      case ReduceOp::ArgMin: return std::nullopt;
+      case ReduceOp::ArgMin:
+      case ReduceOp::LogAddExp: return std::nullopt;  // not idempotent: a padded chunk would need its identity
       default: break;
     }
     SplitPlan plan;

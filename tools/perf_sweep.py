@@ -240,6 +240,8 @@ def _worker(opts, tasks, done, lock):
 
 def run_all(names, opts, start) -> tuple[dict, list]:
     """Runs the cases in worker processes; returns (rows by name, names skipped when the budget ran out)."""
+    if time.time() - start > opts.budget:
+        return {}, list(names)
     ctx = mp.get_context("spawn")
     tasks, done, lock = ctx.Queue(), ctx.Queue(), ctx.Lock()
     pending = list(names)

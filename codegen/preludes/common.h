@@ -381,6 +381,17 @@ struct hi_all_op {
   template <class T> HI_FN static T combine(T a, T b) { return (a && b) ? T(1) : T(0); }
 };
 
+/// log(exp(a) + exp(b)) as eager's logcumsumexp step computes it: an infinity of one sign on both sides is the
+/// result itself (inf - inf would be NaN), a NaN propagates.
+struct hi_logaddexp_op {
+  template <class T> HI_FN static T identity() { return hi_lowest<T>(); }
+  template <class T> HI_FN static T combine(T a, T b) {
+    const T lo = b != b ? b : (a < b ? a : b), hi = b != b ? b : (a < b ? b : a);
+    if (lo != hi || (lo - lo) == T(0)) return hi + hi_log1p(hi_exp(lo - hi));
+    return a;
+  }
+};
+
 /// argmax/argmin accumulator: the extreme value so far and its flat position in the reduction domain.
 template <class T> struct hi_arg_acc {
   T v;

@@ -1,6 +1,5 @@
-// Scans along one dim: cumsum, cumprod, cummax, cummin, logcumsumexp. Each output element is a masked reduction over
-// the elements up to it (quadratic, but a plain reduction that every kernel shape handles).
-#include <cmath>
+// Scans along one dim: cumsum, cumprod, cummax, cummin, logcumsumexp. Each is a scan computation
+// (GraphLowering::scan): linear in the data, a Scan kernel of its own.
 
 #include "lowering/lowering_context.h"
 #include "lowering/op_registry.h"
@@ -34,56 +33,30 @@ Metas logcumsumexp_meta(const MetaInference& m) {
   return one(in.dtype, in.sizes);
 }
 
-/// cumsum / cumprod along `dim`: out[.., i, ..] reduces in[.., j, ..] over j <= i (quadratic, but a plain reduction
-/// that every kernel shape handles).
+/// The element of `self` at position `s` of output element x's line along `dim`, as `type`.
+Expr along(GraphLowering& L, const TensorValue& self, int64_t dim, const std::vector<Index>& x, const Index& s,
+           DType type) {
+  std::vector<Index> in = x;
+  in[dim] = s;
+  return Expr::cast(L.at(self, in), type);
+}
+
+/// cumsum / cumprod along `dim`: one scan, accumulating in the output dtype's accumulation type and stored in the
+/// output dtype (each element rounded once, as eager).
 std::vector<TensorValue> lower_scan(GraphLowering& L, const BoundArgs& args, ReduceOp op) {
   const TensorMeta& m = L.out_meta();
   TensorValue self = L.tensor("self");
   if (self.rank() == 0) return lower_convert(L);
   int64_t dim = L.wrap_dim(args.get_int("dim"), self.rank());
   DType acc = accumulate_type(m.dtype);
-  TensorValue r =
-      L.reduction(m.sizes, {self.sizes[dim]}, {&self}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        std::vector<Index> in = x;
-        in[dim] = rv[0];
-        Expr v = Expr::cast(Expr::cast(L.at(self, in), m.dtype), acc);
-        Expr inside = Expr::binary(BinaryOp::Le, Expr::index_value(rv[0], DType::Int64),
-                                   Expr::index_value(x[dim], DType::Int64), DType::Bool);
-        Expr identity = Expr::constant(op == ReduceOp::Prod ? 1 : 0, acc);
-        return Expr::reduce(op, Expr::where(inside, v, identity));
-      });
-  return {L.make(m.dtype, m.sizes, {&r}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(r, c), m.dtype); })};
+  return {L.scan(m.sizes, dim, m.dtype, {&self}, [&](const std::vector<Index>& x, const Index& s) {
+    return Expr::reduce(op, Expr::cast(along(L, self, dim, x, s, m.dtype), acc));
+  })};
 }
 
-/// One dim of a scan's input, read at position j of the output element x's row: the element (as `type`) and
-/// whether j lies at or before x's own position (the scan's mask).
-struct ScanAlong {
-  GraphLowering& L;
-  const TensorValue& self;
-  int64_t dim;
-  DType type;
-
-  Expr at(const std::vector<Index>& x, const Index& j) const {
-    std::vector<Index> in = x;
-    in[dim] = j;
-    return Expr::cast(L.at(self, in), type);
-  }
-  Expr inside(const std::vector<Index>& x, const Index& j) const {
-    return Expr::binary(BinaryOp::Le, Expr::index_value(j, DType::Int64), Expr::index_value(x[dim], DType::Int64),
-                        DType::Bool);
-  }
-  /// The running max or min over j <= i: masked-out terms repeat the element at i (idempotent, so no identity is
-  /// needed for any dtype), NaN propagating.
-  TensorValue running(ReduceOp op, const std::vector<Index>& sizes) const {
-    return L.reduction(sizes, {self.sizes[dim]}, {&self},
-                       [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-                         return Expr::reduce(op, Expr::where(inside(x, rv[0]), at(x, rv[0]), at(x, x[dim])));
-                       });
-  }
-};
-
-/// The running extreme along `dim` (cummax / cummin): out[.., i, ..] = max over j <= i (ScanAlong::running).
-/// Indices as eager's scan keeps them: the last position holding the extreme (a NaN extreme: the last NaN so far).
+/// cummax / cummin: the running extreme is a scan (NaN propagating), and its index another one: the last position
+/// j <= i whose element is the running extreme at j (a new extreme, or a tie with the one before, as eager's >= /
+/// <= keeps the last; a NaN there: the last NaN so far, as eager keeps it).
 std::vector<TensorValue> lower_cum_extreme(GraphLowering& L, const BoundArgs& args, bool is_max) {
   TensorValue self = L.tensor("self");
   const TensorMeta& m = L.out_meta(0);
@@ -95,46 +68,33 @@ std::vector<TensorValue> lower_cum_extreme(GraphLowering& L, const BoundArgs& ar
   }
   int64_t dim = L.wrap_dim(args.get_int("dim"), self.rank());
   DType t = self.dtype == DType::Bool ? DType::Int32 : compute_type(self.dtype);
-  const ScanAlong scan{L, self, dim, t};
-  TensorValue peak = scan.running(is_max ? ReduceOp::Max : ReduceOp::Min, m.sizes);
-  TensorValue where_at = L.reduction(
-      mi.sizes, {self.sizes[dim]}, {&self, &peak}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        Expr v = scan.at(x, rv[0]), p = L.at(peak, x);
-        Expr hit = Expr::binary(BinaryOp::Eq, v, p, DType::Bool);
-        if (is_floating(t)) {
-          Expr both_nan = Expr::binary(BinaryOp::LogicalAnd, Expr::unary(UnaryOp::IsNan, v),
-                                       Expr::unary(UnaryOp::IsNan, p), DType::Bool);
-          hit = Expr::binary(BinaryOp::LogicalOr, hit, both_nan, DType::Bool);
-        }
-        Expr take = Expr::binary(BinaryOp::LogicalAnd, scan.inside(x, rv[0]), hit, DType::Bool);
-        return Expr::reduce(
-            ReduceOp::Max, Expr::where(take, Expr::index_value(rv[0], DType::Int64), Expr::constant(-1, DType::Int64)));
-      });
-  return {L.make(m.dtype, m.sizes, {&peak},
-                 [&](const std::vector<Index>& c) { return Expr::cast(L.at(peak, c), m.dtype); }),
-          L.make(mi.dtype, mi.sizes, {&where_at},
-                 [&](const std::vector<Index>& c) { return Expr::cast(L.at(where_at, c), mi.dtype); })};
+  TensorValue peak = L.scan(m.sizes, dim, m.dtype, {&self}, [&](const std::vector<Index>& x, const Index& s) {
+    return Expr::reduce(is_max ? ReduceOp::Max : ReduceOp::Min, along(L, self, dim, x, s, t));
+  });
+  TensorValue where_at = L.scan(mi.sizes, dim, mi.dtype, {&self, &peak}, [&](const std::vector<Index>& x, const Index& s) {
+    Expr v = along(L, self, dim, x, s, t), p = along(L, peak, dim, x, s, t);
+    Expr hit = Expr::binary(BinaryOp::Eq, v, p, DType::Bool);
+    if (is_floating(t)) {
+      Expr both_nan = Expr::binary(BinaryOp::LogicalAnd, Expr::unary(UnaryOp::IsNan, v),
+                                   Expr::unary(UnaryOp::IsNan, p), DType::Bool);
+      hit = Expr::binary(BinaryOp::LogicalOr, hit, both_nan, DType::Bool);
+    }
+    return Expr::reduce(ReduceOp::Max,
+                        Expr::where(hit, Expr::index_value(s, DType::Int64), Expr::constant(-1, DType::Int64)));
+  });
+  return {peak, where_at};
 }
 
-/// logcumsumexp along `dim`: with M the running maximum, M + log(sum over j <= i of exp(x_j - M)); an infinite M is
-/// the result (all -inf so far, or a +inf), a NaN propagates through M.
+/// logcumsumexp along `dim`: one scan whose step is log(exp(a) + exp(b)) (ReduceOp::LogAddExp), in the compute
+/// type.
 std::vector<TensorValue> lower_logcumsumexp(GraphLowering& L, const BoundArgs& args) {
   TensorValue self = L.tensor("self");
   const TensorMeta& m = L.out_meta();
   if (self.rank() == 0) return lower_convert(L);
   int64_t dim = L.wrap_dim(args.get_int("dim"), self.rank());
   DType t = compute_type(m.dtype);
-  const ScanAlong scan{L, self, dim, t};
-  TensorValue peak = scan.running(ReduceOp::Max, m.sizes);
-  TensorValue total = L.reduction(
-      m.sizes, {self.sizes[dim]}, {&self, &peak}, [&](const std::vector<Index>& x, const std::vector<Index>& rv) {
-        Expr e = Expr::unary(UnaryOp::Exp, Expr::binary(BinaryOp::Sub, scan.at(x, rv[0]), L.at(peak, x), t));
-        return Expr::reduce(ReduceOp::Sum, Expr::where(scan.inside(x, rv[0]), e, Expr::constant(0, t)));
-      });
-  return {L.make(m.dtype, m.sizes, {&peak, &total}, [&](const std::vector<Index>& c) {
-    Expr p = L.at(peak, c);
-    Expr v = Expr::binary(BinaryOp::Add, p, Expr::unary(UnaryOp::Log, L.at(total, c)), t);
-    return Expr::cast(Expr::where(Expr::unary(UnaryOp::IsInf, p), p, v), m.dtype);
+  return {L.scan(m.sizes, dim, m.dtype, {&self}, [&](const std::vector<Index>& x, const Index& s) {
+    return Expr::reduce(ReduceOp::LogAddExp, along(L, self, dim, x, s, t));
   })};
 }
 

@@ -1,10 +1,12 @@
 // AMD code quality without an AMD GPU: representative graphs are compiled through the real HIPRTC for gfx90a and
-// gfx942, and each kernel's code object is checked (comgr metadata and ISA disassembly):
+// gfx942 (CDNA, wave 64) and gfx1100 (RDNA3, the Radeon target, wave 32), and each kernel's code object is checked
+// (comgr metadata and ISA disassembly):
 //   - no scratch and no VGPR/SGPR spills;
 //   - VGPR use that allows at least 4 waves per SIMD (amd_waves_per_simd: VGPRs alone);
+//   - the target's wave size (64 on gfx9, 32 on gfx11: the warp width the kernels were printed for);
 //   - 16-byte memory instructions (global_load_dwordx4 / buffer_load_dwordx4, global_store_dwordx4 /
-//     buffer_store_dwordx4) where a kernel reads or writes contiguous f32/bf16 data: pointwise kernels and row
-//     kernels over contiguous rows.
+//     buffer_store_dwordx4; RDNA3 spells them global_load_b128 / global_store_b128) where a kernel reads or writes
+//     contiguous f32/bf16 data: pointwise kernels, row kernels over contiguous rows, scans along contiguous lines.
 // Each graph is compiled once per target (the fixture cache below) and shared by every assertion. Skipped only when
 // HIPRTC cannot be loaded (comgr comes with it).
 #include <gtest/gtest.h>
@@ -97,6 +99,25 @@ Graph column_sum_f32(int64_t rows, int64_t cols) {
   return g.graph();
 }
 
+/// A scan (`op`: cumsum, logcumsumexp) along `dim` of a rows x cols tensor.
+Graph scan(const char* op, int64_t rows, int64_t cols, int64_t dim, DType dtype) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", dtype, {rows, cols});
+  g.output(g.call(op, {A(x), I(dim)}, dtype, {rows, cols}));
+  return g.graph();
+}
+
+/// cummax along the rows: a values scan, then an index scan reading the input and the values.
+Graph cummax_rows_f32(int64_t rows, int64_t cols) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {rows, cols});
+  ValueRef m = g.call_multi("aten.cummax.default", {A(x), I(1)},
+                            {{DType::Float32, {rows, cols}}, {DType::Int64, {rows, cols}}});
+  g.output(m);
+  g.output(ValueRef{m.node, 1});
+  return g.graph();
+}
+
 struct QualityCase {
   std::string name;
   Graph graph;
@@ -118,11 +139,17 @@ const std::vector<QualityCase>& quality_cases() {
       {"rope_cat_bf16", test::rope_graph(8192, 128, 64, DType::BFloat16), true, true},  // x, cos, sin: 16 bytes
       // Tiles through LDS: 2-byte loads along the input's rows, 2-byte stores along the output's.
       {"transpose_bf16", transpose_bf16(64, 256, 512), false, false},
+      // Scans: contiguous lines move in vector groups; lines down the columns (chunks) read a line per thread.
+      {"cumsum_rows_f32", scan("aten.cumsum.default", 4096, 4096, 1, DType::Float32), true, true},
+      {"cumsum_rows_bf16", scan("aten.cumsum.default", 4096, 4096, 1, DType::BFloat16), true, true},
+      {"logcumsumexp_rows_f32", scan("aten.logcumsumexp.default", 4096, 1000, 1, DType::Float32), true, true},
+      {"cumsum_columns_f32", scan("aten.cumsum.default", 4096, 4096, 0, DType::Float32), false, false},
+      {"cummax_rows_f32", cummax_rows_f32(4096, 4096), true, false},  // int64 indices: reported only
   };
   return cases;
 }
 
-const char* const kTargets[] = {"gfx90a", "gfx942:sramecc+:xnack-"};
+const char* const kTargets[] = {"gfx90a", "gfx942:sramecc+:xnack-", "gfx1100"};
 
 // ---- compiled once per (graph, target) -------------------------------------------------------------------------
 
@@ -251,7 +278,7 @@ TEST_P(AmdCodeQuality, NoScratchNoSpills) {
 
 TEST_P(AmdCodeQuality, AtLeastFourWavesPerSimd) {
   for (const AmdKernelFacts& f : c_->facts) {
-    EXPECT_EQ(f.wavefront_size, 64) << target() << " " << describe(f);
+    EXPECT_EQ(f.wavefront_size, parse_target(target()).warp_size) << target() << " " << describe(f);
     EXPECT_GE(f.waves_per_simd, 4) << target() << " " << describe(f);
   }
 }
@@ -266,12 +293,14 @@ TEST_P(AmdCodeQuality, SixteenByteLoadsAndStoresForContiguousData) {
               << "; stores " << stores << "\n";
     if (!q().wide_loads && !q().wide_stores) continue;  // reported only (column sums: strided in the reduced dim)
     if (q().wide_loads) {
-      EXPECT_TRUE(contains_any(isa, {"global_load_dwordx4", "buffer_load_dwordx4"}))
+      EXPECT_TRUE(contains_any(isa, {"global_load_dwordx4", "buffer_load_dwordx4", "global_load_b128",
+                                     "buffer_load_b128"}))
           << target() << " " << describe(f) << "\nloads: " << loads << "\nISA around the first load:\n"
           << lines_around(isa, {"global_load", "buffer_load"});
     }
     if (q().wide_stores) {
-      EXPECT_TRUE(contains_any(isa, {"global_store_dwordx4", "buffer_store_dwordx4"}))
+      EXPECT_TRUE(contains_any(isa, {"global_store_dwordx4", "buffer_store_dwordx4", "global_store_b128",
+                                     "buffer_store_b128"}))
           << target() << " " << describe(f) << "\nstores: " << stores << "\nISA around the first store:\n"
           << lines_around(isa, {"global_store", "buffer_store"});
     }
