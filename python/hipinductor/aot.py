@@ -58,6 +58,11 @@ def aot_compile(exported, archs, path: str, *, log=None) -> dict:
     into the package directory `path`, written atomically. Returns the manifest. Raises PackageError for programs a
     package cannot hold (symbolic sizes, non-tensor inputs), ValueError for unknown targets, and the compiler's
     errors (LoweringError, CompileError) naming the segment."""
+    if isinstance(archs, str):
+        archs = [a for a in archs.split(",") if a]
+    targets = list(dict.fromkeys(_C.parse_target(a) for a in archs))
+    if not targets:
+        raise ValueError("hipinductor.aot_compile: no target given")
     if isinstance(exported, str):
         source = exported
         try:
@@ -66,11 +71,6 @@ def aot_compile(exported, archs, path: str, *, log=None) -> dict:
             raise
         except Exception as e:  # noqa: BLE001 - whatever a damaged archive makes torch.export.load raise
             raise PackageError(f"{source}: not a torch.export program ({type(e).__name__}: {e})") from None
-    if isinstance(archs, str):
-        archs = [a for a in archs.split(",") if a]
-    targets = list(dict.fromkeys(_C.parse_target(a) for a in archs))
-    if not targets:
-        raise ValueError("hipinductor.aot_compile: no target given")
     say = log or (lambda msg: None)
     start = time.perf_counter()
     ep = exported.run_decompositions(export_decompositions())
@@ -81,7 +81,7 @@ def aot_compile(exported, archs, path: str, *, log=None) -> dict:
     say(f"{len(segments)} segment(s), {len(p.steps) - len(segments)} eager step(s); "
         f"eager ops: {', '.join(p.fallback_ops) or 'none'} ({(time.perf_counter() - start) * 1000:.0f} ms)")
     graphs = []
-    for k, seg in enumerate(segments):
+    for seg in segments:
         metas = [tensor_meta(n) for n in seg.inputs]
         aligned = all(m.storage_offset() * m.element_size() % ALIGN == 0 for m in metas)
         graphs.append(json.dumps(segment_json(seg, metas, {}, aligned)))
@@ -89,7 +89,7 @@ def aot_compile(exported, archs, path: str, *, log=None) -> dict:
         weights = program.write_weights(writer)
         manifest = {
             "format": FORMAT, "version": VERSION, "hipinductor": _C.version(), "torch": torch.__version__,
-            "codegen": _C.codegen_version(), "dynamic_shapes": DYNAMIC_SHAPES, "exported_on": program.device.type,
+            "codegen": _C.codegen_version(), "dynamic_shapes": DYNAMIC_SHAPES, "symbols": [], "exported_on": program.device.type,
             "in_spec": program.in_spec, "out_spec": program.out_spec, "inputs": program.inputs,
             "outputs": program.outputs, "weights": weights,
             "steps": _steps(p.steps, segments, program),
@@ -145,7 +145,11 @@ class _Program:
         self.outputs = []
         for spec, value in zip(ep.graph_signature.output_specs, flat):
             if spec.kind == kinds_out.USER_OUTPUT:
-                self.outputs.append(encode_arg(value, _value_name, "output"))
+                entry = encode_arg(value, _value_name, "output")
+                val = value.meta.get("val") if isinstance(value, fx.Node) else None
+                if isinstance(val, torch.Tensor):  # for readers of the manifest: what the output is
+                    entry = dict(entry, dtype=layout_of(val)["dtype"], sizes=list(val.shape))
+                self.outputs.append(entry)
             elif spec.kind != kinds_out.LOSS_OUTPUT:
                 raise PackageError(f"output '{spec.arg.name}' updates the program's state ({spec.kind.name}); "
                                    "packages hold inference programs (export the model in eval mode)")

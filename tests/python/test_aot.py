@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import hipinductor
-from hipinductor import PackageError, aot_compile, load_package
+from hipinductor import PackageError, aot, aot_compile, load_package
 
 TARGETS = ["gfx90a", "gfx942", "gfx1100", "sm_90", "cpu"]
 
@@ -199,27 +199,39 @@ def test_a_failed_build_leaves_nothing(block, tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-def test_command_line_builds_and_inspects_a_pt2(block, package, tmp_path):
+def test_symbolic_sizes_are_rejected_until_supported(tmp_path):
+    ep = torch.export.export(torch.nn.ReLU(), (torch.randn(4, 3),), dynamic_shapes=({0: torch.export.Dim("batch")},))
+    with pytest.raises(PackageError, match=r"input '\w+' has symbolic sizes \[s\d+, 3\]: dynamic shapes are not "
+                                           r"supported yet"):
+        aot_compile(ep, "cpu", str(tmp_path / "relu.hipi"))
+    assert os.listdir(tmp_path) == []
+
+
+def test_command_line_builds_and_inspects_a_pt2(block, package, tmp_path, capsys):
     pt2 = tmp_path / "block.pt2"
     torch.export.save(block[2], str(pt2))
     out = tmp_path / "cli.hipi"
-    run = lambda *a: subprocess.run([sys.executable, "-m", "hipinductor.aot", *a], capture_output=True, text=True,
-                                    timeout=300)
-    r = run(str(pt2), "--arch", "cpu", "-o", str(out))
-    assert r.returncode == 0, r.stderr
+    # The command's main in this process (tests/tools/test_package.sh runs it through hipinductor-aot).
+    assert aot.main([str(pt2), "--arch", "cpu", "-o", str(out)]) == 0, capsys.readouterr().err
     loaded = load_package(str(out), "cpu")
     torch.testing.assert_close(loaded(block[1])["out"], block[0](block[1])["out"], rtol=1e-4, atol=1e-4)
-    r = run("--inspect", package)
-    assert r.returncode == 0, r.stderr
+    capsys.readouterr()
+    assert aot.main(["--inspect", package]) == 0
+    listing = capsys.readouterr().out
     for t in TARGETS:
-        assert f"target {t}:" in r.stdout
-    assert "vgpr_count=" in r.stdout and "segment 0:" in r.stdout
-    r = run(str(tmp_path / "missing.pt2"), "--arch", "cpu", "-o", str(tmp_path / "x.hipi"))
-    assert r.returncode == 2 and "missing.pt2" in r.stderr
-    r = run(str(pt2), "--arch", "gfx9000", "-o", str(tmp_path / "x.hipi"))
-    assert r.returncode == 2 and "gfx9000" in r.stderr
-    r = run("--inspect", str(tmp_path))
-    assert r.returncode == 2 and "manifest.json" in r.stderr
+        assert f"target {t}:" in listing
+    assert "vgpr_count=" in listing and "segment 0:" in listing
+    (tmp_path / "bad.pt2").write_bytes(b"not an archive")
+    cases = [([str(tmp_path / "missing.pt2"), "--arch", "cpu", "-o", str(tmp_path / "x.hipi")], "missing.pt2"),
+             ([str(tmp_path / "bad.pt2"), "--arch", "cpu", "-o", str(tmp_path / "x.hipi")], "bad.pt2"),
+             ([str(pt2), "--arch", "gfx9000", "-o", str(tmp_path / "x.hipi")], "gfx9000"),
+             (["--inspect", str(tmp_path)], "manifest.json"),
+             ([str(pt2), "--arch", "cpu"], "-o PACKAGE")]
+    for argv, named in cases:
+        assert aot.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("hipinductor-aot: ") and named in err and err.count("\n") == 1, (argv, err)
+    assert not (tmp_path / "x.hipi").exists()
 
 
 _gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="GPU machine only: run through scripts/gpu-check.sh")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ahead-of-time packages through the command line and the C++ API: `hipinductor-aot MODEL.pt2` (handed to Python)
-# packages a kernels-only program for cpu and sm_90, `--inspect` lists it, and hipinductor-run-package (pipeline/
-# package.h, no Python) runs its cpu target with results equal to eager PyTorch's. A package with eager steps, a
+# packages a kernels-only program for the cpu target (tests/python/test_aot.py covers the GPU targets), `--inspect`
+# lists it, and hipinductor-run-package (pipeline/package.h, no Python) runs it with results equal to eager PyTorch's. A package with eager steps, a
 # corrupt code object and another format version exit 2 naming the step or file.
 set -euo pipefail
 aot=$1
@@ -39,10 +39,10 @@ x.numpy().tofile(f"{work}/x.bin")
 model(x).detach().numpy().tofile(f"{work}/want.bin")
 PY
 
-"$aot" "$work/norm_gelu.pt2" --arch cpu,sm_90 -o "$work/norm_gelu.hipi" 2>"$work/log" ||
+"$aot" "$work/norm_gelu.pt2" --arch cpu -o "$work/norm_gelu.hipi" 2>"$work/log" ||
   { cat "$work/log"; fail "hipinductor-aot on a .pt2"; }
 "$aot" --inspect "$work/norm_gelu.hipi" >"$work/inspect" || fail "--inspect"
-grep -q "target cpu:" "$work/inspect" && grep -q "target sm_90:" "$work/inspect" || { cat "$work/inspect"; fail "inspect lists the targets"; }
+grep -q "^target cpu: .* kernel" "$work/inspect" || { cat "$work/inspect"; fail "inspect lists the target"; }
 
 "$run_package" "$work/norm_gelu.hipi" --input "$work/x.bin" --output "$work/got.bin" >"$work/run.log" 2>&1 ||
   { cat "$work/run.log"; fail "hipinductor-run-package"; }
