@@ -341,9 +341,7 @@ class Executor:
 
 def _workspace_bytes(cg, sizes: list[int]) -> int:
     """The workspace `cg`'s kernels need at the symbols' values `sizes`."""
-    if sizes and hasattr(cg, "workspace_bytes_at"):
-        return cg.workspace_bytes_at(sizes)
-    return cg.workspace_bytes
+    return cg.workspace_bytes_for(sizes) if sizes else cg.workspace_bytes
 
 
 def _run_eagerly(seg: Segment, env: dict) -> None:

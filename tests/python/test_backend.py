@@ -180,7 +180,7 @@ def _raises_when_strict_else_runs_eagerly(monkeypatch, caplog, fault, warning=""
     assert any(fault in m and warning in m for m in caplog.messages), caplog.messages
 
 
-def test_dynamic_shapes_recompile_per_size():
+def test_dynamic_shapes_match_eager_over_sizes():
     f = compile(lambda t: torch.softmax(t * 2, -1))
     for n in (5, 7, 9):
         x = torch.randn(n, 33)
