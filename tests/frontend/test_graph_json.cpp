@@ -237,7 +237,8 @@ TEST(GraphJsonErrors, HeaderFields) {
   EXPECT_EQ(error_of(doc), "g.json: missing field 'nodes'");
   doc = base_graph();
   doc["extra"] = 1;
-  EXPECT_EQ(error_of(doc), "g.json: unknown field 'extra' (expected format, version, nodes, outputs, align)");
+  EXPECT_EQ(error_of(doc),
+            "g.json: unknown field 'extra' (expected format, version, nodes, outputs, align, divisible)");
 }
 
 TEST(GraphJsonErrors, UnknownOp) {
