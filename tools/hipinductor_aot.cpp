@@ -194,7 +194,9 @@ int exec_python(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (for_python(argc, argv)) return exec_python(argc, argv);
-  CLI::App app{"hipinductor-aot: compile a graph's kernels ahead of time for AMD (HIPRTC) or NVIDIA (NVRTC) targets"};
+  CLI::App app{"hipinductor-aot: compile a graph's kernels ahead of time for AMD (HIPRTC) or NVIDIA (NVRTC) targets. "
+               "A torch.export program (MODEL.pt2 --arch ... -o model.hipi) and --inspect PACKAGE go to "
+               "python3 -m hipinductor.aot (see its --help)"};
   std::string graph;
   std::string arch_list = "gfx90a,gfx942";
   std::string out_dir;

@@ -134,7 +134,8 @@ class PackageWriter:
         return relative
 
     def commit(self, manifest: dict) -> None:
-        manifest = dict(manifest, files=self.files)
+        """Adds `files` to `manifest`, writes it and publishes the package."""
+        manifest["files"] = self.files
         with open(os.path.join(self.tmp, MANIFEST), "w") as f:
             json.dump(manifest, f, indent=1)
             f.write("\n")

@@ -140,11 +140,18 @@ class PackagedProgram:
             env[n] = t
 
 
+#: Views whose sizes the program recorded for the strides its eager steps had where it was exported: on another device
+#: an eager kernel may lay its result out otherwise (CUDA's attention returns a permuted tensor where the CPU's is
+#: contiguous), which those sizes may not view. reshape gives the same values, as a view wherever one exists; the
+#: graph is functional, so nothing writes through the alias a view would have been.
+_RESHAPED_VIEWS = {"aten.view.default", "aten._unsafe_view.default"}
+
+
 def _prepare(step: dict, k: int) -> dict:
     step = dict(step)
     if step["kind"] == "aten":
         try:
-            step["callable"] = resolve_op(step["op"])
+            step["callable"] = resolve_op("aten.reshape.default" if step["op"] in _RESHAPED_VIEWS else step["op"])
         except (AttributeError, ValueError):
             raise PackageError(f"step {k}: operator {step['op']} does not exist in this PyTorch "
                                f"({torch.__version__})") from None

@@ -52,7 +52,8 @@ def block():
 def package(block, tmp_path_factory):
     """The block packaged once for every target (compiling for 5 targets is the slow part of this file)."""
     path = str(tmp_path_factory.mktemp("aot") / "block.hipi")
-    aot_compile(block[2], ",".join(TARGETS), path)
+    manifest = aot_compile(block[2], ",".join(TARGETS), path)
+    assert manifest == _manifest(path)  # what aot_compile returns is what it wrote
     return path
 
 
