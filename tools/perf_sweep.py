@@ -422,6 +422,8 @@ def main(argv=None) -> int:
     os.environ.setdefault("HIPINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="hipinductor-sweep-cache-"))
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor-sweep-cache-"))
     os.environ.setdefault("CUDA_CACHE_PATH", tempfile.mkdtemp(prefix="cuda-compute-cache-"))
+    # The workers are the parallelism: Inductor's own pool of compile processes in each would oversubscribe the CPUs.
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     cases = perf_cases.catalogue(perf_cases.Sizes(opts.quick, opts.device), set(_C.lowered_ops()),
                                  opinfo=opts.opinfo)
     names = [c.name for c in cases]
