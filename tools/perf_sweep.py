@@ -129,8 +129,9 @@ def _compare(actual, expected) -> tuple[bool, float]:
     return ok, worst
 
 
-def run_case(case, opts, lock) -> dict:
-    """Compiles and runs `case` with each variant, then times them under `lock`."""
+def run_case(case, opts, lock, done=None) -> dict:
+    """Compiles and runs `case` with each variant, then times them under `lock` (telling the parent through `done`
+    while it holds it, so that the parent can release it if this process dies holding it)."""
     import perf_cases
     import torch
     import torch._dynamo
@@ -171,10 +172,18 @@ def run_case(case, opts, lock) -> dict:
             steps["same_size_copy"] = _same_size_copy(row["bytes"], opts.device)
         times = {v: [] for v in steps}
         names = list(steps)
-        with lock:
+        if not lock.acquire(timeout=opts.compile_cap * 4):
+            raise TimeoutError("waited too long for the timing lock")
+        try:
+            if done is not None:
+                done.put(("lock", case.name, os.getpid()))
             for i in range(opts.rounds):
                 for v in names[i % len(names):] + names[:i % len(names)]:
                     times[v].append(bench(steps[v], opts.device, opts.rep_ms))
+        finally:
+            if done is not None:
+                done.put(("unlock", case.name, os.getpid()))
+            lock.release()
     for v, ts in times.items():
         row[f"{v}_ms"] = min(ts)
     h = row.get("hipinductor_ms")
@@ -223,10 +232,11 @@ def _worker(opts, tasks, done, lock):
         if name is None:
             return
         done.put(("start", name, os.getpid()))
-        # A case that compiles or runs past the cap ends this worker (its stacks printed); the parent records it.
-        faulthandler.dump_traceback_later(opts.compile_cap, exit=True)
+        # A case that compiles or runs past the cap (waiting for the timing lock included) ends this worker (its
+        # stacks printed); the parent records it, and releases the lock if it held it.
+        faulthandler.dump_traceback_later(opts.compile_cap * 5, exit=True)
         try:
-            row = run_case(by_name[name], opts, lock)
+            row = run_case(by_name[name], opts, lock, done)
         except Exception as e:  # noqa: BLE001 - a failing case is a result, not the end of the run
             msg = str(e).strip().splitlines()
             row = {"group": by_name[name].group, "error": f"{type(e).__name__}: {msg[0][:300] if msg else ''}"}
@@ -248,6 +258,7 @@ def run_all(names, opts, start) -> tuple[dict, list]:
     workers: dict[int, mp.Process] = {}
     running: dict[int, str] = {}
     rows: dict[str, dict] = {}
+    holder = [None]  # the pid timing under the lock
 
     def spawn():
         w = ctx.Process(target=_worker, args=(opts, tasks, done, lock), daemon=True)
@@ -276,6 +287,10 @@ def run_all(names, opts, start) -> tuple[dict, list]:
                     continue
                 del workers[pid]
                 deaths += 1
+                if holder[0] == pid:
+                    # It died timing: the lock (which any process may release) would block every other worker.
+                    holder[0] = None
+                    lock.release()
                 if deaths > len(names) + opts.jobs:
                     raise SystemExit("perf sweep: workers keep dying before taking a case (see their output)")
                 if pid in running:
@@ -289,6 +304,9 @@ def run_all(names, opts, start) -> tuple[dict, list]:
         if kind == "start":
             tasks_queued[0] -= 1
             running[value] = name
+            continue
+        if kind in ("lock", "unlock"):
+            holder[0] = value if kind == "lock" else None
             continue
         running = {pid: n for pid, n in running.items() if n != name}
         rows[name] = value
@@ -367,7 +385,8 @@ def main(argv=None) -> int:
     parser.add_argument("--filter", help="comma-separated substrings: only cases whose name holds one")
     parser.add_argument("--limit", type=int, help="at most this many cases (after --filter)")
     parser.add_argument("--budget", type=float, default=450, help="seconds after which no new case starts")
-    parser.add_argument("--compile-cap", type=int, default=120, help="seconds a case may take, compiles included")
+    parser.add_argument("--compile-cap", type=int, default=120,
+                        help="seconds a case's compiles may take (a case is ended at 5 times this, waits included)")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 2), help="worker processes")
     parser.add_argument("--device", default="cuda", help="cuda (the sweep), or cpu for a check of the tool")
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a check of the tool, not a measurement)")
@@ -403,6 +422,8 @@ def main(argv=None) -> int:
     os.environ.setdefault("HIPINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="hipinductor-sweep-cache-"))
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor-sweep-cache-"))
     os.environ.setdefault("CUDA_CACHE_PATH", tempfile.mkdtemp(prefix="cuda-compute-cache-"))
+    # The workers are the parallelism: Inductor's own pool of compile processes in each would oversubscribe the CPUs.
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     cases = perf_cases.catalogue(perf_cases.Sizes(opts.quick, opts.device), set(_C.lowered_ops()),
                                  opinfo=opts.opinfo)
     names = [c.name for c in cases]
