@@ -9,9 +9,9 @@ namespace hi {
 namespace {
 
 /// Operations one kernel may hold. Compilers (the host's, HIPRTC's and NVRTC's LLVM) take time superlinear in a
-/// function's size, so a chain of thousands of fused computations as one kernel compiled for minutes; kernels of
-/// this size compile in well under a second each, and the one store and load between two of them is little next to
-/// the work they hold. Normal graphs' kernels hold far fewer operations.
+/// function's size, so a chain of thousands of fused computations as one kernel compiled for minutes; with kernels
+/// of bounded size the compile time grows with their number, and the one store and load between two of them is
+/// little next to the work they hold. Normal graphs' kernels hold far fewer operations.
 constexpr int kMaxKernelOps = 1024;
 
 class KernelFusion {
