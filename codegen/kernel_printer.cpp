@@ -1,6 +1,9 @@
 // KernelPrinter: expressions, parameters, stores and the kernel signature (see kernel_printer.h).
 #include "codegen/kernel_printer.h"
 
+#include <string_view>
+#include <unordered_set>
+
 namespace hi::codegen_detail {
 
 std::string KernelPrinter::expr(const Expr& e) {
@@ -254,13 +257,10 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
   os << "// " << k_.name << ": " << kernel_kind_name(k_.kind) << ", computes";
   for (int ci : k_.computations) os << " " << p_.computations[ci].name;
   os << "\n// from graph nodes:";
-  std::vector<std::string> seen;
+  std::unordered_set<std::string_view> seen;  // a fused chain names thousands of nodes: no search per name
   for (int ci : k_.computations)
     for (const auto& o : p_.computations[ci].origins)
-      if (std::find(seen.begin(), seen.end(), o) == seen.end()) {
-        seen.push_back(o);
-        os << " " << o;
-      }
+      if (seen.insert(o).second) os << " " << o;
   os << "\nextern \"C\" __global__ void __launch_bounds__(" << plan_.block << ") " << k_.name << "(";
   for (size_t i = 0; i < params_.size(); ++i) {
     const KernelParam& kp = params_[i];

@@ -558,14 +558,19 @@ std::vector<std::string> verify_loop_program(const LoopProgram& p) {
           problems.push_back("computation '" + p.computations[c].name + "': scans go in Scan kernels, and only scans");
         kernel_of[c] = static_cast<int>(k);
       }
+    std::vector<int> producer(p.buffers.size(), -1);  // what LoopProgram::producer finds, without a search per load
+    for (size_t c = 0; c < p.computations.size(); ++c) {
+      int b = p.computations[c].buffer;
+      if (b >= 0 && b < static_cast<int>(p.buffers.size()) && producer[b] < 0) producer[b] = static_cast<int>(c);
+    }
     for (size_t c = 0; c < p.computations.size(); ++c) {
       if (kernel_of[c] == -1) {
         problems.push_back("computation '" + p.computations[c].name + "' in no kernel");
         continue;
       }
       visit(p.computations[c].body, [&](const Expr& e) {
-        if (e->op != ExprOp::Load) return;
-        int prod = p.producer(e->buffer);
+        if (e->op != ExprOp::Load || e->buffer < 0 || e->buffer >= static_cast<int>(p.buffers.size())) return;
+        int prod = producer[e->buffer];
         if (prod >= 0 && kernel_of[prod] > kernel_of[c])
           problems.push_back("kernel of '" + p.computations[c].name + "' runs before the producer of what it reads");
       });

@@ -8,13 +8,25 @@
 namespace hi {
 namespace {
 
+/// Operations one kernel may hold. Compilers (the host's, HIPRTC's and NVRTC's LLVM) take time superlinear in a
+/// function's size, so a chain of thousands of fused computations as one kernel compiled for minutes; with kernels
+/// of bounded size the compile time grows with their number, and the one store and load between two of them is
+/// little next to the work they hold. Normal graphs' kernels hold far fewer operations.
+constexpr int kMaxKernelOps = 1024;
+
 class KernelFusion {
  public:
   explicit KernelFusion(LoopProgram& p) : p_(p) {}
 
   void run() {
     p_.kernels.clear();
+    kernel_ops_.clear();
     kernel_of_.assign(p_.computations.size(), -1);
+    // LoopProgram::producer searches the computations; asked per load of every placement, that was quadratic.
+    producer_.assign(p_.buffers.size(), -1);
+    for (int c = 0; c < static_cast<int>(p_.computations.size()); ++c) producer_[p_.computations[c].buffer] = c;
+    ops_.clear();
+    for (const Computation& c : p_.computations) ops_.push_back(op_count(c.body));
     for (int c = 0; c < static_cast<int>(p_.computations.size()); ++c) place(c);
     mark_local_buffers();
     order_pointwise_loops();
@@ -33,6 +45,7 @@ class KernelFusion {
       if (can_join(k, c)) {
         p_.kernels[k].computations.push_back(c);
         kernel_of_[c] = k;
+        kernel_ops_[k] += ops_[c];
         return;
       }
       if (sources.count(k)) break;
@@ -54,6 +67,7 @@ class KernelFusion {
     k.computations.push_back(c);
     p_.kernels.push_back(std::move(k));
     kernel_of_[c] = static_cast<int>(p_.kernels.size()) - 1;
+    kernel_ops_.push_back(ops_[c]);
   }
 
   /// The kernels holding a producer of a buffer computation `c` loads.
@@ -61,7 +75,7 @@ class KernelFusion {
     std::set<int> kernels;
     visit(p_.computations[c].body, [&](const Expr& e) {
       if (e->op != ExprOp::Load) return;
-      int prod = p_.producer(e->buffer);
+      int prod = producer_[e->buffer];
       if (prod >= 0) kernels.insert(kernel_of_[prod]);
     });
     return kernels;
@@ -71,6 +85,7 @@ class KernelFusion {
     const Kernel& k = p_.kernels[k_index];
     const Computation& comp = p_.computations[c];
     if (comp.is_scan()) return false;
+    if (kernel_ops_[k_index] + ops_[c] > kMaxKernelOps) return false;
     switch (k.kind) {
       case KernelKind::Scan: return false;
       case KernelKind::Pointwise:
@@ -97,7 +112,7 @@ class KernelFusion {
     bool ok = true;
     visit(body, [&](const Expr& e) {
       if (!ok || e->op != ExprOp::Load) return;
-      int prod = p_.producer(e->buffer);
+      int prod = producer_[e->buffer];
       if (prod < 0 || kernel_of_[prod] != k_index) return;
       const Computation& pc = p_.computations[prod];
       Index written = simplify(substitute(Computation::store_index(p_.buffers[pc.buffer]),
@@ -198,6 +213,9 @@ class KernelFusion {
 
   LoopProgram& p_;
   std::vector<int> kernel_of_;
+  std::vector<int> producer_;    ///< computation filling each buffer, -1 for inputs
+  std::vector<int> ops_;         ///< op_count of each computation's body
+  std::vector<int> kernel_ops_;  ///< operations each kernel holds so far
 };
 
 }  // namespace

@@ -174,7 +174,8 @@ void GraphLowering::lower_node(int index) {
       v.body = Expr::cast(v.body, m.dtype);
       v.dtype = m.dtype;
     }
-    if (uses_[index] > 1 && op_count(v.body) > options_.max_inline_ops) {
+    const int ops = op_count(v.body);
+    if ((uses_[index] > 1 && ops > options_.max_inline_ops) || ops > options_.max_body_ops) {
       v = realize(v);
     } else if (auto o = output_refs_.find({index, i}); o != output_refs_.end() && uses_[index] > o->second &&
                m.is_contiguous() && has_transcendental(v.body)) {

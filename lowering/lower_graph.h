@@ -25,6 +25,13 @@ struct LoweringOptions {
   /// A value read by more than one consumer is recomputed at each (inlined) while its body has at most this many
   /// operations; larger ones are realized into a buffer.
   int max_inline_ops = 24;
+  /// A value whose body has more operations than this is realized into a buffer whatever its number of readers
+  /// (Inductor realizes large inner functions too). A chain of thousands of single-use pointwise ops would otherwise
+  /// be one expression that every later step walks again, and a value read several times inside one lowering
+  /// (softmax's input feeds its max, its sum and its output) would carry the whole chain before it into each read.
+  /// Fusion usually puts the realized value in its reader's kernel, in registers, so the generated code does the
+  /// same work.
+  int max_body_ops = 100;
 };
 
 /// True when lower_graph has a lowering for the ATen overload `target` (e.g. "aten.add.Tensor").

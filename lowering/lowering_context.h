@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -51,9 +52,15 @@ inline std::string short_op_name(const std::string& target) {
   return name;
 }
 
+/// Appends the names of `from` not yet in `into`, in order. Linear in both: a value inlined through a long chain
+/// carries every node it holds, and searching the list per name made each step quadratic in the chain.
 inline void merge_names(std::vector<std::string>& into, const std::vector<std::string>& from) {
+  if (from.empty()) return;
+  std::unordered_set<std::string_view> known(into.begin(), into.end());
+  std::vector<std::string> added;
   for (const auto& s : from)
-    if (std::find(into.begin(), into.end(), s) == into.end()) into.push_back(s);
+    if (known.insert(s).second) added.push_back(s);
+  into.insert(into.end(), std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
 }
 
 inline DType compute_type(DType t) { return (t == DType::Float16 || t == DType::BFloat16) ? DType::Float32 : t; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 namespace hi {
 namespace {
@@ -27,14 +28,17 @@ class MemoryPlanner {
     std::vector<Placed> placed;
     for (const Interval& iv : intervals) {
       if (iv.symbolic.defined()) continue;
+      // Intervals come in order of first use, so an occupant dead before this one starts is dead for every later
+      // one too: dropping it changes no placement and keeps the scan proportional to what is live, not to every
+      // buffer placed so far (a long chain of realized values has thousands).
+      std::erase_if(placed, [&](const Placed& pl) { return pl.last < iv.first; });
       int64_t offset = 0;
       bool moved = true;
       while (moved) {
         moved = false;
         for (const Placed& pl : placed) {
-          bool live = pl.last >= iv.first;
           bool overlaps = offset < pl.offset + pl.bytes && pl.offset < offset + iv.bytes;
-          if (live && overlaps) {
+          if (overlaps) {
             offset = align(pl.offset + pl.bytes);
             moved = true;
           }

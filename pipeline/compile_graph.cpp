@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -35,9 +36,10 @@ class DebugDump {
     dir_ = std::filesystem::path(dir) / o.graph_name;
     std::filesystem::create_directories(dir_);
   }
-  void operator()(const std::string& file, const std::string& text) const {
+  /// `text` is called only when dumping: a stage's text is as large as the graph, and most compiles dump nothing.
+  void operator()(const std::string& file, const std::function<std::string()>& text) const {
     if (dir_.empty()) return;
-    std::ofstream(dir_ / file) << text;
+    std::ofstream(dir_ / file) << text();
   }
 
  private:
@@ -77,27 +79,40 @@ bool CompileOptions::default_verify_passes() {
 CompiledGraph generate(const Graph& graph, const CompileOptions& options) {
   auto start = std::chrono::steady_clock::now();
   DebugDump dump(options);
-  dump("graph.json", write_graph_json(graph));
+  dump("graph.json", [&] { return write_graph_json(graph); });
 
   CompiledGraph out;
+  auto step = start;
+  auto stage = [&](const char* name) {
+    auto now = std::chrono::steady_clock::now();
+    out.stage_ms.emplace_back(name, std::chrono::duration<double, std::milli>(now - step).count());
+    step = now;
+  };
   LoopProgram p = lower_graph(graph, options.lowering);
-  dump("loop_ir.txt", p.str());
+  dump("loop_ir.txt", [&] { return p.str(); });
+  stage("lower");
   size_t lowered = p.computations.size();
   split_reductions(p, options.split);
-  if (p.computations.size() != lowered) dump("split.txt", p.str());
+  if (p.computations.size() != lowered) dump("split.txt", [&] { return p.str(); });
   verify_after("split_reductions", p, options);
+  stage("split");
   fuse_kernels(p);
   for (Kernel& k : p.kernels) k.name += options.kernel_suffix;
-  dump("kernels.txt", p.str());
+  dump("kernels.txt", [&] { return p.str(); });
   verify_after("fuse_kernels", p, options);
+  stage("fuse");
   plan_memory(p);
-  dump("plan.txt", plan_text(p));
+  dump("plan.txt", [&] { return plan_text(p); });
   verify_after("plan_memory", p, options);
+  stage("plan_memory");
   out.module = emit_hip(p, options.target);
-  std::string plans;
-  for (const KernelPlan& plan : out.module.plans) plans += to_string(plan);
-  dump("plans.txt", plans);
-  dump("module." + options.target.file_tag() + ".hip", out.module.source);
+  dump("plans.txt", [&] {
+    std::string plans;
+    for (const KernelPlan& plan : out.module.plans) plans += to_string(plan);
+    return plans;
+  });
+  dump("module." + options.target.file_tag() + ".hip", [&] { return out.module.source; });
+  stage("emit");
   out.program = std::move(p);
   out.lower_ms = ms_since(start);
   return out;
@@ -142,6 +157,7 @@ void compile_module(const EmittedModule& module, const CompileOptions& options, 
     g.cache_hit = hit;
     g.cache_key = key;
     g.compile_ms = ms / static_cast<double>(graphs.size());  // each graph's share of the one call
+    g.stage_ms.emplace_back("compile", g.compile_ms);
     if (options.cache && !key.empty()) {
       g.cache_dir = options.cache->directory();
       if (!graph_keys[i].empty()) store_graph_entry(*options.cache, graph_keys[i], g);

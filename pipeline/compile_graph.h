@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/emit_hip.h"
@@ -48,6 +49,10 @@ struct CompiledGraph {
   bool cache_hit = false;
   double lower_ms = 0;    ///< lowering, fusion, planning and codegen (on a graph-entry hit: reading the entry)
   double compile_ms = 0;  ///< the compiler call (0 on a cache hit)
+  /// Milliseconds per pipeline step, in order: lower, split, fuse, plan_memory, emit (kernel plans and printing),
+  /// then compile (the compiler call; 0 on a code-object hit). Empty on a graph-entry hit. What lower_ms sums up,
+  /// per step, so that a graph that compiles slowly says where (bench/compile_scaling.py).
+  std::vector<std::pair<std::string, double>> stage_ms;
   /// Came from a graph entry (graph_cache.h): lowering and codegen were skipped too, and `program` holds only the
   /// buffers, inputs/outputs and the workspace plan (no computations or loop-IR kernels).
   bool graph_cache_hit = false;

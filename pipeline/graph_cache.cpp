@@ -99,6 +99,7 @@ std::string graph_entry_key(const Graph& graph, const CompileOptions& options, c
   add_field(hash, "compiler_version", compiler.version());
   // Every LoweringOptions field (a new field must be added here).
   add_field(hash, "max_inline_ops", std::to_string(options.lowering.max_inline_ops));
+  add_field(hash, "max_body_ops", std::to_string(options.lowering.max_body_ops));
   // And every SplitOptions field.
   const SplitOptions& split = options.split;
   for (int64_t v : {int64_t{split.enabled}, split.min_reduce_numel, split.column_target_outputs,

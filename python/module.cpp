@@ -438,6 +438,15 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly(
           "compile_ms", [](const PyCompiledGraph& g) { return g.graph().compile_ms; },
           "The compiler call in milliseconds (0 on a cache hit).")
+      .def_property_readonly(
+          "stage_ms",
+          [](const PyCompiledGraph& g) {
+            py::dict d;
+            for (const auto& [stage, ms] : g.graph().stage_ms) d[py::str(stage)] = ms;
+            return d;
+          },
+          "{step: milliseconds} of this compile, in pipeline order: lower, split, fuse, plan_memory, emit, compile "
+          "(empty on a graph-entry hit, which skipped them).")
       .def_property_readonly("cache_hit", [](const PyCompiledGraph& g) { return g.graph().cache_hit; })
       .def_property_readonly(
           "compile_log", [](const PyCompiledGraph& g) { return g.graph().code.log; },

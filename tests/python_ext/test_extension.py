@@ -84,6 +84,11 @@ def test_softmax_runs_on_cpu_device(softmax_cpu):
     assert all(k in cg.source for k in cg.kernel_names)
     assert len(cg.source) > len(cg.kernels_text)
     assert cg.loop_ir and cg.lower_ms > 0 and cg.compile_ms > 0 and not cg.cache_hit
+    # Per-step times, in pipeline order; the steps before the compiler call add up to lower_ms.
+    steps = cg.stage_ms
+    assert list(steps) == ["lower", "split", "fuse", "plan_memory", "emit", "compile"], steps
+    assert steps["compile"] == cg.compile_ms
+    assert 0 < sum(v for k, v in steps.items() if k != "compile") <= cg.lower_ms
 
     x = torch.randn(32, 1000)
     out = torch.empty(32, 1000)
