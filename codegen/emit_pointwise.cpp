@@ -1,6 +1,7 @@
 // Pointwise kernels as their plans say: vector groups, several per thread, loads first; transposed tiles; or one
 // element per iteration (docs/architecture.md, "Kernel shapes").
 #include "codegen/kernel_printer.h"
+#include "codegen/plan_shapes.h"
 
 namespace hi::codegen_detail {
 
@@ -69,9 +70,9 @@ void KernelPrinter::emit_pointwise(const PointwisePlan& plan) {
   // Vector groups: elements i = g*V + j, j < V. A thread takes E groups a block apart per iteration (all loads
   // first, so E*V*bytes are in flight), moving contiguous operands with vector loads and stores; the last
   // numel % V elements take the scalar loop.
-  const int64_t n = *simplify(k_.numel, p_.size_ranges).as_const();
-  const int64_t groups = plan.groups;
-  ranges_["g"] = Range::loop(groups);
+  const Index numel = simplify(k_.numel, p_.size_ranges);
+  const std::optional<int64_t> known_groups = plan.groups.as_const();
+  ranges_["g"] = group_range(numel, v, p_.size_ranges);
   ranges_["j"] = Range::loop(v);
   const std::map<std::string, Index> lanes{{"i", Index::var("g") * v + Index::var("j")}};
   std::vector<Expr> bodies;
@@ -84,8 +85,8 @@ void KernelPrinter::emit_pointwise(const PointwisePlan& plan) {
   const int e_count = plan.groups_per_thread;
   const int64_t span = int64_t{plan_.block} * e_count;
   const std::string vs = std::to_string(v), es = std::to_string(e_count), per_thread = std::to_string(e_count * v);
-  const std::string gs = std::to_string(groups);
-  const bool ragged = groups % span != 0;
+  const std::string gs = known_groups ? std::to_string(*known_groups) : "(" + index(plan.groups) + ")";
+  const bool ragged = !known_groups || *known_groups % span != 0;
   line("// " + vs + " elements per vector group, " + es + " groups per thread");
   open("for (" + I + " g0 = (" + I + ")blockIdx.x * " + std::to_string(span) + " + threadIdx.x; g0 < " + gs +
        "; g0 += (" + I + ")gridDim.x * " + std::to_string(span) + ")");
@@ -164,9 +165,10 @@ void KernelPrinter::emit_pointwise(const PointwisePlan& plan) {
   }
   close();
   local_value_.clear();
-  if (n % v == 0) return;
-  open("for (" + I + " i = " + std::to_string(groups * v) + " + (" + I + ")blockIdx.x * " + blk +
-       " + threadIdx.x; i < " + std::to_string(n) + "; i += (" + I + ")gridDim.x * " + blk + ")");
+  const Index tail_start = simplify(plan.groups * Index(v), p_.size_ranges);
+  if (simplify(numel - tail_start, p_.size_ranges) == Index(0)) return;
+  open("for (" + I + " i = " + index(tail_start) + " + (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; i < " +
+       index(numel) + "; i += (" + I + ")gridDim.x * " + blk + ")");
   emit_pointwise_elements();
   close();
 }

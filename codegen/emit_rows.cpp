@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "codegen/kernel_printer.h"
+#include "codegen/plan_shapes.h"
 
 namespace hi::codegen_detail {
 
@@ -187,14 +188,14 @@ void KernelPrinter::emit_row_loop(const RowPlan& plan) {
   // consecutive columns when the row length allows, after the columns a peeled row takes one per thread.
   std::string rows = index(k_.numel), len = index(k_.row_length), blk = std::to_string(plan_.block);
   const std::string I = index_type_;
-  auto length = simplify(k_.row_length, p_.size_ranges).as_const();
+  const Index length = simplify(k_.row_length, p_.size_ranges);
   const int v = plan.width;
   std::vector<Expr> bodies, scalar_bodies;
   std::vector<Index> stores, scalar_stores;
   const bool peel = plan.peeled;
   if (peel) {
     ranges_["head"] = Range::loop(v);
-    ranges_["cg"] = Range::loop(*length / v);
+    ranges_["cg"] = group_range(length, v, p_.size_ranges);
     ranges_["j"] = Range::loop(v);
     lane_views({{"col", Index::var("head") + Index::var("cg") * v + Index::var("j")}}, bodies, stores);
     lane_views({}, scalar_bodies, scalar_stores);
@@ -203,7 +204,7 @@ void KernelPrinter::emit_row_loop(const RowPlan& plan) {
   if (!peel) {
     std::map<std::string, Index> lanes;
     if (v > 1) {
-      ranges_["cg"] = Range::loop(*length / v);
+      ranges_["cg"] = group_range(length, v, p_.size_ranges);
       ranges_["j"] = Range::loop(v);
       lanes["col"] = Index::var("cg") * v + Index::var("j");
     }
@@ -231,7 +232,10 @@ void KernelPrinter::emit_row_loop(const RowPlan& plan) {
       emit(true, "");
       close();
     }
-    const std::string count = peel ? std::string("ngroups") : std::to_string(*length / v);
+    const Index groups = simplify(floordiv(length, Index(v)), p_.size_ranges);
+    const std::string count = peel                ? std::string("ngroups")
+                              : groups.is_const() ? std::to_string(groups.value())
+                                                  : "(" + index(groups) + ")";
     open("for (" + I + " cg = threadIdx.x; cg < " + count + "; cg += " + blk + ")");
     load_group(bodies[n], v);
     std::string st;

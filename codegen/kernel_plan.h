@@ -50,7 +50,7 @@ struct PointwisePlan {
   std::string width_reason;
   int groups_per_thread = 1;  ///< E
   std::string groups_reason;
-  int64_t groups = 0;  ///< VectorGroups: numel / V
+  Index groups;  ///< VectorGroups: numel / V (floor), over the size symbols where numel is
   std::vector<SelectedLoad> selected_loads;
   /// TransposedTiles: tiles of tile x tile elements, read by blocks of tile x tile_rows threads, over the flat index
   /// i = (xo * P + xp) * Q + xq (xo < tile_o, ...); `tiled_loads` (in that view) go through shared memory.

@@ -207,7 +207,7 @@ std::string KernelPrinter::vector_fn(const char* op, int buffer, const Index& ba
   if (chunk % item != 0) return checked;
   int64_t known = 0;  // what the buffer's first element is aligned to
   Index first = Index(0);
-  if (buffer < static_cast<int>(p_.workspace_offsets.size()) && p_.workspace_offsets[buffer] >= 0) {
+  if (p_.in_workspace(buffer)) {
     known = kWorkspaceAlignment;
   } else if (b.kind == BufferKind::Input || b.kind == BufferKind::Output) {
     known = p_.align;

@@ -200,12 +200,15 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
     return;
   }
   VarRanges ranges = kernel_var_ranges(p, k);
-  auto n = simplify(k.numel, p.size_ranges).as_const();
-  int v = n ? vector_width(p, k, ranges, "i", *n, false) : 1;
-  pw.width_reason = n ? vector_width_reason(v, "i") : "element count unknown at compile time";
+  const Index numel = simplify(k.numel, p.size_ranges);
+  auto n = numel.as_const();
+  // A symbolic element count takes vector groups too: which accesses are contiguous across a group's lanes is proven
+  // for every value of the symbols, the group count is numel / V at run time, and the scalar loop does the rest.
+  int v = vector_width(p, k, ranges, "i", numel, false);
+  pw.width_reason = vector_width_reason(v, "i") + (n ? "" : " (element count over size symbols)");
   const bool transcendental = std::any_of(k.computations.begin(), k.computations.end(),
                                           [&](int c) { return has_transcendental(p.computations[c].body); });
-  if (transcendental && v > 1 && *n / v < kComputeThreads) {
+  if (n && transcendental && v > 1 && *n / v < kComputeThreads) {
     while (v > 1 && *n / v < kComputeThreads) v /= 2;
     pw.width_reason = "transcendentals over " + std::to_string(*n) + " elements are bound by instructions: " +
                       "narrowed until 64k threads share them";
@@ -221,9 +224,10 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
   }
   pw.form = PointwisePlan::Form::VectorGroups;
   pw.form_reason = "vector groups of " + std::to_string(v) + " elements";
-  const int64_t groups = *n / v;
+  const Index groups = simplify(floordiv(numel, Index(v)), p.size_ranges);
+  const std::optional<int64_t> known_groups = groups.as_const();
   pw.groups = groups;
-  ranges["g"] = Range::loop(groups);
+  ranges["g"] = group_range(numel, v, p.size_ranges);
   ranges["j"] = Range::loop(v);
   std::vector<Expr> bodies;
   std::vector<Index> stores;
@@ -238,8 +242,10 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
   int64_t store_arrays = 0;
   for (size_t c = 0; c < k.computations.size(); ++c)
     store_arrays += !is_local(k, p.computations[k.computations[c]].buffer) && contiguous_lanes(stores[c], ranges);
+  // A symbolic group count sets no limit of its own (any count runs correctly; few groups leave threads idle).
   const int64_t limits[4] = {kBytesInFlight / (v * narrowest_bytes(kernel_accesses(p, k, ranges))),
-                             ceil_div(groups, plan.block), kMaxLoadArrays / std::max<int64_t>(1, arrays),
+                             known_groups ? ceil_div(*known_groups, plan.block) : kBytesInFlight,
+                             kMaxLoadArrays / std::max<int64_t>(1, arrays),
                              kMaxArrays / std::max<int64_t>(1, arrays + store_arrays)};
   const char* why[4] = {"64 bytes of the narrowest operand in flight per thread",
                         "one iteration covers every group",
@@ -249,12 +255,16 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
   int e = pow2_at_most(limits[binding]);
   pw.groups_reason = std::string(why[binding]) + " (" + std::to_string(arrays) + " load and " +
                      std::to_string(store_arrays) + " store arrays)";
-  if (transcendental && e > 1 && groups / e < kComputeThreads) {
-    while (e > 1 && groups / e < kComputeThreads) e /= 2;
+  if (known_groups && transcendental && e > 1 && *known_groups / e < kComputeThreads) {
+    while (e > 1 && *known_groups / e < kComputeThreads) e /= 2;
     pw.groups_reason = "transcendentals over few groups: fewer groups per thread until 64k threads share them";
   }
   pw.groups_per_thread = e;
-  plan.grid = Index(ceil_div(groups, int64_t{plan.block} * e));
+  const int64_t span = int64_t{plan.block} * e;
+  plan.grid = simplify(floordiv(groups + Index(span - 1), Index(span)), p.size_ranges);
+  // The scalar loop over numel % V runs in the same blocks: with fewer elements than V there are no groups, and one
+  // block must still run.
+  if (!known_groups) plan.grid = simplify(max(plan.grid, min(numel, Index(1))), p.size_ranges);
   plan.shape = std::move(pw);
 }
 

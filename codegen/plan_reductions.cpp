@@ -145,9 +145,11 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
 /// reductions are taken in one pass, found over the views the loop prints.
 void plan_row_loop(const LoopProgram& p, const Kernel& k, RowPlan& rows) {
   const VarRanges base = kernel_var_ranges(p, k);
-  auto length = simplify(k.row_length, p.size_ranges).as_const();
-  const int v = length ? vector_width(p, k, base, "col", *length, true) : 1;
-  rows.width_reason = length ? vector_width_reason(v, "col") : "row length unknown at compile time";
+  const Index length = simplify(k.row_length, p.size_ranges);
+  // A symbolic row length takes vector groups where V divides it for every value of the symbols, else is peeled as
+  // a length no V divides: the head, the groups and the tail are found per row at run time, for any length.
+  const int v = vector_width(p, k, base, "col", length, true);
+  rows.width_reason = vector_width_reason(v, "col");
   // A row length that no vector width divides (GPT-2's 50257-entry vocabulary) leaves most rows starting off the
   // vector alignment. Such rows are peeled: the columns before the first aligned one (`head`, found per row from
   // the first contiguous operand) and the few after the last whole group go one per thread, the rest in vector
@@ -155,11 +157,11 @@ void plan_row_loop(const LoopProgram& p, const Kernel& k, RowPlan& rows) {
   // contiguous operand is in the same phase as the first: a weight indexed by the column alone is not, and its
   // misaligned groups, read element by element with lanes 16 bytes apart, made LayerNorm over 4096 x 50257 bf16
   // slower on the H200 (0.46 -> 0.55 ms) than unpeeled.
-  if (length && v == 1) {
-    if (const int w = vector_width(p, k, base, "col", *length, false); w > 1) {
+  if (v == 1) {
+    if (const int w = vector_width(p, k, base, "col", length, false); w > 1) {
       VarRanges ranges = base;
       ranges["head"] = Range::loop(w);
-      ranges["cg"] = Range::loop(*length / w);
+      ranges["cg"] = group_range(length, w, p.size_ranges);
       ranges["j"] = Range::loop(w);
       std::vector<Expr> bodies;
       std::vector<Index> stores;
@@ -177,7 +179,7 @@ void plan_row_loop(const LoopProgram& p, const Kernel& k, RowPlan& rows) {
         rows.peeled = true;
         rows.row_start = simplify(substitute(accesses[0], {{"head", Index(0)}, {"cg", Index(0)}}), ranges);
         rows.width = w;
-        rows.width_reason = "no vector width divides the row length " + std::to_string(*length) +
+        rows.width_reason = "no vector width divides the row length " + length.str() +
                             ": rows peeled to their first " + std::to_string(w) + "-aligned column";
         rows.one_pass = one_pass_statistics(p, k, bodies);
         return;
@@ -190,7 +192,7 @@ void plan_row_loop(const LoopProgram& p, const Kernel& k, RowPlan& rows) {
   VarRanges ranges = base;
   std::map<std::string, Index> lanes;
   if (v > 1) {
-    ranges["cg"] = Range::loop(*length / v);
+    ranges["cg"] = group_range(length, v, p.size_ranges);
     ranges["j"] = Range::loop(v);
     lanes["col"] = Index::var("cg") * v + Index::var("j");
   }
@@ -323,14 +325,23 @@ void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, K
   plan.shape = std::move(cols);
 }
 
+Range group_range(const Index& extent, int v, const VarRanges& ranges) {
+  const Range r = bounds(extent, ranges);
+  return r.hi ? Range::loop(*r.hi / v) : Range{0, std::nullopt};
+}
+
 int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,
-                 int64_t extent, bool divisible) {
+                 const Index& extent, bool divisible) {
   std::vector<std::pair<Index, DType>> all = kernel_accesses(p, k, ranges);
+  const Range span = bounds(extent, ranges);
   int best = 1, best_score = 0;
   for (int v = std::min(8, 16 / narrowest_bytes(all)); v >= 2; v /= 2) {
-    if (extent < v || (divisible && extent % v != 0)) continue;
+    // A symbolic extent qualifies when V divides it for every value (s0*16 for V up to 16), and may be below V only
+    // where its range allows.
+    if (span.hi && *span.hi < v) continue;
+    if (divisible && simplify(mod(extent, Index(v)), ranges) != Index(0)) continue;
     VarRanges r = ranges;
-    r["g"] = Range::loop(extent / v);
+    r["g"] = group_range(extent, v, ranges);
     r["j"] = Range::loop(v);
     std::map<std::string, Index> lanes{{var, Index::var("g") * v + Index::var("j")}};
     int score = 0;

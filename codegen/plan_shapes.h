@@ -15,15 +15,18 @@ bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, Kern
 void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
 
 /// The widest V (8, 4, 2) that gives the most contiguous accesses of `k` when `var` = g*V + j, or 1 when none is
-/// contiguous. `extent` is var's extent; with `divisible`, V must divide it.
+/// contiguous. `extent` is var's extent (over size symbols, possibly); with `divisible`, V must divide it for every
+/// value of the symbols.
 int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,
-                 int64_t extent, bool divisible);
+                 const Index& extent, bool divisible);
 /// Looped row kernel `k`'s pairs of reductions taken in one pass (RowPlan::one_pass), over `bodies`: the views its
 /// row loop prints.
 std::vector<RowPlan::OnePass> one_pass_statistics(const LoopProgram& p, const Kernel& k,
                                                   const std::vector<Expr>& bodies);
 /// Row kernel `k`'s softmax denominators (KernelPlan::reciprocal_divisors).
 std::set<int> reciprocal_divisors(const LoopProgram& p, const Kernel& k);
+/// The range of a group counter g < extent / V: [0, hi / V - 1] for an extent of at most hi, else [0, unbounded).
+Range group_range(const Index& extent, int v, const VarRanges& ranges);
 /// Why vector_width chose `v`.
 std::string vector_width_reason(int v, const std::string& var);
 

@@ -115,7 +115,7 @@ class GraphReader {
       fail("not JSON: " + msg);
     }
     if (!doc.is_object()) fail("expected a JSON object at the top level, got " + describe(doc));
-    check_fields(doc, {"format", "version", "nodes", "outputs", "align"}, "");
+    check_fields(doc, {"format", "version", "nodes", "outputs", "align", "divisible"}, "");
 
     const Json* format = doc.contains("format") ? &doc["format"] : nullptr;
     if (!format) fail("missing field 'format' (expected \"" + std::string(kGraphFormatName) + "\")");
@@ -142,6 +142,23 @@ class GraphReader {
           (a.get<int64_t>() & (a.get<int64_t>() - 1)) != 0)
         fail("field 'align': expected a power of two from 1 to 4096 (bytes), got " + a.dump());
       g_.align = a.get<int64_t>();
+    }
+    if (doc.contains("divisible")) {
+      if (version.get<int64_t>() < 3) fail("field 'divisible' needs version 3, got version " + version.dump());
+      const Json& d = doc["divisible"];
+      if (!d.is_object()) fail("field 'divisible': expected an object of symbol: divisor, got " + describe(d));
+      for (const auto& [symbol, divisor] : d.items()) {
+        const std::string field = "divisible." + symbol;
+        Index parsed;
+        try {
+          parsed = parse_index_text(symbol);
+        } catch (const std::invalid_argument&) {
+        }
+        if (!parsed.is_var()) fail("field '" + field + "': expected a size symbol's name (\"s0\") as the key");
+        if (!divisor.is_number_integer() || divisor.get<int64_t>() < 1 || divisor.get<int64_t>() > (int64_t{1} << 30))
+          fail("field '" + field + "': expected a divisor from 1 to 2^30, got " + divisor.dump());
+        if (divisor.get<int64_t>() > 1) g_.divisible[symbol] = divisor.get<int64_t>();
+      }
     }
     for (size_t i = 0; i < doc["nodes"].size(); ++i) read_node(doc["nodes"][i], i);
     const Json& outputs = doc["outputs"];
@@ -499,9 +516,15 @@ class GraphWriter {
   explicit GraphWriter(const Graph& g) : g_(g) {}
 
   std::string write() {
-    std::string out = "{\"format\": " + quoted(kGraphFormatName) +
-                      ", \"version\": " + std::to_string(g_.align ? 2 : 1) +
-                      (g_.align ? ", \"align\": " + std::to_string(g_.align) : std::string()) + ",\n \"nodes\": [";
+    const int version = !g_.divisible.empty() ? 3 : g_.align ? 2 : 1;
+    std::string out = "{\"format\": " + quoted(kGraphFormatName) + ", \"version\": " + std::to_string(version) +
+                      (g_.align ? ", \"align\": " + std::to_string(g_.align) : std::string());
+    if (!g_.divisible.empty()) {
+      Json d = Json::object();
+      for (const auto& [symbol, divisor] : g_.divisible) d[symbol] = divisor;
+      out += ", \"divisible\": " + compact(d);
+    }
+    out += ",\n \"nodes\": [";
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       out += i ? ",\n  " : "\n  ";
       out += compact(node_json(g_.nodes[i]));

@@ -168,3 +168,29 @@ class GraphVerifier {
 std::vector<std::string> verify_graph(const Graph& g) { return GraphVerifier(g).run(); }
 
 }  // namespace hi
+
+namespace hi {
+
+Graph substitute_symbols(const Graph& g, const std::map<std::string, Index>& replacements) {
+  Graph out = g;
+  auto arg = [&](Arg& a) {
+    if (a.kind() == Arg::Kind::Int) a = Arg::of(substitute(a.integer(), replacements));
+    if (a.kind() == Arg::Kind::IntList) {
+      std::vector<Index> ints;
+      for (const Index& i : a.ints()) ints.push_back(substitute(i, replacements));
+      a = Arg::of(std::move(ints));
+    }
+  };
+  for (Node& n : out.nodes) {
+    for (Arg& a : n.args) arg(a);
+    for (auto& [key, a] : n.kwargs) arg(a);
+    for (TensorMeta& m : n.outputs) {
+      for (Index& s : m.sizes) s = substitute(s, replacements);
+      for (Index& s : m.strides) s = substitute(s, replacements);
+      m.offset = substitute(m.offset, replacements);
+    }
+  }
+  return out;
+}
+
+}  // namespace hi

@@ -8,6 +8,7 @@
 // no arguments and exactly one output; names are unique and non-empty.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -98,12 +99,19 @@ struct Graph {
   /// 0: nothing known). Vector accesses that this proves aligned need no run-time check; GraphRunner verifies the
   /// pointers it is given.
   int64_t align = 0;
+  /// Divisibility the caller promises for size symbols: symbol -> divisor (>= 2). The compiler plans with it (a
+  /// symbol s divisible by d is compiled as d * q, so vector widths and alignment that need it are proven); a run
+  /// whose value breaks the promise is refused (LoopProgram::bind_symbols).
+  std::map<std::string, int64_t> divisible;
 
   const TensorMeta& meta(ValueRef v) const { return nodes.at(v.node).outputs.at(v.output); }
   /// Index of the node called `name`, or -1.
   int find(std::string_view name) const;
   std::vector<int> placeholders() const;
 };
+
+/// `g` with size symbols replaced by expressions in every meta and int argument (and `divisible` left as it is).
+Graph substitute_symbols(const Graph& g, const std::map<std::string, Index>& replacements);
 
 /// Structural checks (see the invariants above); returns one message per problem, empty when the graph is sound.
 std::vector<std::string> verify_graph(const Graph& g);

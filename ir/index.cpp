@@ -562,6 +562,50 @@ std::optional<Index> recombine_div_mod(const Index& e, Simplifier& s) {
   return std::nullopt;
 }
 
+// (x floordiv a) floordiv b == x floordiv (a*b) for positive a, b that are not both constants (div_of_div takes
+// those): size symbols and their products, positive by their ranges. Nested divisions by symbolic strides then meet
+// the single division that an outer coordinate uses (unflatten over [s0, s1, s2]).
+std::optional<Index> div_of_div_positive(const Index& e, Simplifier& s) {
+  const Index& inner = e.args()[0];
+  if (inner.op() != IndexOp::FloorDiv) return std::nullopt;
+  const Index& a = inner.args()[1];
+  const Index& b = e.args()[1];
+  if (a.is_const() && b.is_const()) return std::nullopt;
+  const Range ra = s.range(a), rb = s.range(b);
+  if (!ra.lo || *ra.lo < 1 || !rb.lo || *rb.lo < 1) return std::nullopt;
+  return floordiv(inner.args()[0], a * b);
+}
+
+// m*R*d*(x floordiv d) + m*R*(x mod d) == m*R*x for a divisor d that is not a constant (recombine_div_mod takes
+// those) and any factors R: the coordinates that unflatten gives a flat index over symbolic sizes, recombined, so a
+// contiguous tensor's load over [s0, s1] reads `i` and vector groups over it are contiguous.
+std::optional<Index> recombine_symbolic_div_mod(const Index& e, Simplifier& s) {
+  std::map<Index, int64_t> coeffs;
+  int64_t constant = 0;
+  collect_terms(e, coeffs, constant);
+  for (const auto& [monomial, m] : coeffs) {
+    const std::vector<Index> factors =
+        monomial.op() == IndexOp::Mul ? monomial.args() : std::vector<Index>{monomial};
+    for (size_t f = 0; f < factors.size(); ++f) {
+      const Index& factor = factors[f];
+      if (factor.op() != IndexOp::Mod || factor.args()[1].is_const()) continue;
+      const Index& x = factor.args()[0];
+      const Index& d = factor.args()[1];
+      std::vector<Index> rest;
+      for (size_t o = 0; o < factors.size(); ++o)
+        if (o != f) rest.push_back(factors[o]);
+      const Index r = product(rest);
+      const Index whole = s.run(floordiv(x, d)) * d * r;
+      const Term wt = split_term(whole);
+      if (!wt.monomial.defined()) continue;
+      auto it = coeffs.find(wt.monomial);
+      if (it == coeffs.end() || it->second != mul_or_throw(m, wt.coeff)) continue;
+      return e - make_term(m, monomial) - whole * m + x * r * m;
+    }
+  }
+  return std::nullopt;
+}
+
 struct Rule {
   IndexOp op;
   RuleFn apply;
@@ -581,7 +625,9 @@ constexpr Rule kRules[] = {
     {IndexOp::Mod, mod_factor_small_remainder},
     {IndexOp::Min, minmax_by_bounds},
     {IndexOp::Max, minmax_by_bounds},
+    {IndexOp::FloorDiv, div_of_div_positive},
     {IndexOp::Add, recombine_div_mod},
+    {IndexOp::Add, recombine_symbolic_div_mod},
 };
 
 Index Simplifier::rewrite(const Index& e) {
@@ -724,6 +770,47 @@ Index substitute(const Index& e, const std::map<std::string, Index>& replacement
   std::vector<Index> args;
   for (const Index& a : e.args()) args.push_back(substitute(a, replacements));
   return rebuild(e, std::move(args));
+}
+
+std::optional<int64_t> evaluate(const Index& e, const std::map<std::string, int64_t>& values) {
+  switch (e.op()) {
+    case IndexOp::Const: return e.value();
+    case IndexOp::Var: {
+      auto it = values.find(e.name());
+      if (it == values.end()) return std::nullopt;
+      return it->second;
+    }
+    default: break;
+  }
+  const std::vector<Index>& a = e.args();
+  std::optional<int64_t> acc = evaluate(a[0], values);
+  if (!acc) return std::nullopt;
+  for (size_t i = 1; i < a.size(); ++i) {
+    std::optional<int64_t> v = evaluate(a[i], values);
+    if (!v) return std::nullopt;
+    switch (e.op()) {
+      case IndexOp::Add: *acc += *v; break;
+      case IndexOp::Mul: *acc *= *v; break;
+      case IndexOp::FloorDiv: {
+        if (*v == 0) return std::nullopt;
+        int64_t q = *acc / *v;
+        if ((*acc % *v != 0) && ((*acc < 0) != (*v < 0))) --q;
+        *acc = q;
+        break;
+      }
+      case IndexOp::Mod: {
+        if (*v == 0) return std::nullopt;
+        int64_t r = *acc % *v;
+        if (r != 0 && ((r < 0) != (*v < 0))) r += *v;
+        *acc = r;
+        break;
+      }
+      case IndexOp::Min: *acc = std::min(*acc, *v); break;
+      case IndexOp::Max: *acc = std::max(*acc, *v); break;
+      default: return std::nullopt;
+    }
+  }
+  return acc;
 }
 
 std::vector<std::string> free_vars(const Index& e) {

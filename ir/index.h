@@ -122,6 +122,11 @@ Index simplify(const Index& e, const VarRanges& ranges = {});
 /// Replace variables by expressions (result canonicalised, not range-simplified).
 Index substitute(const Index& e, const std::map<std::string, Index>& replacements);
 
+/// The value of `e` with every variable taken from `values` (floor division and modulo as Python's); nullopt when a
+/// variable has no value or a division or modulo is by zero. Cheap: one walk of the tree, no rebuilding (GraphRunner
+/// evaluates grids and workspace offsets with it on every new binding of size symbols).
+std::optional<int64_t> evaluate(const Index& e, const std::map<std::string, int64_t>& values);
+
 /// Names of the variables that occur in `e`, sorted.
 std::vector<std::string> free_vars(const Index& e);
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace hi {
 namespace {
@@ -317,6 +318,48 @@ std::string_view buffer_kind_name(BufferKind k) {
   return "?";
 }
 
+std::vector<std::string> LoopProgram::symbols() const {
+  std::set<std::string> names;
+  for (const auto& [name, range] : size_ranges) {
+    auto q = quotients.find(name);
+    names.insert(q == quotients.end() ? name : q->second.of);
+  }
+  return {names.begin(), names.end()};
+}
+
+std::map<std::string, int64_t> LoopProgram::bind_symbols(const std::vector<int64_t>& values) const {
+  const std::vector<std::string> names = symbols();
+  if (values.size() != names.size()) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("the graph takes " + std::to_string(names.size()) + " size value(s)" +
+                                (list.empty() ? "" : " (" + list + ")") + ", got " + std::to_string(values.size()));
+  }
+  std::map<std::string, int64_t> given;
+  for (size_t i = 0; i < names.size(); ++i) given[names[i]] = values[i];
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, range] : size_ranges) {
+    auto q = quotients.find(name);
+    const std::string& of = q == quotients.end() ? name : q->second.of;
+    const int64_t divisor = q == quotients.end() ? 1 : q->second.divisor;
+    const int64_t v = given.at(of);
+    if (v % divisor != 0)
+      throw std::invalid_argument("size symbol " + of + " = " + std::to_string(v) + " is not divisible by " +
+                                  std::to_string(divisor) + ", as the graph promised ('divisible'); compile it for "
+                                  "this size");
+    const int64_t value = v / divisor;
+    if ((range.lo && value < *range.lo) || (range.hi && value > *range.hi)) {
+      auto scaled = [&](const std::optional<int64_t>& b) { return b ? std::to_string(*b * divisor) : std::string(); };
+      throw std::invalid_argument("size symbol " + of + " = " + std::to_string(v) +
+                                  " is outside the range the graph was compiled for ([" +
+                                  (range.lo ? scaled(range.lo) : "-inf") + ", " + (range.hi ? scaled(range.hi) : "inf") +
+                                  "]); compile it for this size");
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
 std::string LoopProgram::str() const {
   std::ostringstream os;
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -370,6 +413,19 @@ void bind_coords(std::map<std::string, Index>& m, const std::vector<Index>& coor
   for (size_t i = 0; i < coords.size(); ++i) m[name(i)] = coords[i];
 }
 
+/// Where `sizes` splits into the dims of rows and the dims of one row of `row_length` elements (the trailing dims'
+/// product is row_length), for a symbolic row length; nullopt for a constant one (whose coordinates the simplifier
+/// finds from the flat index) or where no split matches.
+std::optional<size_t> row_split(const std::vector<Index>& sizes, const Index& row_length) {
+  if (row_length.is_const()) return std::nullopt;
+  Index inner = Index(1);
+  for (size_t d = sizes.size(); d-- > 0;) {
+    inner = inner * sizes[d];
+    if (inner == row_length) return d;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool is_row_epilogue(const Computation& c, const Kernel& k) {
@@ -395,6 +451,14 @@ std::map<std::string, Index> kernel_var_map(const Computation& c, const Kernel& 
       if (c.is_reduction() || is_row_epilogue(c, k)) {
         bind_coords(m, unflatten(Index::var("row"), c.sizes), out_var);
         bind_coords(m, unflatten(Index::var("col"), c.reduce_sizes), reduce_var);
+      } else if (std::optional<size_t> split = row_split(c.sizes, row_length)) {
+        // Over symbolic sizes, the coordinates of (row, col) split at the dims that make up a row: exact because
+        // col < row_length, which the simplifier cannot know of a symbolic length.
+        std::vector<Index> outer(c.sizes.begin(), c.sizes.begin() + *split);
+        std::vector<Index> inner(c.sizes.begin() + *split, c.sizes.end());
+        std::vector<Index> coords = unflatten(Index::var("row"), outer);
+        for (const Index& x : unflatten(Index::var("col"), inner)) coords.push_back(x);
+        bind_coords(m, coords, out_var);
       } else {
         bind_coords(m, unflatten(Index::var("row") * row_length + Index::var("col"), c.sizes), out_var);
       }

@@ -222,12 +222,33 @@ struct LoopProgram {
   std::vector<int> inputs;   ///< buffer per graph input, in placeholder order
   std::vector<int> outputs;  ///< buffer per graph output
   VarRanges size_ranges;     ///< ranges of size symbols (each >= 1)
-  /// Execution plan (see plan_memory): byte offset in the workspace per buffer, -1 for buffers not in it (inputs,
-  /// outputs, register-only values); and the workspace size in bytes.
-  std::vector<int64_t> workspace_offsets;
-  int64_t workspace_bytes = 0;
+  /// Symbols of the program that stand for a graph symbol divided by its promised divisor (Graph::divisible): the
+  /// graph's s0 divisible by 16 is lowered as 16 * q, q named here with {"s0", 16}. Other program symbols are graph
+  /// symbols themselves.
+  struct Quotient {
+    std::string of;
+    int64_t divisor = 1;
+  };
+  std::map<std::string, Quotient> quotients;
+  /// Execution plan (see plan_memory): byte offset in the workspace per buffer, a null Index for buffers not in it
+  /// (inputs, outputs, register-only values); and the workspace size in bytes. Both may name size symbols (a graph
+  /// with symbolic sizes): GraphRunner evaluates them for each binding of the symbols.
+  std::vector<Index> workspace_offsets;
+  Index workspace_bytes = Index(0);
   /// Graph::align: bytes every input's first element and every output's storage are aligned to (0: unknown).
   int64_t align = 0;
+
+  /// The graph's size symbols in the one order that runners and callers bind them in: sorted by name (those of
+  /// size_ranges, with each quotient's graph symbol in place of the quotient).
+  std::vector<std::string> symbols() const;
+  /// The value of every program symbol (size_ranges' keys) for `values`, one per symbols() entry. Throws
+  /// std::invalid_argument naming the symbol for a wrong count, a value outside its range, or one its promised
+  /// divisor does not divide.
+  std::map<std::string, int64_t> bind_symbols(const std::vector<int64_t>& values) const;
+  /// Whether `buffer` lives in the workspace (has a workspace offset).
+  bool in_workspace(int buffer) const {
+    return buffer >= 0 && static_cast<size_t>(buffer) < workspace_offsets.size() && workspace_offsets[buffer].defined();
+  }
 
   /// Index of the computation that fills `buffer`, or -1 (inputs).
   int producer(int buffer) const;

@@ -336,19 +336,17 @@ std::vector<TensorValue> lower_convert(GraphLowering& L) {
 
 Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_t>& dims, double correction) {
   DType acc = compute_type(x.dtype) == DType::Float64 ? DType::Float64 : DType::Float32;
-  int64_t n = 1;
+  Index n = Index(1);
   for (int64_t d : dims) {
     if (x.rank() == 0) break;  // the scalar is its own mean
-    auto s = x.sizes[L.wrap_dim(d, x.rank())].as_const();
-    if (!s) L.fail("normalization over symbolic sizes is not supported yet");
-    n *= *s;
+    n = n * x.sizes[L.wrap_dim(d, x.rank())];
   }
   TensorValue total = L.reduce(x, dims, /*keepdim=*/true, ReduceOp::Sum, acc);
   std::vector<Index> kept = total.sizes;
   Moments mo;
   mo.count = n;
   mo.mean = L.make(acc, kept, {&total}, [&](const std::vector<Index>& c) {
-    return Expr::binary(BinaryOp::Div, L.at(total, c), Expr::constant(static_cast<double>(n), acc), acc);
+    return Expr::binary(BinaryOp::Div, L.at(total, c), count_value(n, acc), acc);
   });
   // Two-pass variance (sum of squared deviations): as exact as eager's Welford, and one kernel once fused.
   TensorValue centered = L.make(acc, x.sizes, {&x}, [&](const std::vector<Index>& c) {
@@ -356,9 +354,17 @@ Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_
     return Expr::binary(BinaryOp::Mul, d, d, acc);
   });
   TensorValue sq = L.reduce(centered, dims, /*keepdim=*/true, ReduceOp::Sum, acc);
-  double denom = std::max(0.0, static_cast<double>(n) - correction);
+  // max(0, N - correction): a constant, or computed in the accumulation type where N is symbolic.
+  Expr denom;
+  if (std::optional<int64_t> count = n.as_const()) {
+    denom = Expr::constant(std::max(0.0, static_cast<double>(*count) - correction), acc);
+  } else {
+    denom = Expr::binary(BinaryOp::Maximum,
+                         Expr::binary(BinaryOp::Sub, count_value(n, acc), Expr::constant(correction, acc), acc),
+                         Expr::constant(0.0, acc), acc);
+  }
   mo.variance = L.make(acc, kept, {&sq}, [&](const std::vector<Index>& c) {
-    return Expr::binary(BinaryOp::Div, L.at(sq, c), Expr::constant(denom, acc), acc);
+    return Expr::binary(BinaryOp::Div, L.at(sq, c), denom, acc);
   });
   return mo;
 }
@@ -396,8 +402,27 @@ std::vector<std::string> lowered_ops() {
 }
 
 LoopProgram lower_graph(const Graph& g, const LoweringOptions& options) {
-  LoopProgram p = lowering::GraphLowering(g, options).run();
+  if (g.divisible.empty()) {
+    LoopProgram p = lowering::GraphLowering(g, options).run();
+    p.align = g.align;
+    return p;
+  }
+  // A symbol promised divisible by d is lowered as d * q: the simplifier then proves what the promise gives (vector
+  // groups of a row of s0 columns, aligned accesses) with no rules of its own about divisibility, and the kernels
+  // take q. LoopProgram::bind_symbols checks the promise and divides on every binding.
+  std::map<std::string, Index> replacements;
+  std::map<std::string, LoopProgram::Quotient> quotients;
+  for (const auto& [symbol, divisor] : g.divisible) {
+    const std::string q = symbol + "_div" + std::to_string(divisor);
+    replacements[symbol] = Index(divisor) * Index::var(q);
+    quotients[q] = {symbol, divisor};
+  }
+  Graph divided = substitute_symbols(g, replacements);
+  divided.divisible.clear();
+  LoopProgram p = lowering::GraphLowering(divided, options).run();
   p.align = g.align;
+  for (auto& [q, quotient] : quotients)
+    if (p.size_ranges.count(q)) p.quotients[q] = quotient;
   return p;
 }
 

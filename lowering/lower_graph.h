@@ -33,6 +33,8 @@ bool has_lowering(const std::string& target);
 std::vector<std::string> lowered_ops();
 
 /// Lowers `g`: one buffer per graph input and output, computations for everything realized. Throws LoweringError.
+/// Symbols the graph promises divisible (Graph::divisible) are lowered as divisor * quotient symbols
+/// (LoopProgram::quotients).
 LoopProgram lower_graph(const Graph& g, const LoweringOptions& options = {});
 
 }  // namespace hi

@@ -294,8 +294,15 @@ std::vector<TensorValue> lower_convert(GraphLowering& L);
 struct Moments {
   TensorValue mean;      ///< keepdim sizes
   TensorValue variance;  ///< keepdim sizes
-  int64_t count = 0;
+  Index count;           ///< N, over the size symbols where the reduced dims are symbolic
 };
+
+/// The element count `n` as a value of `t`: a constant, or (over size symbols) the index cast to `t`, so divisions
+/// by a count work for symbolic sizes too.
+inline Expr count_value(const Index& n, DType t) {
+  if (std::optional<int64_t> c = n.as_const()) return Expr::constant(static_cast<double>(*c), t);
+  return Expr::cast(Expr::index_value(n, DType::Int64), t);
+}
 
 /// Mean and variance of `x` over `dims` (keepdim sizes), the variance divided by N - correction: two reductions
 /// (sum, then sum of squared deviations) in float32, or float64 for double input.

@@ -9,7 +9,8 @@ namespace {
 struct Interval {
   int buffer;
   int first, last;  // kernel indices
-  int64_t bytes;
+  int64_t bytes;    // concrete sizes
+  Index symbolic;   // symbolic sizes (bytes unused then)
 };
 
 class MemoryPlanner {
@@ -17,14 +18,15 @@ class MemoryPlanner {
   explicit MemoryPlanner(LoopProgram& p) : p_(p) {}
 
   void run() {
-    p_.workspace_offsets.assign(p_.buffers.size(), -1);
-    p_.workspace_bytes = 0;
+    p_.workspace_offsets.assign(p_.buffers.size(), Index());
+    int64_t concrete_bytes = 0;
     std::vector<Interval> intervals = lifetimes();
     // Greedy placement in order of first use: reuse the lowest offset whose occupant is dead, else grow. Good enough
     // for the chains graphs are made of; an optimal packing is NP-hard and buys little here.
     struct Placed { int64_t offset, bytes; int last; };
     std::vector<Placed> placed;
     for (const Interval& iv : intervals) {
+      if (iv.symbolic.defined()) continue;
       int64_t offset = 0;
       bool moved = true;
       while (moved) {
@@ -39,13 +41,24 @@ class MemoryPlanner {
         }
       }
       placed.push_back({offset, iv.bytes, iv.last});
-      p_.workspace_offsets[iv.buffer] = offset;
-      p_.workspace_bytes = std::max(p_.workspace_bytes, align(offset + iv.bytes));
+      p_.workspace_offsets[iv.buffer] = Index(offset);
+      concrete_bytes = std::max(concrete_bytes, align(offset + iv.bytes));
     }
+    // Symbolic sizes: one slot each, after the concrete part.
+    Index end = Index(concrete_bytes);
+    for (const Interval& iv : intervals) {
+      if (!iv.symbolic.defined()) continue;
+      p_.workspace_offsets[iv.buffer] = end;
+      end = simplify(end + align(iv.symbolic), p_.size_ranges);
+    }
+    p_.workspace_bytes = end;
   }
 
  private:
   static int64_t align(int64_t v) { return (v + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
+  static Index align(const Index& v) {
+    return floordiv(v + Index(kWorkspaceAlignment - 1), Index(kWorkspaceAlignment)) * Index(kWorkspaceAlignment);
+  }
 
   std::vector<Interval> lifetimes() {
     std::vector<int> first(p_.buffers.size(), -1), last(p_.buffers.size(), -1);
@@ -65,11 +78,12 @@ class MemoryPlanner {
     for (size_t b = 0; b < p_.buffers.size(); ++b) {
       const Buffer& buf = p_.buffers[b];
       if (buf.kind != BufferKind::Intermediate || local[b] || first[b] < 0) continue;
-      auto elements = simplify(buf.storage_elements(), p_.size_ranges).as_const();
-      if (!elements)
-        throw std::invalid_argument("plan_memory: buffer '" + buf.name + "' has symbolic size " +
-                                    buf.storage_elements().str() + "; workspaces need concrete sizes");
-      out.push_back({static_cast<int>(b), first[b], last[b], *elements * dtype_bytes(buf.dtype)});
+      Index elements = simplify(buf.storage_elements(), p_.size_ranges);
+      if (auto n = elements.as_const())
+        out.push_back({static_cast<int>(b), first[b], last[b], *n * dtype_bytes(buf.dtype), Index()});
+      else
+        out.push_back({static_cast<int>(b), first[b], last[b], 0,
+                       simplify(elements * Index(dtype_bytes(buf.dtype)), p_.size_ranges)});
     }
     std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) { return a.first < b.first; });
     return out;

@@ -56,9 +56,9 @@ void verify_after(const char* pass, const LoopProgram& p, const CompileOptions& 
 
 std::string plan_text(const LoopProgram& p) {
   std::ostringstream os;
-  os << "workspace_bytes " << p.workspace_bytes << "\n";
+  os << "workspace_bytes " << p.workspace_bytes.str() << "\n";
   for (size_t b = 0; b < p.buffers.size(); ++b)
-    if (p.workspace_offsets[b] >= 0) os << p.buffers[b].name << " at " << p.workspace_offsets[b] << "\n";
+    if (p.in_workspace(static_cast<int>(b))) os << p.buffers[b].name << " at " << p.workspace_offsets[b].str() << "\n";
   for (const Kernel& k : p.kernels) os << "launch " << k.name << "\n";
   return os.str();
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/graph_json.h"
+#include "frontend/index_text.h"
 #include "runtime/cache_stats.h"
 #include "runtime/sha256.h"
 
@@ -16,8 +17,9 @@ namespace {
 
 using nlohmann::json;
 
-// Bumped when the payload below changes meaning.
-constexpr const char* kGraphEntryFormat = "hipinductor-graph-entry-v1";
+// Bumped when the payload below changes meaning. 2: sizes, strides, offsets, grids and workspace offsets may be
+// symbolic ({"sym": TEXT}); the size symbols' ranges and quotients (LoopProgram::quotients); size parameters.
+constexpr const char* kGraphEntryFormat = "hipinductor-graph-entry-v2";
 
 void add_field(Sha256& hash, std::string_view name, std::string_view value) {
   hash.update(std::string(name) + ":" + std::to_string(value.size()) + ":").update(value).update("\n");
@@ -56,10 +58,15 @@ int find_build_id(struct dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
-int64_t constant(const Index& i, const std::string& what) {
-  std::optional<int64_t> value = i.as_const();
-  if (!value) throw std::invalid_argument(what + " is symbolic (" + i.str() + ")");
-  return *value;
+// An index as the payload holds it: an integer, or {"sym": TEXT} (frontend/index_text.h) when it names symbols.
+json index_json(const Index& i) {
+  if (std::optional<int64_t> value = i.as_const()) return *value;
+  return json{{"sym", format_index_text(i)}};
+}
+
+Index parse_index_json(const json& j) {
+  if (j.is_object()) return parse_index_text(j.at("sym").get<std::string>());
+  return Index(j.get<int64_t>());
 }
 
 BufferKind parse_buffer_kind(const std::string& name) {
@@ -76,39 +83,46 @@ KernelKind parse_kernel_kind(const std::string& name) {
 
 std::vector<Index> indices(const json& values) {
   std::vector<Index> out;
-  for (const json& v : values) out.push_back(Index(v.get<int64_t>()));
+  for (const json& v : values) out.push_back(parse_index_json(v));
   return out;
 }
 
-// The payload; throws std::invalid_argument for anything it cannot describe (symbolic sizes).
+// The payload.
 json graph_payload(const CompiledGraph& g) {
   const LoopProgram& p = g.program;
-  if (!p.size_ranges.empty()) throw std::invalid_argument("the graph has size symbols");
   json buffers = json::array();
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     const Buffer& buffer = p.buffers[b];
     json sizes = json::array(), strides = json::array();
-    for (const Index& s : buffer.sizes) sizes.push_back(constant(s, "size of " + buffer.name));
-    for (const Index& s : buffer.strides) strides.push_back(constant(s, "stride of " + buffer.name));
+    for (const Index& s : buffer.sizes) sizes.push_back(index_json(s));
+    for (const Index& s : buffer.strides) strides.push_back(index_json(s));
     buffers.push_back({{"name", buffer.name},
                        {"dtype", std::string(dtype_name(buffer.dtype))},
                        {"kind", std::string(buffer_kind_name(buffer.kind))},
                        {"sizes", sizes},
                        {"strides", strides},
-                       {"offset", constant(buffer.offset, "offset of " + buffer.name)},
+                       {"offset", index_json(buffer.offset)},
                        {"io_position", buffer.io_position},
-                       {"workspace_offset", p.workspace_offsets.at(b)}});
+                       {"workspace_offset", p.in_workspace(static_cast<int>(b)) ? index_json(p.workspace_offsets[b])
+                                                                               : json(-1)}});
   }
+  json symbols = json::object(), quotients = json::object();
+  for (const auto& [name, range] : p.size_ranges)
+    symbols[name] = {range.lo ? json(*range.lo) : json(nullptr), range.hi ? json(*range.hi) : json(nullptr)};
+  for (const auto& [name, q] : p.quotients) quotients[name] = {q.of, q.divisor};
   json kernels = json::array();
   for (const EmittedKernel& k : g.module.kernels) {
     json params = json::array();
     for (const KernelParam& param : k.params) {
-      if (param.kind == KernelParam::Kind::Size) throw std::invalid_argument("kernel " + k.name + " takes a size");
+      if (param.kind == KernelParam::Kind::Size) {
+        params.push_back({{"symbol", param.symbol}, {"name", param.name}});
+        continue;
+      }
       params.push_back({{"buffer", param.buffer}, {"name", param.name}, {"read_only", param.read_only}});
     }
     kernels.push_back({{"name", k.name},
                        {"kind", std::string(kernel_kind_name(k.kind))},
-                       {"grid", constant(k.grid, "grid of " + k.name)},
+                       {"grid", index_json(k.grid)},
                        {"block", k.block},
                        {"needs_sync", k.needs_sync},
                        {"whole_grid", k.whole_grid},
@@ -122,7 +136,9 @@ json graph_payload(const CompiledGraph& g) {
           {"buffers", buffers},
           {"inputs", p.inputs},
           {"outputs", p.outputs},
-          {"workspace_bytes", p.workspace_bytes},
+          {"workspace_bytes", index_json(p.workspace_bytes)},
+          {"symbols", symbols},
+          {"quotients", quotients},
           {"align", p.align},
           {"kernels", kernels}};
 }
@@ -140,10 +156,23 @@ CompiledGraph compiled_graph_from(const json& j, const Target& target) {
     b.kind = parse_buffer_kind(jb.at("kind").get<std::string>());
     b.sizes = indices(jb.at("sizes"));
     b.strides = indices(jb.at("strides"));
-    b.offset = Index(jb.at("offset").get<int64_t>());
+    b.offset = parse_index_json(jb.at("offset"));
     b.io_position = jb.at("io_position").get<int>();
     p.buffers.push_back(std::move(b));
-    p.workspace_offsets.push_back(jb.at("workspace_offset").get<int64_t>());
+    const json& offset = jb.at("workspace_offset");
+    const bool none = offset.is_number() && offset.get<int64_t>() < 0;
+    p.workspace_offsets.push_back(none ? Index() : parse_index_json(offset));
+  }
+  for (const auto& [name, range] : j.at("symbols").items()) {
+    Range r;
+    if (!range.at(0).is_null()) r.lo = range.at(0).get<int64_t>();
+    if (!range.at(1).is_null()) r.hi = range.at(1).get<int64_t>();
+    p.size_ranges[name] = r;
+  }
+  for (const auto& [name, q] : j.at("quotients").items()) {
+    if (!p.size_ranges.count(name)) throw std::invalid_argument("quotient " + name + " is not a size symbol");
+    p.quotients[name] = {q.at(0).get<std::string>(), q.at(1).get<int64_t>()};
+    if (p.quotients[name].divisor < 1) throw std::invalid_argument("quotient " + name + " has a bad divisor");
   }
   auto buffer_ids = [&](const json& ids) {
     std::vector<int> out = ids.get<std::vector<int>>();
@@ -153,7 +182,7 @@ CompiledGraph compiled_graph_from(const json& j, const Target& target) {
   };
   p.inputs = buffer_ids(j.at("inputs"));
   p.outputs = buffer_ids(j.at("outputs"));
-  p.workspace_bytes = j.at("workspace_bytes").get<int64_t>();
+  p.workspace_bytes = parse_index_json(j.at("workspace_bytes"));
   p.align = j.value("align", int64_t{0});
 
   g.module.target = target;
@@ -161,12 +190,21 @@ CompiledGraph compiled_graph_from(const json& j, const Target& target) {
     EmittedKernel k;
     k.name = jk.at("name").get<std::string>();
     k.kind = parse_kernel_kind(jk.at("kind").get<std::string>());
-    k.grid = Index(jk.at("grid").get<int64_t>());
+    k.grid = parse_index_json(jk.at("grid"));
     k.block = jk.at("block").get<int>();
     k.needs_sync = jk.at("needs_sync").get<bool>();
     k.whole_grid = jk.at("whole_grid").get<bool>();
     for (const json& jp : jk.at("params")) {
       KernelParam param;
+      if (jp.contains("symbol")) {
+        param.kind = KernelParam::Kind::Size;
+        param.symbol = jp.at("symbol").get<std::string>();
+        if (!p.size_ranges.count(param.symbol))
+          throw std::invalid_argument("kernel " + k.name + " takes an unknown size symbol " + param.symbol);
+        param.name = jp.at("name").get<std::string>();
+        k.params.push_back(std::move(param));
+        continue;
+      }
       param.kind = KernelParam::Kind::Buffer;
       param.buffer = jp.at("buffer").get<int>();
       if (param.buffer < 0 || static_cast<size_t>(param.buffer) >= p.buffers.size())

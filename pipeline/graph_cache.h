@@ -11,7 +11,9 @@
 // from the code-object entry. A CompiledGraph rebuilt from an entry has no computations or loop-IR kernels
 // (program.computations and program.kernels are empty), so its loop IR dump shows only buffers.
 //
-// Only graphs whose launches are fully concrete are stored (symbolic sizes cannot run through GraphRunner anyway).
+// A graph with size symbols is keyed by its symbolic form (the JSON holds {"sym": ...} sizes), so one entry serves
+// every binding of its symbols, also in a new process; the entry keeps sizes, grids and workspace offsets as
+// expressions and the symbols' ranges.
 #pragma once
 
 #include <optional>
@@ -35,7 +37,7 @@ std::string graph_entry_key(const Graph& graph, const CompileOptions& options, c
 std::optional<CompiledGraph> load_graph_entry(CodeObjectCache& cache, const std::string& key, const Target& target);
 
 /// Stores `graph` (compiled through `cache`: graph.cache_key names its code-object entry) under `key`. Returns false
-/// without writing for graphs with symbolic launches or without a code-object entry. I/O errors are reported once
+/// without writing for graphs without a code-object entry. I/O errors are reported once
 /// on stderr, never thrown (the graph is compiled already).
 bool store_graph_entry(CodeObjectCache& cache, const std::string& key, const CompiledGraph& graph);
 

@@ -27,34 +27,33 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
   module_ = device_.load_for_target(graph_->module.target, graph_->code.binary, infos);
   record_loader_facts(*graph_, *module_);  // into the cache entry's metadata, once (graph_cache.h)
 
+  const LoopProgram& p = graph_->program;
+  symbols_ = p.symbols();
   // Which run-time pointer each buffer gets; a later rule wins, as graph outputs may also be inputs and the plan
   // places only intermediates in the workspace.
-  const LoopProgram& p = graph_->program;
   std::vector<std::optional<PointerSource>> source(p.buffers.size());
   for (size_t i = 0; i < p.inputs.size(); ++i) source[p.inputs[i]] = PointerSource{PointerSource::Kind::Input, i, 0, 0};
   for (size_t i = 0; i < p.outputs.size(); ++i)
     source[p.outputs[i]] = PointerSource{PointerSource::Kind::Output, i, 0, 0};
   for (size_t b = 0; b < p.buffers.size(); ++b)
-    if (p.workspace_offsets[b] >= 0)
-      source[b] = PointerSource{PointerSource::Kind::Workspace, static_cast<size_t>(p.workspace_offsets[b]), 0, 0};
+    if (p.in_workspace(static_cast<int>(b))) {
+      source[b] = PointerSource{PointerSource::Kind::Workspace, workspace_offset_exprs_.size(), 0, 0};
+      workspace_offset_exprs_.push_back(p.workspace_offsets[b]);
+    }
 
   if (p.align > 1) {
     auto first_byte = [&](int buffer) {
       const Buffer& b = p.buffers[buffer];
-      auto offset = b.offset.as_const();
-      return static_cast<uintptr_t>((offset ? *offset : 0) * dtype_bytes(b.dtype));
+      return simplify(b.offset * Index(dtype_bytes(b.dtype)), p.size_ranges);
     };
     for (size_t i = 0; i < p.inputs.size(); ++i) aligned_.push_back({true, i, first_byte(p.inputs[i])});
     for (size_t i = 0; i < p.outputs.size(); ++i) aligned_.push_back({false, i, first_byte(p.outputs[i])});
   }
 
   for (const EmittedKernel& k : graph_->module.kernels) {
-    auto grid = simplify(k.grid, p.size_ranges).as_const();
-    if (!grid) {
-      if (cannot_run_.empty()) cannot_run_ = "GraphRunner::run: kernel " + k.name + " has a symbolic grid";
-      continue;
-    }
-    if (*grid == 0) continue;
+    Launch launch{&k.name, simplify(k.grid, p.size_ranges), 0, Dim3{0, 1, 1}, Dim3{static_cast<unsigned>(k.block), 1, 1},
+                  std::vector<void*>(k.params.size(), nullptr), {}, std::vector<void*>(k.params.size(), nullptr), {},
+                  {}};
     // Every kernel loops over its work (grid-stride), so its grid may be smaller than its work. Kernels whose blocks
     // hold much work per row or column (norms, softmax, column reductions) are capped at kGridWaves waves of the
     // blocks that stay resident at once (the driver's occupancy figure). On the H200, under do_bench, 16 waves beat 8:
@@ -66,29 +65,37 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
     // when capped at 8 waves, gelu over 8k x 8k bf16 0.0708 against 0.0720. HIPINDUCTOR_BLOCKS_PER_SM overrides the
     // cap's blocks per SM (0: no cap), for tuning.
     // HIP's launch limit: grid x block threads below 2^32 (CUDA's grid.x limit, 2^31 - 1, is looser).
-    const int64_t whole = std::min<int64_t>(*grid, (int64_t{1} << 31) / k.block);
-    *grid = whole;
-    std::set<unsigned> candidates{static_cast<unsigned>(whole)};
-    if (int sms = device_.multiprocessor_count(); sms > 0) {
-      int resident = module_->resident_blocks(k.name, k.block, 0);
+    const int64_t limit = (int64_t{1} << 31) / k.block;
+    int resident = 0;
+    const int sms = device_.multiprocessor_count();
+    if (sms > 0) {
+      resident = module_->resident_blocks(k.name, k.block, 0);
       if (resident <= 0) resident = std::max(1, kResidentThreadsPerMultiprocessor / k.block);
-      for (int waves = 1; waves <= kGridWaves; waves *= 2)
-        candidates.insert(static_cast<unsigned>(std::min<int64_t>(whole, int64_t{sms} * resident * waves)));
       int64_t per_sm = k.whole_grid ? 0 : int64_t{resident} * kGridWaves;
       if (const char* forced = std::getenv("HIPINDUCTOR_BLOCKS_PER_SM")) per_sm = std::atoi(forced);
-      if (per_sm > 0) *grid = std::min<int64_t>(*grid, int64_t{sms} * per_sm);
-    } else {
-      candidates.insert(static_cast<unsigned>(std::max<int64_t>(1, whole / 4)));
+      if (per_sm > 0) launch.cap = int64_t{sms} * per_sm;
     }
-    candidates.insert(static_cast<unsigned>(*grid));
-    Launch launch{&k.name, Dim3{static_cast<unsigned>(*grid), 1, 1}, Dim3{static_cast<unsigned>(k.block), 1, 1},
-                  std::vector<void*>(k.params.size(), nullptr), std::vector<void*>(k.params.size(), nullptr),
-                  std::vector<unsigned>(candidates.begin(), candidates.end())};
+    // Autotune's candidates, for a grid known now (a symbolic grid is not tuned).
+    if (auto grid = launch.grid_blocks.as_const(); grid && *grid > 0) {
+      const int64_t whole = std::min<int64_t>(*grid, limit);
+      std::set<unsigned> candidates{static_cast<unsigned>(whole)};
+      if (sms > 0) {
+        for (int waves = 1; waves <= kGridWaves; waves *= 2)
+          candidates.insert(static_cast<unsigned>(std::min<int64_t>(whole, int64_t{sms} * resident * waves)));
+      } else {
+        candidates.insert(static_cast<unsigned>(std::max<int64_t>(1, whole / 4)));
+      }
+      candidates.insert(static_cast<unsigned>(launch.cap > 0 ? std::min(whole, launch.cap) : whole));
+      launch.grids.assign(candidates.begin(), candidates.end());
+    }
     for (size_t i = 0; i < k.params.size(); ++i) {
-      launch.args[i] = &launch.values[i];
       const KernelParam& kp = k.params[i];
       if (kp.kind == KernelParam::Kind::Size) {
-        if (cannot_run_.empty()) cannot_run_ = "GraphRunner::run: symbolic size '" + kp.symbol + "' needs a value";
+        if (!p.size_ranges.count(kp.symbol))
+          throw std::invalid_argument("GraphRunner: kernel " + k.name + " takes size '" + kp.symbol +
+                                      "', which is not a size symbol of the graph");
+        launch.size_params.emplace_back(launch.sizes.size(), kp.symbol);
+        launch.sizes.push_back(0);
         continue;
       }
       // A buffer with no source (neither input, output nor planned) keeps a null pointer, as before.
@@ -98,20 +105,64 @@ GraphRunner::GraphRunner(std::shared_ptr<const CompiledGraph> graph, Device& dev
       s.param = i;
       sources_.push_back(s);
     }
-    launches_.push_back(std::move(launch));  // moving the vectors keeps their buffers, so args stay valid
+    // Argument pointers into the launch's own vectors: moving the vectors below keeps their buffers.
+    for (size_t i = 0, size = 0; i < k.params.size(); ++i)
+      launch.args[i] = k.params[i].kind == KernelParam::Kind::Size ? static_cast<void*>(&launch.sizes[size++])
+                                                                   : static_cast<void*>(&launch.values[i]);
+    launches_.push_back(std::move(launch));
   }
+  if (symbols_.empty()) bind_sizes({});
 }
 
 GraphRunner::~GraphRunner() {
   if (own_workspace_) device_.free(own_workspace_);
 }
 
-size_t GraphRunner::workspace_bytes() const {
-  return static_cast<size_t>(graph_->program.workspace_bytes);
+std::map<std::string, int64_t> GraphRunner::symbol_values(const std::vector<int64_t>& sizes) const {
+  try {
+    return graph_->program.bind_symbols(sizes);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("GraphRunner::run: ") + e.what());
+  }
 }
 
-void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* stream) {
-  launch_all(inputs, outputs, workspace_or_own(nullptr), stream);  // the device's alignment is the kernels' need
+size_t GraphRunner::workspace_bytes() const {
+  if (!symbols_.empty())
+    throw std::invalid_argument("GraphRunner::workspace_bytes: the graph has size symbols; its workspace depends on "
+                                "their values (workspace_bytes(sizes))");
+  return workspace_bytes_;
+}
+
+size_t GraphRunner::workspace_bytes(const std::vector<int64_t>& sizes) const {
+  std::optional<int64_t> bytes = evaluate(graph_->program.workspace_bytes, symbol_values(sizes));
+  if (!bytes || *bytes < 0)
+    throw std::invalid_argument("GraphRunner: the workspace size " + graph_->program.workspace_bytes.str() +
+                                " cannot be evaluated for these sizes");
+  return static_cast<size_t>(*bytes);
+}
+
+void GraphRunner::bind_sizes(const std::vector<int64_t>& sizes) {
+  if (bound_ && sizes == bound_sizes_) return;
+  const std::map<std::string, int64_t> values = symbol_values(sizes);
+  auto eval = [&](const Index& e, const std::string& what) {
+    std::optional<int64_t> v = evaluate(e, values);
+    if (!v || *v < 0)
+      throw std::invalid_argument("GraphRunner::run: " + what + " " + e.str() + " cannot be evaluated for these sizes");
+    return *v;
+  };
+  for (Launch& l : launches_) {
+    const int64_t blocks = eval(l.grid_blocks, "the grid of kernel " + *l.kernel);
+    const int64_t whole = std::min<int64_t>(blocks, (int64_t{1} << 31) / l.block.x);
+    l.grid.x = static_cast<unsigned>(l.cap > 0 ? std::min(whole, l.cap) : whole);
+    for (const auto& [slot, symbol] : l.size_params) l.sizes[slot] = values.at(symbol);
+  }
+  workspace_offsets_.resize(workspace_offset_exprs_.size());
+  for (size_t i = 0; i < workspace_offset_exprs_.size(); ++i)
+    workspace_offsets_[i] = static_cast<size_t>(eval(workspace_offset_exprs_[i], "a workspace offset"));
+  workspace_bytes_ = static_cast<size_t>(eval(graph_->program.workspace_bytes, "the workspace size"));
+  for (AlignedPointer& a : aligned_) a.first_byte = static_cast<uintptr_t>(eval(a.first_byte_expr, "a storage offset"));
+  bound_sizes_ = sizes;
+  bound_ = true;
 }
 
 void* GraphRunner::workspace_or_own(void* workspace) {
@@ -119,21 +170,33 @@ void* GraphRunner::workspace_or_own(void* workspace) {
     check_workspace(workspace);
     return workspace;
   }
-  if (workspace_bytes() > 0 && !own_workspace_) own_workspace_ = device_.alloc(workspace_bytes());
+  if (workspace_bytes_ > own_workspace_bytes_) {
+    if (own_workspace_) device_.free(own_workspace_);  // runs on one runner are ordered: the last one is done with it
+    own_workspace_ = nullptr;
+    own_workspace_ = device_.alloc(workspace_bytes_);
+    own_workspace_bytes_ = workspace_bytes_;
+  }
   return own_workspace_;
 }
 
 void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace,
                       void* stream) {
+  bind_sizes({});
   check_workspace(workspace);
   launch_all(inputs, outputs, workspace, stream);
 }
 
+void GraphRunner::run(const std::vector<void*>& inputs, const std::vector<void*>& outputs,
+                      const std::vector<int64_t>& sizes, void* workspace, void* stream) {
+  bind_sizes(sizes);
+  launch_all(inputs, outputs, workspace_or_own(workspace), stream);
+}
+
 void GraphRunner::check_workspace(void* workspace) const {
-  if (workspace_bytes() == 0) return;
+  if (workspace_bytes_ == 0) return;
   if (!workspace)
     throw std::invalid_argument("GraphRunner::run: the graph needs a workspace of " +
-                                std::to_string(workspace_bytes()) + " bytes, got a null pointer");
+                                std::to_string(workspace_bytes_) + " bytes, got a null pointer");
   if (reinterpret_cast<uintptr_t>(workspace) % static_cast<uintptr_t>(kWorkspaceAlignment) != 0)
     throw std::invalid_argument("GraphRunner::run: the workspace must be " + std::to_string(kWorkspaceAlignment) +
                                 "-byte aligned");
@@ -141,12 +204,15 @@ void GraphRunner::check_workspace(void* workspace) const {
 
 std::vector<std::pair<std::string, unsigned>> GraphRunner::grids() const {
   std::vector<std::pair<std::string, unsigned>> out;
-  for (const Launch& l : launches_) out.emplace_back(*l.kernel, l.grid.x);
+  if (!bound_) return out;
+  for (const Launch& l : launches_)
+    if (l.grid.x > 0) out.emplace_back(*l.kernel, l.grid.x);
   return out;
 }
 
-void GraphRunner::autotune(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* workspace,
-                           void* stream) {
+void GraphRunner::autotune(const std::vector<void*>& inputs, const std::vector<void*>& outputs,
+                           const std::vector<int64_t>& sizes, void* workspace, void* stream) {
+  bind_sizes(sizes);
   workspace = workspace_or_own(workspace);
   // An explicit grid cap (HIPINDUCTOR_BLOCKS_PER_SM) is the user's choice: nothing to tune then.
   if (tuned_ || std::getenv("HIPINDUCTOR_BLOCKS_PER_SM")) {
@@ -176,6 +242,7 @@ void GraphRunner::autotune(const std::vector<void*>& inputs, const std::vector<v
   } flush{device_, gpu ? device_.alloc(kFlushBytes) : nullptr};
   std::vector<CodeObjectCache::KernelTuning> record;
   for (Launch& l : launches_) {
+    if (l.grid.x == 0) continue;
     auto launch = [&] { module_->launch(*l.kernel, l.grid, l.block, 0, l.args.data(), stream); };
     auto found = recorded.find(*l.kernel);
     if (found != recorded.end() && std::count(l.grids.begin(), l.grids.end(), found->second)) l.grid.x = found->second;
@@ -219,7 +286,6 @@ void GraphRunner::bind(const std::vector<void*>& inputs, const std::vector<void*
     throw std::invalid_argument("GraphRunner::run: graph takes " + std::to_string(p.inputs.size()) + " inputs and " +
                                 std::to_string(p.outputs.size()) + " outputs, got " + std::to_string(inputs.size()) +
                                 " and " + std::to_string(outputs.size()));
-  if (!cannot_run_.empty()) throw std::invalid_argument(cannot_run_);
   // The kernels' vector accesses were proven aligned from the graph's promise (Graph::align), so a pointer that
   // breaks it is refused here rather than faulting on the device.
   for (const AlignedPointer& a : aligned_) {
@@ -241,7 +307,7 @@ void GraphRunner::bind(const std::vector<void*>& inputs, const std::vector<void*
         pointer = outputs[s.index];
         break;
       case PointerSource::Kind::Workspace:
-        pointer = static_cast<char*>(workspace) + s.index;
+        pointer = static_cast<char*>(workspace) + workspace_offsets_[s.index];
         break;
     }
     launches_[s.launch].values[s.param] = pointer;
@@ -252,7 +318,7 @@ void GraphRunner::launch_all(const std::vector<void*>& inputs, const std::vector
                              void* stream) {
   bind(inputs, outputs, workspace);
   for (Launch& launch : launches_)
-    module_->launch(*launch.kernel, launch.grid, launch.block, 0, launch.args.data(), stream);
+    if (launch.grid.x > 0) module_->launch(*launch.kernel, launch.grid, launch.block, 0, launch.args.data(), stream);
 }
 
 }  // namespace hi

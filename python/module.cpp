@@ -142,7 +142,7 @@ class PyCompiledGraph {
 
   /// Called without the GIL.
   void run(const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs, uintptr_t stream,
-           uintptr_t workspace, int device, bool autotune) {
+           uintptr_t workspace, int device, bool autotune, const std::vector<int64_t>& sizes) {
     const hi::Target& target = graph_->module.target;
     std::vector<void*> in(inputs.size()), out(outputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) in[i] = reinterpret_cast<void*>(inputs[i]);
@@ -152,11 +152,17 @@ class PyCompiledGraph {
     std::unique_ptr<hi::GraphRunner>& runner = runners_[ordinal];
     if (!runner) runner = std::make_unique<hi::GraphRunner>(graph_, device_for(target, ordinal));
     if (autotune)  // tunes on the runner's first call, then runs as run() does
-      runner->autotune(in, out, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
-    else if (workspace)
-      runner->run(in, out, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
+      runner->autotune(in, out, sizes, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
     else
-      runner->run(in, out, reinterpret_cast<void*>(stream));
+      runner->run(in, out, sizes, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
+  }
+
+  /// Workspace bytes for `sizes` (one value per symbol), evaluated from the plan without a runner.
+  int64_t workspace_bytes_for(const std::vector<int64_t>& sizes) const {
+    const hi::LoopProgram& p = graph_->program;
+    std::optional<int64_t> bytes = hi::evaluate(p.workspace_bytes, p.bind_symbols(sizes));
+    if (!bytes) throw std::invalid_argument("workspace_bytes_for: cannot evaluate " + p.workspace_bytes.str());
+    return *bytes;
   }
 
   /// (kernel, grid) per launch of the runner on `device`; empty before it ran there.
@@ -403,8 +409,38 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly(
           "compile_log", [](const PyCompiledGraph& g) { return g.graph().code.log; },
           "Compiler warnings; empty when there were none or on a cache hit.")
-      .def_property_readonly("workspace_bytes",
-                             [](const PyCompiledGraph& g) { return g.graph().program.workspace_bytes; })
+      .def_property_readonly(
+          "workspace_bytes",
+          [](const PyCompiledGraph& g) {
+            std::optional<int64_t> bytes = g.graph().program.workspace_bytes.as_const();
+            if (!bytes)
+              throw std::invalid_argument("CompiledGraph.workspace_bytes: the graph's workspace depends on its size "
+                                          "symbols (" + g.graph().program.workspace_bytes.str() +
+                                          "); use workspace_bytes_for(sizes)");
+            return *bytes;
+          },
+          "Workspace bytes of a graph without size symbols; ValueError for one with symbols.")
+      .def_property_readonly(
+          "symbols", [](const PyCompiledGraph& g) { return g.graph().program.symbols(); },
+          "The graph's size symbols (['s0', 's1']), in the order run(sizes=...) and workspace_bytes_for take their "
+          "values; empty for a graph with concrete sizes.")
+      .def_property_readonly(
+          "symbol_divisors",
+          [](const PyCompiledGraph& g) {
+            std::vector<int64_t> out;
+            for (const std::string& s : g.graph().program.symbols()) {
+              int64_t divisor = 1;
+              for (const auto& [name, q] : g.graph().program.quotients)
+                if (q.of == s) divisor = q.divisor;
+              out.push_back(divisor);
+            }
+            return out;
+          },
+          "The divisor each symbol was promised to have (the graph's 'divisible'; 1 for none), in `symbols` order. "
+          "Every symbol is at least 1; run() refuses values that break either with ValueError.")
+      .def("workspace_bytes_for", &PyCompiledGraph::workspace_bytes_for, py::arg("sizes"),
+           "Workspace bytes for the size symbols' values `sizes` (in `symbols` order); for a graph without symbols, "
+           "sizes=[] gives workspace_bytes.")
       .def_property_readonly(
           "loop_ir", [](const PyCompiledGraph& g) { return g.graph().program.str(); },
           "The lowered, fused, planned loop program as text.")
@@ -416,6 +452,7 @@ PYBIND11_MODULE(_C, m) {
            "grid cap left them; empty before the graph ran there.")
       .def("run", &PyCompiledGraph::run, py::arg("inputs"), py::arg("outputs"), py::arg("stream") = 0,
            py::arg("workspace") = 0, py::arg("device") = 0, py::arg("autotune") = false,
+           py::arg("sizes") = std::vector<int64_t>{},
            py::call_guard<py::gil_scoped_release>(),
            "Runs the kernels in order. inputs / outputs: data pointers (untyped_storage().data_ptr()) of each graph "
            "input's and output's storage, laid out as the graph's meta says; the caller owns them and must keep them "
@@ -426,7 +463,10 @@ PYBIND11_MODULE(_C, m) {
            "from PyTorch's allocator, used in that stream's order); 0: the graph's own workspace, allocated once. "
            "Concurrent runs of one CompiledGraph are serialized. autotune: the first run on a device times each "
            "kernel with a few grids and keeps the fastest, recorded next to the code object in the cache (later "
-           "runners start with it). Raises RuntimeError with the device's message when "
+           "runners start with it). sizes: the size symbols' values, in `symbols` order (empty for a graph without "
+           "symbols); a new binding only evaluates grids and workspace offsets, nothing is compiled again, and the "
+           "workspace must then hold workspace_bytes_for(sizes) bytes. Values below 1 or not divisible by their "
+           "`symbol_divisors` raise ValueError. Raises RuntimeError with the device's message when "
            "the device cannot be opened or the code object was compiled for another GPU.")
       .def_property_readonly(
           "kernel_facts", &PyCompiledGraph::kernel_facts,

@@ -3,7 +3,10 @@
 // Used by the numerical tests and by `make demo`.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "pipeline/graph_runner.h"
@@ -19,5 +22,15 @@ struct NumericsCheck {
 
 /// `options.target` must be a cpu target. Throws what compile_graph and the reference interpreter throw.
 NumericsCheck run_against_reference(const Graph& graph, const CompileOptions& options, uint64_t seed = 1);
+
+/// `graph` with every size symbol replaced by its value in `values` (metas and int arguments): the concrete graph
+/// that one binding of a symbolic graph stands for. Throws std::invalid_argument for a symbol without a value.
+Graph bind_symbols(const Graph& graph, const std::map<std::string, int64_t>& values);
+
+/// Runs `runner` (over a cpu-target compile of the symbolic `graph`) with the symbols bound to `values`, on
+/// deterministic random inputs laid out as the bound graph's placeholders, and evaluates the bound graph with the
+/// reference interpreter. The result's `compiled` is the runner's graph.
+NumericsCheck run_bound_against_reference(const Graph& graph, GraphRunner& runner,
+                                          const std::map<std::string, int64_t>& values, uint64_t seed = 1);
 
 }  // namespace hi

@@ -3,7 +3,11 @@
 // Offline (ahead-of-time) compilation, no GPU needed: writes into DIR, per architecture, the HIP source
 // (<graph>.<arch>.hip) and its code object (<graph>.<arch>.hsaco / .cubin / .so), and one manifest.json describing
 // the kernels (parameters, launch shapes, code-object facts), the graph's inputs and outputs, and the workspace
-// plan. Every file is written to a temporary name and renamed, so an interrupted run leaves no half-written file.
+// plan. A graph with symbolic sizes compiles once for all of them: the manifest lists its size symbols ("symbols",
+// in binding order, with the divisors the graph promised), says what each kernel symbol holds ("kernel_symbols": a
+// graph symbol's value divided by its divisor), marks the kernels' size arguments ("kind": "size", the kernel
+// symbol), and gives grids, workspace offsets and the workspace size as expressions over the kernel symbols. Every file is written
+// to a temporary name and renamed, so an interrupted run leaves no half-written file.
 // Exit status: 0 done, 2 bad usage or bad input (one line on stderr naming the file, node or option), 1 a
 // compiler failure.
 #include <CLI/CLI.hpp>
@@ -44,11 +48,19 @@ json meta_json(const Buffer& b) {
   return j;
 }
 
+// A size, offset or grid: the integer when it is one, else the expression over the size symbols in C syntax (`/` and
+// `%` are floor division and modulo; every such value is non-negative).
+json size_json(const Index& i) {
+  if (std::optional<int64_t> value = i.as_const()) return *value;
+  return i.str();
+}
+
 json kernel_json(const CompiledGraph& g, const EmittedKernel& k) {
   json params = json::array();
   for (const KernelParam& p : k.params) {
     if (p.kind == KernelParam::Kind::Size) {
-      params.push_back({{"name", p.name}, {"kind", "size"}, {"symbol", p.symbol}});
+      // A 64-bit integer argument holding the value of one of the graph's size symbols.
+      params.push_back({{"name", p.name}, {"kind", "size"}, {"symbol", p.symbol}, {"dtype", "int64"}});
       continue;
     }
     const Buffer& b = g.program.buffers[p.buffer];
@@ -56,11 +68,14 @@ json kernel_json(const CompiledGraph& g, const EmittedKernel& k) {
             {"read_only", p.read_only}};
     if (b.kind == BufferKind::Input) jp["input"] = b.io_position;
     if (b.kind == BufferKind::Output) jp["output"] = b.io_position;
-    if (g.program.workspace_offsets[p.buffer] >= 0) jp["workspace_offset"] = g.program.workspace_offsets[p.buffer];
+    if (g.program.in_workspace(p.buffer)) jp["workspace_offset"] = size_json(g.program.workspace_offsets[p.buffer]);
     params.push_back(jp);
   }
-  return {{"name", k.name}, {"kind", kernel_kind_name(k.kind)}, {"grid", k.grid.str()}, {"block", k.block},
-          {"needs_sync", k.needs_sync}, {"whole_grid", k.whole_grid}, {"params", params}};
+  // The grid (blocks) as an expression over the size symbols (a string, C syntax) and the symbols it names: a loader
+  // evaluates it with the values it binds.
+  return {{"name", k.name}, {"kind", kernel_kind_name(k.kind)}, {"grid", k.grid.str()},
+          {"grid_symbols", free_vars(k.grid)}, {"block", k.block}, {"needs_sync", k.needs_sync},
+          {"whole_grid", k.whole_grid}, {"params", params}};
 }
 
 int run(const std::string& graph_path, const std::vector<std::string>& archs, const fs::path& out_dir) {
@@ -88,7 +103,7 @@ int run(const std::string& graph_path, const std::vector<std::string>& archs, co
     write_file(out_dir / object_file, std::string_view(g.code.binary.data(), g.code.binary.size()));
 
     json jt{{"target", t.id()}, {"source", base + ".hip"}, {"code_object", object_file},
-            {"compiler", compiler_for(t)->version()}, {"workspace_bytes", g.program.workspace_bytes}};
+            {"compiler", compiler_for(t)->version()}, {"workspace_bytes", size_json(g.program.workspace_bytes)}};
     std::vector<AmdKernelFacts> facts;
     if (t.kind == TargetKind::Amd) facts = read_amd_kernel_facts(g.code.binary, t);
     for (const EmittedKernel& k : g.module.kernels) {
@@ -106,6 +121,25 @@ int run(const std::string& graph_path, const std::vector<std::string>& archs, co
       // What a loader must guarantee: the graph's "align" (bytes every input's first element and every output are
       // aligned to; the kernels' vector accesses were compiled on that promise), 0 when the graph makes none.
       manifest["align"] = g.program.align;
+      // The size symbols, in the order a runner binds them; each value must lie in [min, max] (null: unbounded), the
+      // range the kernels were planned for.
+      // The size symbols, in the order a runner binds them: each value must be at least 1 and a multiple of its
+      // "divisible" (the graph's promise, 1 for none). Kernels take either a symbol's value or, for a symbol
+      // promised divisible, its quotient: "kernel_symbols" says what each size argument's symbol holds.
+      manifest["symbols"] = json::array();
+      for (const std::string& s : g.program.symbols()) {
+        int64_t divisor = 1;
+        for (const auto& [name, q] : g.program.quotients)
+          if (q.of == s) divisor = q.divisor;
+        manifest["symbols"].push_back({{"name", s}, {"min", 1}, {"divisible", divisor}});
+      }
+      manifest["kernel_symbols"] = json::object();
+      for (const auto& [name, range] : g.program.size_ranges) {
+        auto q = g.program.quotients.find(name);
+        manifest["kernel_symbols"][name] = q == g.program.quotients.end()
+                                               ? json{{"symbol", name}, {"divisor", 1}}
+                                               : json{{"symbol", q->second.of}, {"divisor", q->second.divisor}};
+      }
       manifest["inputs"] = json::array();
       manifest["outputs"] = json::array();
       for (int b : g.program.inputs) manifest["inputs"].push_back(meta_json(g.program.buffers[b]));

@@ -9,6 +9,7 @@ namespace hi {
 namespace {
 
 using lowering::compute_type;
+using lowering::count_value;
 using lowering::GraphLowering;
 using lowering::Moments;
 using lowering::moments;
@@ -270,7 +271,7 @@ std::vector<TensorValue> lower_batch_norm(GraphLowering& L, const BoundArgs& arg
   DType acc = compute_type(x.dtype) == DType::Float64 ? DType::Float64 : DType::Float32;
   std::vector<Index> c_sizes{x.sizes[1]};
   TensorValue mean, var;
-  int64_t n = 1;
+  Index n = Index(1);
   if (training) {
     std::vector<int64_t> dims;
     for (int64_t d = 0; d < x.rank(); ++d)
@@ -342,10 +343,13 @@ std::vector<TensorValue> lower_batch_norm(GraphLowering& L, const BoundArgs& arg
     }
     DType t = compute_type(mm.dtype);
     const TensorValue& stat = i == 0 ? mean : var;
-    double scale = i == 0 ? 1.0 : static_cast<double>(n) / static_cast<double>(n - 1);
+    // The running variance is unbiased: times N / (N - 1).
+    std::optional<int64_t> count = n.as_const();
+    Expr scale = count ? Expr::constant(static_cast<double>(*count) / static_cast<double>(*count - 1), t)
+                       : Expr::binary(BinaryOp::Div, count_value(n, t), count_value(n - Index(1), t), t);
     out.push_back(L.make(mm.dtype, mm.sizes, {&stat, &running}, [&](const std::vector<Index>& c) {
       Expr s = Expr::cast(L.at(stat, c), t);
-      if (i == 1) s = Expr::binary(BinaryOp::Mul, s, Expr::constant(scale, t), t);
+      if (i == 1) s = Expr::binary(BinaryOp::Mul, s, scale, t);
       Expr v = Expr::binary(
           BinaryOp::Add, Expr::binary(BinaryOp::Mul, Expr::constant(momentum, t), s, t),
           Expr::binary(BinaryOp::Mul, Expr::constant(1.0 - momentum, t), Expr::cast(L.at(running, c), t), t), t);

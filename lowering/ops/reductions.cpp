@@ -13,6 +13,7 @@ namespace {
 
 using lowering::accumulate_type;
 using lowering::compute_type;
+using lowering::count_value;
 using lowering::extreme_type;
 using lowering::GraphLowering;
 using lowering::Moments;
@@ -126,11 +127,9 @@ std::vector<TensorValue> lower_sum(GraphLowering& L, const BoundArgs& args, bool
   for (int64_t d : wrapped)
     if (self.rank() > 0 && seen.insert(L.wrap_dim(d, self.rank())).second)
       count = count * self.sizes[L.wrap_dim(d, self.rank())];
-  auto n = count.as_const();
-  if (!n) L.fail("mean over symbolic sizes is not supported yet");
   return {L.make(m.dtype, m.sizes, {&total}, [&](const std::vector<Index>& c) {
     Expr v = L.at(total, c);
-    return Expr::cast(Expr::binary(BinaryOp::Div, v, Expr::constant(static_cast<double>(*n), acc), acc), m.dtype);
+    return Expr::cast(Expr::binary(BinaryOp::Div, v, count_value(count, acc), acc), m.dtype);
   })};
 }
 

@@ -98,8 +98,10 @@ inline Arg L(std::vector<Index> v) { return Arg::of(std::move(v)); }
 
 inline std::vector<Index> sizes(std::initializer_list<int64_t> v) { return {v.begin(), v.end()}; }
 
+/// Sizes may be symbols (Index::var("s0")) in the graphs below.
+
 /// Softmax over the last dim as AOTAutograd decomposes it: amax, sub, exp, sum, div.
-inline Graph softmax_graph(int64_t rows, int64_t cols, DType dt = DType::Float32) {
+inline Graph softmax_graph(Index rows, Index cols, DType dt = DType::Float32) {
   GraphBuilder g;
   ValueRef x = g.input("x", dt, {rows, cols});
   ValueRef mx = g.call("aten.amax.default", {A(x), L({-1}), B(true)}, dt, {rows, 1});
@@ -113,7 +115,7 @@ inline Graph softmax_graph(int64_t rows, int64_t cols, DType dt = DType::Float32
 
 /// native_layer_norm over the last dim with weight and bias, returning (out, mean, rstd) like the forward graph of
 /// training does when `all_outputs`, else only out.
-inline Graph layer_norm_graph(int64_t rows, int64_t cols, bool all_outputs, DType dt = DType::Float32) {
+inline Graph layer_norm_graph(Index rows, Index cols, bool all_outputs, DType dt = DType::Float32) {
   GraphBuilder g;
   ValueRef x = g.input("x", dt, {rows, cols});
   ValueRef w = g.input("w", dt, {cols});
@@ -174,7 +176,7 @@ inline Graph transposed_rope_graph(int64_t b, int64_t t, int64_t h, int64_t d, D
 }
 
 /// Ten pointwise ops on one tensor.
-inline Graph pointwise_chain_graph(int64_t rows, int64_t cols, DType dt = DType::Float32) {
+inline Graph pointwise_chain_graph(Index rows, Index cols, DType dt = DType::Float32) {
   GraphBuilder g;
   std::vector<Index> s{rows, cols};
   ValueRef x = g.input("x", dt, s);

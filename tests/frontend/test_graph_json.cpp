@@ -154,6 +154,25 @@ TEST(GraphJson, AlignmentRoundTripsAndIsChecked) {
   }
 }
 
+TEST(GraphJson, DivisibilityRoundTripsAndIsChecked) {
+  Json doc = base_graph();
+  doc["divisible"] = {{"s0", 16}};
+  EXPECT_EQ(error_of(doc), "g.json: field 'divisible' needs version 3, got version 1");
+  doc["version"] = 3;
+  Graph g = read_graph_json(doc.dump(), "g.json");
+  EXPECT_EQ(g.divisible, (std::map<std::string, int64_t>{{"s0", 16}}));
+  EXPECT_EQ(read_graph_json(write_graph_json(g), "again.json").divisible, g.divisible);
+  EXPECT_NE(write_graph_json(g).find("\"version\": 3"), std::string::npos);
+  for (Json bad : {Json(0), Json(-4), Json("16"), Json(2.5)}) {
+    doc["divisible"] = {{"s0", bad}};
+    EXPECT_NE(error_of(doc).find("field 'divisible.s0': expected a divisor"), std::string::npos) << error_of(doc);
+  }
+  doc["divisible"] = {{"s0 + 1", 4}};
+  EXPECT_NE(error_of(doc).find("expected a size symbol's name"), std::string::npos) << error_of(doc);
+  doc["divisible"] = Json::array();
+  EXPECT_NE(error_of(doc).find("field 'divisible': expected an object"), std::string::npos) << error_of(doc);
+}
+
 TEST(GraphJson, ArgumentEncodings) {
   Json doc = base_graph();
   doc["nodes"].push_back(Json::parse(
@@ -208,8 +227,8 @@ TEST(GraphJsonErrors, HeaderFields) {
   doc["format"] = "onnx";
   EXPECT_EQ(error_of(doc), "g.json: field 'format': expected \"hipinductor-graph\", got \"onnx\"");
   doc = base_graph();
-  doc["version"] = 3;
-  EXPECT_EQ(error_of(doc), "g.json: unsupported version 3 (this reader understands versions 1 to 2)");
+  doc["version"] = 4;
+  EXPECT_EQ(error_of(doc), "g.json: unsupported version 4 (this reader understands versions 1 to 3)");
   doc = base_graph();
   doc["version"] = "1";
   EXPECT_EQ(error_of(doc), "g.json: field 'version': expected an integer, got string");

@@ -250,6 +250,38 @@ TEST(IndexSimplify, ReshapeRoundTrip) {
   EXPECT_EQ(simplify(substitute(mod(f, 6), flat), ij), j);
 }
 
+TEST(IndexSimplify, RecombinesOverSymbolicSizes) {
+  // The coordinates of a flat index over [s0, s1] and [s0, s1, s2] (unflatten's), read through contiguous strides.
+  const Index s0 = Index::var("s0"), s1 = Index::var("s1"), s2 = Index::var("s2");
+  const VarRanges r{{"x", Range{0, std::nullopt}}, {"s0", Range{1, std::nullopt}}, {"s1", Range{1, std::nullopt}},
+                    {"s2", Range{1, std::nullopt}}};
+  EXPECT_EQ(simplify(floordiv(x, s1) * s1 + mod(x, s1), r), x);
+  Index three = floordiv(x, s1 * s2) * (s1 * s2) + mod(floordiv(x, s2), s1) * s2 + mod(x, s2);
+  EXPECT_EQ(simplify(three, r), x);
+  EXPECT_EQ(simplify(floordiv(floordiv(x, s2), s1), r), floordiv(x, s1 * s2));
+  // A broadcast read (the column alone) stays as it is.
+  EXPECT_EQ(simplify(mod(x, s1), r), mod(x, s1));
+  // Every rewrite keeps the value, for many values of the symbols.
+  for (const Index& e : {three, floordiv(x, s1) * s1 * 2 + mod(x, s1) * 2 + y, floordiv(floordiv(x, s2), s1) * 3}) {
+    const Index simplified = simplify(e, r);
+    for (int64_t xv : {0, 1, 5, 17, 63})
+      for (int64_t v1 : {1, 2, 3, 7})
+        for (int64_t v2 : {1, 4, 5}) {
+          const std::map<std::string, int64_t> env{{"x", xv}, {"y", 3}, {"s0", 2}, {"s1", v1}, {"s2", v2}};
+          EXPECT_EQ(evaluate(simplified, env), evaluate(e, env)) << e.str() << " -> " << simplified.str();
+        }
+  }
+}
+
+TEST(IndexQueries, EvaluateUsesFloorSemantics) {
+  const std::map<std::string, int64_t> env{{"x", -7}, {"y", 2}};
+  EXPECT_EQ(evaluate(floordiv(x, 2), env), -4);
+  EXPECT_EQ(evaluate(mod(x, 3), env), 2);
+  EXPECT_EQ(evaluate(min(x, y) + max(x, y) * y, env), -3);
+  EXPECT_EQ(evaluate(x + Index::var("z"), env), std::nullopt);
+  EXPECT_EQ(evaluate(floordiv(y, Index::var("z")), {{"y", 2}, {"z", 0}}), std::nullopt);
+}
+
 TEST(IndexSimplify, IsIdempotentAndKeepsHandlesWhenUnchanged) {
   Index e = x0 * 4096 + x1;
   EXPECT_EQ(simplify(e).node(), e.node());

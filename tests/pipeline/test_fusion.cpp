@@ -99,7 +99,7 @@ TEST(Fusion, ConsumerOfReductionAtAnotherIndexIsNotFused) {
   g.output(y);
   LoopProgram p = scheduled(g.graph());
   EXPECT_EQ(p.kernels.size(), 2u) << p.str();
-  EXPECT_GT(p.workspace_bytes, 0);
+  EXPECT_GT(p.workspace_bytes.as_const().value_or(0), 0);
 }
 
 TEST(Fusion, UnknownOpNamesTheNode) {

@@ -101,6 +101,31 @@ def test_layernorm_gelu_residual_with_64_wide_warps():
     torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
 
 
+def test_symbolic_graph_compiles_once_and_runs_every_size(private_cache):
+    # The softmax of examples/ over {"sym": "s0"} x {"sym": "s1"} rows, in float32.
+    doc = json.loads(example("softmax"))
+    symbolic = {32: {"sym": "s0"}, 1000: {"sym": "s1"}, 1: 1}
+    for node in doc["nodes"]:
+        node["meta"]["sizes"] = [symbolic[size] for size in node["meta"]["sizes"]]
+        node["meta"].pop("strides")
+    text = json.dumps(doc)
+    cg = _C.compile(text, "cpu", name="dynamic_softmax")
+    assert cg.symbols == ["s0", "s1"] and cg.symbol_divisors == [1, 1]
+    assert cg.workspace_bytes_for([3, 5]) % 256 == 0
+    for rows, cols in [(1, 1), (3, 7), (5, 1000), (2, 4099)]:
+        x = torch.randn(rows, cols)
+        out = torch.empty(rows, cols)
+        cg.run([x.data_ptr()], [out.data_ptr()], sizes=[rows, cols])
+        torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="s1 = 0"):
+        cg.run([x.data_ptr()], [out.data_ptr()], sizes=[2, 0])
+    with pytest.raises(ValueError, match="size value"):
+        cg.run([x.data_ptr()], [out.data_ptr()])
+    # A new process (here: a new compile) with another size finds the graph entry.
+    again = _C.compile(text, "cpu", name="dynamic_softmax_again")
+    assert again.cache_hit and again.symbols == ["s0", "s1"]
+
+
 def test_run_checks_argument_counts(softmax_cpu):
     x = torch.randn(32, 1000)
     with pytest.raises(ValueError, match="1 inputs and 1 outputs"):

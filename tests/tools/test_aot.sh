@@ -32,6 +32,21 @@ PY
 python3 -c "import json, sys; assert json.load(open(sys.argv[1]))['align'] == 16" "$work/aligned/manifest.json" ||
   fail "manifest without align"
 grep 'hi_load_vec_aligned<' "$work/aligned/aligned.sm_90.hip" >/dev/null || fail "aligned graph kept checked loads"
+# A graph with symbolic sizes compiles once: the manifest names its symbols, the kernels' size arguments and grids
+# over them.
+"$aot" "$src/tests/frontend/data/dynamic_softmax.json" --arch gfx942,sm_90 -o "$work/dynamic" 2>"$work/log" ||
+  { cat "$work/log"; fail "symbolic graph did not compile"; }
+python3 - "$work/dynamic/manifest.json" <<'PY' || fail "symbolic manifest content"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert [s["name"] for s in m["symbols"]] == ["s0", "s1"], m["symbols"]
+assert m["inputs"][0]["sizes"] == ["s0", "s1"], m["inputs"]
+for t in m["targets"]:
+    for k in t["kernels"]:
+        sizes = [p for p in k["params"] if p["kind"] == "size"]
+        assert sizes and all(p["symbol"] in m["kernel_symbols"] for p in sizes), k
+        assert k["grid_symbols"], k  # the grid follows the sizes
+PY
 ! ls "$work/out" | grep -q '\.tmp$' || fail "temporary files left behind"
 
 printf '{"format": "hipinductor-graph", "version": 1, "nodes": [' >"$work/truncated.json"
