@@ -137,16 +137,21 @@ def summary(reports: list[dict]) -> dict:
 
 
 def micro_inputs(name: str, device: str, quick: bool) -> list[torch.Tensor]:
-    """run_bench's inputs of case `name`, on `device`; with `quick`, every dim of 1024 or more 64 times smaller."""
+    """run_bench's inputs of case `name`, on `device`; with `quick`, the leading dim (rows, or the whole of a 1-d
+    input) 64 times smaller in the inputs that share it with the first (the cases' functions name their row lengths:
+    layer norm's (4096,))."""
     _, make, _ = run_bench.MICRO[name]
     run_bench.DEV = "meta"
     try:
         metas = make()
     finally:
         run_bench.DEV = device
+    rows = metas[0].shape[0]
     out = []
     for m in metas:
-        shape = [s // 64 if quick and s >= 1024 else s for s in m.shape]
+        shape = list(m.shape)
+        if quick and shape[0] == rows and rows >= 1024:
+            shape[0] //= 64
         out.append(torch.randn(shape, device=device, dtype=m.dtype))
     return out
 
@@ -182,6 +187,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="tiny model and sizes (checks that the script runs)")
     parser.add_argument("--no-inductor", action="store_true", help="skip Inductor's runs")
     parser.add_argument("--no-micro", action="store_true", help="skip the microbenchmarks")
+    parser.add_argument("--no-model", action="store_true", help="skip the transformer's runs")
     parser.add_argument("--out", help="JSON file (default on the GPU: bench/results/dynamic-shapes-<gpu>.json)")
     args = parser.parse_args()
     device = args.device
@@ -205,7 +211,7 @@ def main():
                "date": datetime.date.today().isoformat(), "commit": run_bench.source_commit(),
                "torch": torch.__version__, "model": model_name, "batches": batches, "lengths": lengths,
                "unseen": list(unseen), "probe": list(probe), "model_runs": {}}
-    for backend in ["hipinductor"] + ([] if args.no_inductor else ["inductor"]):
+    for backend in [] if args.no_model else ["hipinductor"] + ([] if args.no_inductor else ["inductor"]):
         row = sweep(backend, model, inputs, mode, device)
         results["model_runs"][backend] = row
         print(backend, {k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()

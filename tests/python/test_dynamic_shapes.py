@@ -13,13 +13,6 @@ import torch
 import torch.nn.functional as F
 
 import hipinductor
-from hipinductor.compile_jobs import CORE_COMPILES_SYMBOLICALLY
-
-# Tests of compiles for every size need a core that makes them (branch dyn-core): until it is merged they must fail,
-# at once (their per-size fallback compiles would take minutes), and once it is, pass.
-needs_symbolic_core = pytest.mark.xfail(not CORE_COMPILES_SYMBOLICALLY, strict=True,
-                                        reason="this build of the core compiles no graph with symbolic sizes")
-
 # Primes, sizes no vector width divides, sizes past the vector widths, and 1 (dynamo specialises sizes 0 and 1: the
 # call is a graph of dynamo's own, symbolic in the other dims); softmax and layer norm add a row longer than a row held
 # in registers.
@@ -47,10 +40,7 @@ def assert_compiled_once(expected_graphs: int = 1) -> list[dict]:
     return graphs
 
 
-def _reset(needs_core: bool = True):
-    """A fresh dynamo and no reports; fails at once where the test needs compiles for every size and the core makes
-    none (needs_symbolic_core)."""
-    assert CORE_COMPILES_SYMBOLICALLY or not needs_core, "the core compiles no graph with symbolic sizes"
+def _reset():
     torch._dynamo.reset()
     hipinductor.clear_reports()
 
@@ -83,7 +73,6 @@ def test_symbolic_documents_name_symbols_by_appearance_not_by_dynamo_or_hints():
         SymbolNames().size(n / 2)
 
 
-@needs_symbolic_core
 def test_pointwise_over_many_sizes_compiles_once():
     def f(x, y):
         return torch.relu(x * 2 + y).sigmoid() - y
@@ -99,7 +88,6 @@ def test_pointwise_over_many_sizes_compiles_once():
     assert any(d.endswith("size(0)=s0") for d in r["symbolic_dims"]), r["symbolic_dims"]
 
 
-@needs_symbolic_core
 @pytest.mark.parametrize("dim", ["rows", "cols"])
 def test_softmax_over_many_sizes_compiles_once(dim):
     def f(x):
@@ -114,7 +102,6 @@ def test_softmax_over_many_sizes_compiles_once(dim):
     assert_compiled_once(expected_graphs=2)
 
 
-@needs_symbolic_core
 def test_layer_norm_over_symbolic_rows_and_row_length_compiles_once():
     def f(x, w):
         return F.layer_norm(x, x.shape[-1:]) * 2 + F.layer_norm(x[..., :8], (8,), w)[..., :1]
@@ -147,7 +134,6 @@ class Block(torch.nn.Module):
         return x + self.out(F.gelu(self.fc(self.ln2(x))))
 
 
-@needs_symbolic_core
 def test_transformer_block_over_many_sequence_lengths_compiles_once():
     torch.manual_seed(0)
     block = Block().eval()
@@ -161,7 +147,6 @@ def test_transformer_block_over_many_sequence_lengths_compiles_once():
     assert any(".size(1)=" in d for d in r["symbolic_dims"]), r["symbolic_dims"]
 
 
-@needs_symbolic_core
 def test_training_with_a_dynamic_batch_compiles_forward_and_backward_once():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(),
@@ -189,7 +174,6 @@ def test_training_with_a_dynamic_batch_compiles_forward_and_backward_once():
     assert_compiled_once(expected_graphs=2)  # the forward and the backward of the dynamic batch
 
 
-@needs_symbolic_core
 def test_two_dims_sharing_a_symbol_and_two_dims_that_do_not():
     def f(x):
         return (x * 3).softmax(-1) + x.sum(0, keepdim=True)
@@ -211,7 +195,6 @@ def test_two_dims_sharing_a_symbol_and_two_dims_that_do_not():
     assert len({d.split("=")[1] for d in distinct["symbolic_dims"]}) == 2, distinct["symbolic_dims"]
 
 
-@needs_symbolic_core
 def test_mark_dynamic_makes_the_marked_dim_symbolic_only():
     def f(x):
         return torch.tanh(x) * x.mean(-1, keepdim=True)
@@ -226,7 +209,6 @@ def test_mark_dynamic_makes_the_marked_dim_symbolic_only():
     assert [d.split(".")[1] for d in r["symbolic_dims"] if ".size(" in d] == ["size(0)=s0"], r["symbolic_dims"]
 
 
-@needs_symbolic_core
 def test_fast_path_per_size_takes_the_symbols_values():
     from hipinductor.reporting import live_graphs
 
@@ -247,7 +229,6 @@ def test_fast_path_per_size_takes_the_symbols_values():
     assert all("sizes=" in fn.source for fn in paths)
 
 
-@needs_symbolic_core
 def test_a_misaligned_input_fails_the_alignment_guard_and_compiles_a_checked_variant():
     def f(x):
         return torch.relu(x) * 2
@@ -275,7 +256,7 @@ def test_a_segment_the_core_cannot_compile_symbolically_compiles_per_size_and_sa
     def f(x):
         return F.group_norm(x, 2) * 2 + 1
 
-    _reset(needs_core=False)
+    _reset()
     g = compile(f, dynamic=True)
     sizes = (3, 5, 7)
     for n in sizes:
@@ -300,7 +281,6 @@ print(json.dumps([r for r in hipinductor.reports() if r["symbolic_dims"]]))
 """
 
 
-@needs_symbolic_core
 def test_a_new_process_with_a_new_size_finds_the_compile_on_disk(tmp_path):
     _reset()
     env = dict(os.environ, HIPINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
