@@ -20,7 +20,6 @@ import copy
 import datetime
 import json
 import os
-import socket
 import statistics
 import sys
 import tempfile
@@ -79,19 +78,16 @@ class Block(nn.Module):
 MODELS = {"mlp": (MLP, (16, 256)), "block": (Block, (2, 8, 256))}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _rank(rank, world, port, device_kind, models, steps, out):
+def _rank(rank, world, store_file, device_kind, models, steps, out):
     import hipinductor
 
     backend = "nccl" if device_kind == "cuda" else "gloo"
     if device_kind == "cuda":
         torch.cuda.set_device(rank)
-    dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+    else:
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    # A file store, as the test: PyTorch builds without libuv have no default TCP store.
+    dist.init_process_group(backend, init_method=f"file://{store_file}", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=600))
     from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -159,8 +155,8 @@ def main():
         parser.error("no GPU" if args.device == "cuda" else "--world must be at least 1")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "rank0.json")
-        mp.start_processes(_rank, args=(world, _free_port(), args.device, models, args.steps, out), nprocs=world,
-                           start_method="spawn")
+        mp.start_processes(_rank, args=(world, os.path.join(tmp, "store"), args.device, models, args.steps, out),
+                           nprocs=world, start_method="spawn")
         with open(out) as f:
             cases = json.load(f)
     for name, r in cases.items():
@@ -171,7 +167,7 @@ def main():
         device = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
         run_bench.write_results(args.out, {
             "device": device, "world": world, "backend": "nccl" if args.device == "cuda" else "gloo",
-            "cpu_count": os.cpu_count(), "date": datetime.date.today().isoformat(),
+            "cpu_count": os.cpu_count(), "load_average_1m": os.getloadavg()[0], "date": datetime.date.today().isoformat(),
             "commit": run_bench.source_commit(), "torch": torch.__version__, "steps": args.steps, "cases": cases})
 
 

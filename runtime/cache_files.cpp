@@ -34,6 +34,21 @@ bool owned_by_current_user(const std::filesystem::path& path) {
   return info.st_uid == geteuid();
 }
 
+std::string foreign_directory_problem(const std::filesystem::path& root, const std::filesystem::path& path) {
+  std::filesystem::path current = root;
+  for (const auto& component : path.lexically_relative(root)) {
+    if (component.empty() || component == ".") continue;
+    current /= component;
+    struct stat info {};
+    if (lstat(current.c_str(), &info) != 0)
+      return errno == ENOENT ? "" : current.string() + ": " + std::strerror(errno);
+    if (S_ISLNK(info.st_mode)) return current.string() + " is a symbolic link (not followed)";
+    if (!S_ISDIR(info.st_mode)) return current.string() + " is not a directory";
+    if (info.st_uid != geteuid()) return current.string() + " is owned by uid " + std::to_string(info.st_uid);
+  }
+  return "";
+}
+
 void replace_file_atomically(const std::filesystem::path& path, const std::string& text, bool durable) {
   std::filesystem::path directory = path.parent_path();
   std::string pattern = (directory / (".tmp-" + path.filename().string() + "-XXXXXX")).string();

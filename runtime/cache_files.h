@@ -20,6 +20,13 @@ void make_private_directories(const std::filesystem::path& path);
 /// are ignored by readers: a shared or planted cache directory must never feed another user's code to us.
 bool owned_by_current_user(const std::filesystem::path& path);
 
+/// Why the directories below `root` down to `path` (both given as paths under `root`; `root` itself excluded: it may
+/// be a link, e.g. ~/.cache kept elsewhere) are not the cache's own: the first one that is a symbolic link (never
+/// followed: through a link, readers would take entries from, and clear or prune delete in, a directory outside the
+/// cache), not a directory, or another user's. Empty when each is the current user's directory or does not exist
+/// (yet): a writer then creates it. Never throws.
+std::string foreign_directory_problem(const std::filesystem::path& root, const std::filesystem::path& path);
+
 /// Replaces `path` with `text` atomically: written to a private temp file in the same directory, fsynced (unless
 /// not `durable`), renamed over `path`. A crash leaves the old file or the new one, never a mix (the temp file may
 /// stay behind; its name starts with ".tmp-"). Throws std::runtime_error naming the file.

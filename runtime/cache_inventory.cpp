@@ -32,16 +32,50 @@ uint64_t directory_bytes(const fs::path& dir) {
 
 double now_seconds() { return static_cast<double>(std::time(nullptr)); }
 
+void report(std::vector<CacheProblem>* problems, const fs::path& path, std::string problem) {
+  if (problems) problems->push_back({path, std::move(problem)});
+}
+
+/// Whether the directory `dir` can be listed; when not, reported (a missing one is not a problem).
+bool readable_directory(const fs::path& dir, std::vector<CacheProblem>* problems) {
+  std::error_code error;
+  fs::directory_iterator probe(dir, error);
+  if (!error) return true;
+  if (error != std::errc::no_such_file_or_directory) report(problems, dir, "cannot read: " + error.message());
+  return false;
+}
+
+/// The shard directories ("ab") in `parent` (the root or graphs/) that are the cache's own and readable. The others
+/// are reported and never entered: `parent` itself, when it is a link or another user's, is not listed at all.
+std::vector<fs::path> own_shards(const fs::path& root, const fs::path& parent, std::vector<CacheProblem>* problems) {
+  std::vector<fs::path> shards;
+  if (std::string problem = foreign_directory_problem(root, parent); !problem.empty()) {
+    report(problems, parent, problem);
+    return shards;
+  }
+  if (!readable_directory(parent, problems)) return shards;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(parent, error)) {
+    if (!is_shard_name(entry.path().filename().string())) continue;
+    if (std::string problem = foreign_directory_problem(root, entry.path()); !problem.empty()) {
+      report(problems, entry.path(), problem);
+      continue;
+    }
+    if (readable_directory(entry.path(), problems)) shards.push_back(entry.path());
+  }
+  std::sort(shards.begin(), shards.end());
+  return shards;
+}
+
 }  // namespace
 
-std::vector<CacheItem> scan_cache(const fs::path& directory) {
+std::vector<CacheItem> scan_cache(const fs::path& directory, std::vector<CacheProblem>* problems) {
   std::vector<CacheItem> items;
   std::error_code error;
   if (!fs::is_directory(directory, error)) return items;
-  for (const fs::directory_entry& shard : fs::directory_iterator(directory, error)) {
-    std::string shard_name = shard.path().filename().string();
-    if (!is_shard_name(shard_name) || !shard.is_directory(error)) continue;
-    for (const fs::directory_entry& entry : fs::directory_iterator(shard.path(), error)) {
+  for (const fs::path& shard : own_shards(directory, directory, problems)) {
+    std::string shard_name = shard.filename().string();
+    for (const fs::directory_entry& entry : fs::directory_iterator(shard, error)) {
       std::string key = entry.path().filename().string();
       if (!CodeObjectCache::is_key(key) || key.compare(0, 2, shard_name) != 0) continue;
       CacheItem item{CacheItem::Kind::CodeObject, key, entry.path()};
@@ -55,11 +89,8 @@ std::vector<CacheItem> scan_cache(const fs::path& directory) {
       items.push_back(std::move(item));
     }
   }
-  fs::path graphs = directory / "graphs";
-  for (const fs::directory_entry& shard : fs::directory_iterator(graphs, error)) {
-    std::string shard_name = shard.path().filename().string();
-    if (!is_shard_name(shard_name) || !shard.is_directory(error)) continue;
-    for (const fs::directory_entry& entry : fs::directory_iterator(shard.path(), error)) {
+  for (const fs::path& shard : own_shards(directory, directory / "graphs", problems)) {
+    for (const fs::directory_entry& entry : fs::directory_iterator(shard, error)) {
       if (entry.path().extension() != ".json") continue;
       std::string key = entry.path().stem().string();
       if (!CodeObjectCache::is_key(key)) continue;
@@ -106,11 +137,9 @@ size_t remove_stale_temporaries(const fs::path& directory, double min_age_s) {
       if (fs::remove_all(entry.path(), ignored) > 0) ++removed;
     }
   };
-  std::error_code error;
   sweep(directory);
   for (const fs::path& parent : {directory, directory / "graphs"})
-    for (const fs::directory_entry& shard : fs::directory_iterator(parent, error))
-      if (is_shard_name(shard.path().filename().string())) sweep(shard.path());
+    for (const fs::path& shard : own_shards(directory, parent, nullptr)) sweep(shard);
   return removed;
 }
 

@@ -22,9 +22,19 @@ struct CacheItem {
   bool owned = true;           ///< owned by the current user (others are never read, evicted or counted)
 };
 
+/// A directory of the cache that a scan did not look into, and why: a symbolic link (never followed), not a
+/// directory, another user's, or unreadable. `hipinductor-cache verify` reports these besides bad entries.
+struct CacheProblem {
+  std::filesystem::path path;
+  std::string problem;
+};
+
 /// Every entry under `directory` (sorted by kind, then key); none when it does not exist. Skips temp and trash dirs,
-/// lock files and the stats files. Cheap: a directory walk and stat calls, no file contents read.
-std::vector<CacheItem> scan_cache(const std::filesystem::path& directory);
+/// lock files and the stats files. Shard directories and graphs/ that are not the cache's own directories
+/// (foreign_directory_problem: a symbolic link, ...) are never entered, so nothing outside the cache is ever listed,
+/// evicted or cleared; they and directories that cannot be read go to `problems` when given. Cheap: a directory walk
+/// and stat calls, no file contents read.
+std::vector<CacheItem> scan_cache(const std::filesystem::path& directory, std::vector<CacheProblem>* problems = nullptr);
 
 /// Removes `item`: a code-object entry only under its key's lock, taken without waiting (false when another process
 /// holds it, i.e. is compiling or publishing that key), renamed aside first so readers see the whole entry or none;
@@ -42,7 +52,7 @@ struct EvictionResult {
 EvictionResult evict_cache(const std::filesystem::path& directory, uint64_t max_bytes);
 
 /// Removes ".tmp-" and ".trash-" leftovers (of killed writers or evictors) last modified more than `min_age_s`
-/// seconds ago. Returns how many.
+/// seconds ago, in the root and in the cache's own shard directories only (as scan_cache). Returns how many.
 size_t remove_stale_temporaries(const std::filesystem::path& directory, double min_age_s = 600);
 
 }  // namespace hi

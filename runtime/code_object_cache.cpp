@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "runtime/cache_entry_meta.h"
 #include "runtime/cache_inventory.h"
 #include "runtime/cache_stats.h"
 #include "runtime/sha256.h"
@@ -83,7 +84,7 @@ bool warn_once(const std::string& subject, const std::string& message) {
 std::string_view hipinductor_version() { return HIPINDUCTOR_VERSION; }
 
 EntryCheck check_code_object_entry(const std::filesystem::path& entry, std::vector<char>* binary_out,
-                                   std::string* meta_out) {
+                                   std::string* meta_out, std::string* source_out) {
   struct stat info {};
   if (lstat(entry.c_str(), &info) != 0) return {EntryState::Missing, {}};
   if (!S_ISDIR(info.st_mode)) return {EntryState::NotOwned, "not a directory"};
@@ -92,9 +93,8 @@ EntryCheck check_code_object_entry(const std::filesystem::path& entry, std::vect
   std::string meta_text;
   if (!read_file(entry / "meta.json", meta_text)) return {EntryState::Corrupt, "meta.json: missing"};
   nlohmann::json meta = nlohmann::json::parse(meta_text, nullptr, /*allow_exceptions=*/false);
-  if (!meta.is_object() || !meta.contains("binary") || !meta["binary"].is_string() || !meta.contains("sha256") ||
-      !meta["sha256"].is_string() || !meta.contains("binary_size") || !meta["binary_size"].is_number_unsigned())
-    return {EntryState::Corrupt, "meta.json: not valid entry metadata"};
+  if (meta.is_discarded()) return {EntryState::Corrupt, "meta.json: not JSON"};
+  if (std::string problem = entry_metadata_problem(meta); !problem.empty()) return {EntryState::Corrupt, problem};
   std::string binary_name = meta["binary"].get<std::string>();
   if (!binary_name.starts_with("kernel.") || binary_name.find('/') != std::string::npos)
     return {EntryState::Corrupt, "meta.json: bad binary name '" + binary_name + "'"};
@@ -107,6 +107,12 @@ EntryCheck check_code_object_entry(const std::filesystem::path& entry, std::vect
                                      std::to_string(meta["binary_size"].get<uint64_t>())};
   if (sha256_hex(binary) != meta["sha256"].get<std::string>())
     return {EntryState::Corrupt, binary_name + ": sha256 mismatch"};
+  if (source_out) {
+    if (!owned_by_current_user(entry / "source.hip") || !read_file(entry / "source.hip", *source_out))
+      return {EntryState::Corrupt, "source.hip: missing"};
+    if (sha256_hex(*source_out) != meta["source_sha256"].get<std::string>())
+      return {EntryState::Corrupt, "source.hip: sha256 mismatch"};
+  }
   if (binary_out) binary_out->assign(binary.begin(), binary.end());
   if (meta_out) *meta_out = std::move(meta_text);
   return {EntryState::Valid, {}};
@@ -184,18 +190,26 @@ std::filesystem::path CodeObjectCache::graph_entry_path(const std::string& key) 
   return directory_ / "graphs" / key.substr(0, 2) / (key + ".json");
 }
 
+std::string CodeObjectCache::shard_problem(const std::string& key, bool graph) const {
+  std::filesystem::path entry = graph ? graph_entry_path(key) : entry_path(key);
+  return foreign_directory_problem(directory_, entry.parent_path());
+}
+
+std::string CodeObjectCache::readable_shard(const std::string& key, bool graph) const {
+  std::string problem = shard_problem(key, graph);
+  if (!problem.empty())
+    warn_once("shard:" + problem, "code-object cache directory ignored: " + problem);
+  return problem;
+}
+
 std::optional<std::vector<char>> CodeObjectCache::get(const std::string& key, bool count, std::string* source) {
   std::filesystem::path entry = entry_path(key);
-  std::vector<char> binary;
-  std::string meta_text;
-  EntryCheck check = check_code_object_entry(entry, &binary, source ? &meta_text : nullptr);
-  if (check.state == EntryState::Valid && source) {
-    nlohmann::json meta = nlohmann::json::parse(meta_text, nullptr, false);
-    if (!meta.contains("source_sha256") || !meta["source_sha256"].is_string() ||
-        !read_file(entry / "source.hip", *source) ||
-        sha256_hex(*source) != meta["source_sha256"].get<std::string>())
-      check = {EntryState::Corrupt, "source.hip: sha256 mismatch"};
+  if (!readable_shard(key, /*graph=*/false).empty()) {
+    if (count) ++misses_;
+    return std::nullopt;
   }
+  std::vector<char> binary;
+  EntryCheck check = check_code_object_entry(entry, &binary, nullptr, source);
   if (check.state == EntryState::Valid) {
     touch_path(entry);
     if (count) ++hits_;
@@ -214,6 +228,8 @@ std::optional<std::vector<char>> CodeObjectCache::get(const std::string& key, bo
 FileLock CodeObjectCache::lock_entry(const std::string& key) {
   std::filesystem::path lock = lock_path(key);
   make_private_directories(lock.parent_path());
+  if (std::string problem = shard_problem(key, /*graph=*/false); !problem.empty())
+    throw std::runtime_error("cannot use cache directory: " + problem);
   return FileLock::acquire(lock);
 }
 
@@ -222,7 +238,12 @@ void CodeObjectCache::put(const std::string& key, const std::vector<char>& binar
   std::filesystem::path entry = entry_path(key);
   std::filesystem::path shard = entry.parent_path();
   make_private_directories(shard);
-  if (check_code_object_entry(entry).state == EntryState::Valid) return;
+  if (std::string problem = shard_problem(key, /*graph=*/false); !problem.empty())
+    throw std::runtime_error("cannot write cache entry " + entry.string() + ": " + problem);
+  // An entry whose binary is intact but whose source.hip is not is replaced too: readers of the source (warm
+  // starts through graph entries) would otherwise miss on it forever.
+  std::string existing_source;
+  if (check_code_object_entry(entry, nullptr, nullptr, &existing_source).state == EntryState::Valid) return;
 
   // Build the whole entry in a sibling temp dir (same file system, so rename is atomic), then publish it.
   // The writer's pid in the name says who left a staging dir behind (and lets the crash test kill a writer there).
@@ -270,7 +291,7 @@ void CodeObjectCache::put(const std::string& key, const std::vector<char>& binar
       throw std::runtime_error("cannot publish cache entry " + entry.string() + ": " + std::strerror(errno));
     // Someone else published first (keep theirs if intact), or an invalid entry is in the way: move it aside
     // (rename onto an empty reserved dir is atomic too) and retry.
-    if (check_code_object_entry(entry).state == EntryState::Valid) return;
+    if (check_code_object_entry(entry, nullptr, nullptr, &existing_source).state == EntryState::Valid) return;
     TempDirectory trash(".trash-" + key + "-", shard);
     if (std::rename(entry.c_str(), trash.path().c_str()) != 0 && errno != ENOENT)
       throw std::runtime_error("cannot replace invalid cache entry " + entry.string() + ": " + std::strerror(errno));
@@ -351,7 +372,9 @@ std::map<std::string, unsigned> CodeObjectCache::tuned_grids(const std::string& 
   std::map<std::string, unsigned> out;
   try {
     std::string meta_text;
-    if (check_code_object_entry(entry_path(key), nullptr, &meta_text).state != EntryState::Valid) return out;
+    if (!shard_problem(key, /*graph=*/false).empty() ||
+        check_code_object_entry(entry_path(key), nullptr, &meta_text).state != EntryState::Valid)
+      return out;
     nlohmann::json meta = nlohmann::json::parse(meta_text);
     if (!meta.contains("tuning") || !meta["tuning"].contains(device)) return out;
     const nlohmann::json kernels = meta["tuning"][device].value("kernels", nlohmann::json::object());
@@ -366,6 +389,7 @@ std::map<std::string, unsigned> CodeObjectCache::tuned_grids(const std::string& 
 
 std::optional<std::string> CodeObjectCache::get_graph_entry(const std::string& key) {
   std::filesystem::path path = graph_entry_path(key);
+  if (!readable_shard(key, /*graph=*/true).empty()) return std::nullopt;
   struct stat info {};
   if (lstat(path.c_str(), &info) != 0) return std::nullopt;
   if (!owned_by_current_user(path)) {
@@ -385,6 +409,8 @@ std::optional<std::string> CodeObjectCache::get_graph_entry(const std::string& k
 void CodeObjectCache::put_graph_entry(const std::string& key, const std::string& payload) {
   std::filesystem::path path = graph_entry_path(key);
   make_private_directories(path.parent_path());
+  if (std::string problem = shard_problem(key, /*graph=*/true); !problem.empty())
+    throw std::runtime_error("cannot write graph cache entry " + path.string() + ": " + problem);
   write_checksummed_file(path, payload);
   enforce_size_cap();
 }
@@ -413,7 +439,11 @@ CompiledCode compile_cached(Compiler& compiler, const std::string& source, const
     record_cache_lookup(cache->directory(), target.id(), CacheLookup::CodeHit);
     return CompiledCode{std::move(binary), {}, 0.0};
   };
-  if (std::optional<std::vector<char>> binary = cache->get(entry_key)) return cached(std::move(*binary));
+  // The source is checked too (a hit needs it intact): an entry with a damaged source.hip is compiled again and
+  // replaced, where a hit on its binary alone would leave it damaged for every reader of the source.
+  std::string cached_source;
+  if (std::optional<std::vector<char>> binary = cache->get(entry_key, true, &cached_source))
+    return cached(std::move(*binary));
 
   std::optional<FileLock> lock;
   try {
@@ -424,7 +454,7 @@ CompiledCode compile_cached(Compiler& compiler, const std::string& source, const
     return compiler.compile(source, name_hint, target, options);
   }
   // Another process may have compiled the key while we waited for the lock.
-  if (std::optional<std::vector<char>> binary = cache->get(entry_key, /*count=*/false))
+  if (std::optional<std::vector<char>> binary = cache->get(entry_key, /*count=*/false, &cached_source))
     return cached(std::move(*binary));
 
   CompiledCode compiled = compiler.compile(source, name_hint, target, options);

@@ -64,10 +64,11 @@ struct EntryCheck {
   std::string problem;  ///< Corrupt / NotOwned: what is wrong, naming the file ("kernel.so: sha256 mismatch")
 };
 
-/// Checks the code-object entry directory `entry` (what get() trusts); on Valid fills `binary` and `meta_text` when
-/// given. Never throws for a bad entry.
+/// Checks the code-object entry directory `entry` (what get() trusts): owned, meta.json of the documented shape
+/// (entry_metadata_problem), the binary's size and SHA-256; with `source`, also source.hip's SHA-256 (read into
+/// it). On Valid fills `binary` and `meta_text` when given. Never throws for a bad entry.
 EntryCheck check_code_object_entry(const std::filesystem::path& entry, std::vector<char>* binary = nullptr,
-                                   std::string* meta_text = nullptr);
+                                   std::string* meta_text = nullptr, std::string* source = nullptr);
 
 class CodeObjectCache {
  public:
@@ -96,11 +97,14 @@ class CodeObjectCache {
   /// The code object stored under `key` when the entry is valid (check_code_object_entry); marks it used. Counts a
   /// hit or miss in hits()/misses() when `count`. A corrupt or foreign entry is reported once per process on stderr.
   /// With `source`, also reads source.hip and checks it against meta.json's source_sha256 (a mismatch is a miss,
-  /// reported like a corrupt binary). Throws std::invalid_argument for a malformed key.
+  /// reported like a corrupt binary). An entry in a shard directory that is not the cache's own (a symbolic link,
+  /// another user's: foreign_directory_problem) is never read: a miss, reported once. Throws
+  /// std::invalid_argument for a malformed key.
   std::optional<std::vector<char>> get(const std::string& key, bool count = true, std::string* source = nullptr);
-  /// Stores an entry atomically, replacing an invalid one under the same key. When another writer has already
-  /// published a valid entry for the key, that one is kept (same key = same inputs = interchangeable code). Then
-  /// enforces the size cap. Throws std::runtime_error naming the path when the cache directory cannot be written.
+  /// Stores an entry atomically, replacing an invalid one (its source.hip included) under the same key. When another
+  /// writer has already published a valid entry for the key, that one is kept (same key = same inputs =
+  /// interchangeable code). Then enforces the size cap. Throws std::runtime_error naming the path when the cache
+  /// directory cannot be written or the entry's shard directory is not the cache's own (never written through).
   void put(const std::string& key, const std::vector<char>& binary, const std::string& source,
            const CacheEntryInfo& info);
   /// The exclusive per-key lock (blocking) that compile_cached holds around "look up, compile, put".
@@ -125,7 +129,7 @@ class CodeObjectCache {
   std::map<std::string, unsigned> tuned_grids(const std::string& key, const std::string& device);
 
   /// A graph entry's payload when its checksum holds (marks it used); a corrupt one is reported once, a missing one
-  /// is silent. Does not count (the pipeline records graph hits in the stats).
+  /// is silent, one in a graphs/ or shard directory that is not the cache's own is never read (reported once). Does not count (the pipeline records graph hits in the stats).
   std::optional<std::string> get_graph_entry(const std::string& key);
   /// Writes a graph entry atomically (replacing any), then enforces the size cap. Throws naming the path.
   void put_graph_entry(const std::string& key, const std::string& payload);
@@ -147,6 +151,11 @@ class CodeObjectCache {
   void set_max_bytes(uint64_t bytes) { max_bytes_ = bytes; }
 
  private:
+  /// foreign_directory_problem for the shard directory of `key`'s code-object (or graph) entry.
+  std::string shard_problem(const std::string& key, bool graph) const;
+  /// shard_problem, reported once per process when there is one (readers then miss).
+  std::string readable_shard(const std::string& key, bool graph) const;
+
   std::filesystem::path directory_;
   std::atomic<uint64_t> max_bytes_;
   std::atomic<uint64_t> hits_{0};

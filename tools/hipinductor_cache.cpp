@@ -5,12 +5,13 @@
 //   source KEY      the entry's HIP source
 //   disasm KEY      AMD ISA (comgr), NVIDIA SASS (cuobjdump from PATH), cpu (objdump from PATH)
 //   stats           entries, bytes, hits/misses by target
-//   verify          checksums of every entry; exit 1 when any is corrupt
+//   verify          every entry's checksums and metadata, and cache directories not read (symbolic links,
+//                   unreadable); exit 1 when there is any problem
 //   prune --max-size SIZE    evict least-recently-used entries down to SIZE
-//   clear [--target T]       remove every entry (of target T)
+//   clear [--target T]       remove every entry (of target T; an empty T is misuse)
 // Every read command takes --json; --cache-dir DIR overrides $HIPINDUCTOR_CACHE_DIR. Exit status: 0 done, 1 corrupt
-// entries (verify) or a failing tool (disasm), 2 misuse (unknown command or option, bad size, unknown or ambiguous
-// key), with one line on stderr.
+// entries or directories not read (verify) or a failing tool (disasm), 2 misuse (unknown command or option, bad size,
+// unknown or ambiguous key, unknown or empty target), with one line on stderr.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -19,17 +20,18 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "codegen/target.h"
 #include "runtime/amd_code_object.h"
+#include "runtime/cache_entry_meta.h"
 #include "runtime/cache_files.h"
 #include "runtime/cache_inventory.h"
 #include "runtime/cache_stats.h"
 #include "runtime/code_object_cache.h"
 #include "runtime/process.h"
-#include "runtime/sha256.h"
 #include "runtime/temp_directory.h"
 
 namespace fs = std::filesystem;
@@ -49,10 +51,11 @@ struct ToolFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// A code-object entry with its metadata (not checksummed: see verify_entry).
+/// A code-object entry with its metadata (not checksummed: see verify).
 struct EntryView {
   CacheItem item;
-  json meta;  ///< null when meta.json is missing or unreadable
+  json meta;  ///< null when meta.json is missing, unreadable or not of the documented shape (meta_problem says why)
+  std::string meta_problem;
   std::string target() const { return meta.is_object() && meta.contains("target") ? meta["target"].get<std::string>() : ""; }
   std::vector<std::string> kernels() const {
     if (!meta.is_object() || !meta.contains("kernels") || !meta["kernels"].is_array()) return {};
@@ -64,10 +67,13 @@ struct EntryView {
 };
 
 EntryView view_of(const CacheItem& item) {
-  EntryView view{item, nullptr};
+  EntryView view{item, nullptr, {}};
   std::string text;
   if (read_file(item.path / "meta.json", text)) view.meta = json::parse(text, nullptr, false);
   if (view.meta.is_discarded()) view.meta = nullptr;
+  // Every field is read as its documented type below: metadata of another shape is shown as none.
+  if (!view.meta.is_null()) view.meta_problem = entry_metadata_problem(view.meta);
+  if (!view.meta_problem.empty()) view.meta = nullptr;
   return view;
 }
 
@@ -80,10 +86,12 @@ std::vector<EntryView> code_entries(const fs::path& dir) {
 
 std::string timestamp(double seconds) { return utc_timestamp(static_cast<std::time_t>(seconds)); }
 
-/// Canonical id of a --target value, or UsageError.
-std::string target_id(const std::string& name) {
+/// Canonical id of a --target value, or UsageError (an empty one too: `clear --target ''` must not clear all).
+std::string target_id(const std::optional<std::string>& name) {
+  if (!name) return "";
+  if (name->empty()) throw UsageError("--target: empty (name a target, e.g. gfx942 or cpu)");
   try {
-    return parse_target(name).id();
+    return parse_target(*name).id();
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--target: ") + e.what());
   }
@@ -119,10 +127,10 @@ json entry_json(const EntryView& e) {
 
 // ---- list ----------------------------------------------------------------------------------------------------------
 
-int list(const fs::path& dir, const std::string& target, const std::string& kernel, const std::string& sort,
-         bool as_json) {
+int list(const fs::path& dir, const std::optional<std::string>& target, const std::string& kernel,
+         const std::string& sort, bool as_json) {
+  std::string wanted = target_id(target);
   std::vector<EntryView> entries = code_entries(dir);
-  std::string wanted = target.empty() ? "" : target_id(target);
   std::erase_if(entries, [&](const EntryView& e) {
     if (!wanted.empty() && !target_matches(e.target(), wanted)) return true;
     if (kernel.empty()) return false;
@@ -218,7 +226,8 @@ void print_tuning(const json& meta) {
 
 int show(const fs::path& dir, const std::string& prefix, bool as_json) {
   EntryView e = find_entry(dir, prefix);
-  EntryCheck check = check_code_object_entry(e.item.path);
+  std::string source_text;
+  EntryCheck check = check_code_object_entry(e.item.path, nullptr, nullptr, &source_text);
   if (as_json) {
     json j = entry_json(e);
     j["status"] = check.state == EntryState::Valid ? "ok" : "corrupt";
@@ -332,7 +341,7 @@ int stats(const fs::path& dir, bool as_json) {
       std::string payload;
       if (read_checksummed_file(item.path, payload) == ChecksumStatus::Ok) {
         json j = json::parse(payload, nullptr, false);
-        if (j.is_object() && j.contains("target")) target = j["target"].get<std::string>();
+        if (j.is_object() && j.contains("target") && j["target"].is_string()) target = j["target"].get<std::string>();
       }
     }
     PerTarget& t = by_target[target.empty() ? "?" : target];
@@ -374,9 +383,12 @@ int stats(const fs::path& dir, bool as_json) {
 }
 
 int verify(const fs::path& dir, bool as_json) {
-  json corrupt = json::array(), ignored = json::array();
+  json corrupt = json::array(), ignored = json::array(), unread = json::array();
   size_t checked = 0;
-  for (const CacheItem& item : scan_cache(dir)) {
+  std::vector<CacheProblem> problems;
+  std::vector<CacheItem> items = scan_cache(dir, &problems);
+  for (const CacheProblem& p : problems) unread.push_back({{"path", p.path.string()}, {"problem", p.problem}});
+  for (const CacheItem& item : items) {
     std::string kind = item.kind == CacheItem::Kind::CodeObject ? "code-object" : "graph";
     if (!item.owned) {
       ignored.push_back({{"key", item.key}, {"kind", kind}, {"path", item.path.string()},
@@ -386,20 +398,13 @@ int verify(const fs::path& dir, bool as_json) {
     ++checked;
     std::string problem;
     if (item.kind == CacheItem::Kind::CodeObject) {
-      std::string meta_text, source;
-      EntryCheck check = check_code_object_entry(item.path, nullptr, &meta_text);
+      std::string source;
+      EntryCheck check = check_code_object_entry(item.path, nullptr, nullptr, &source);
       if (check.state == EntryState::Missing) {
         --checked;  // removed while we looked
         continue;
       }
-      if (check.state != EntryState::Valid) {
-        problem = check.problem;
-      } else {
-        json meta = json::parse(meta_text, nullptr, false);
-        if (meta.contains("source_sha256") &&
-            (!read_file(item.path / "source.hip", source) || sha256_hex(source) != meta["source_sha256"].get<std::string>()))
-          problem = "source.hip: sha256 mismatch";
-      }
+      if (check.state != EntryState::Valid) problem = check.problem;
     } else {
       std::string payload;
       ChecksumStatus status = read_checksummed_file(item.path, payload);
@@ -407,13 +412,21 @@ int verify(const fs::path& dir, bool as_json) {
         --checked;
         continue;
       }
-      if (status == ChecksumStatus::Corrupt) problem = "checksum mismatch";
+      if (status == ChecksumStatus::Corrupt) {
+        problem = "checksum mismatch";
+      } else {  // what load_graph_entry reads before anything else (a payload it cannot read is rebuilt)
+        json j = json::parse(payload, nullptr, false);
+        if (!j.is_object() || !j.contains("format") || !j["format"].is_string() || !j.contains("target") ||
+            !j["target"].is_string() || !j.contains("code_key") || !j["code_key"].is_string())
+          problem = "not a graph entry (format, target or code_key missing or not a string)";
+      }
     }
     if (!problem.empty())
       corrupt.push_back({{"key", item.key}, {"kind", kind}, {"path", item.path.string()}, {"problem", problem}});
   }
   if (as_json) {
-    std::cout << json{{"directory", dir.string()}, {"checked", checked}, {"corrupt", corrupt}, {"ignored", ignored}}
+    std::cout << json{{"directory", dir.string()}, {"checked", checked}, {"corrupt", corrupt}, {"ignored", ignored},
+                      {"unread", unread}}
                      .dump(2)
               << "\n";
   } else {
@@ -424,9 +437,12 @@ int verify(const fs::path& dir, bool as_json) {
     for (const json& c : ignored)
       std::printf("IGNORED  %s entry %s: %s\n", c["kind"].get<std::string>().c_str(), c["path"].get<std::string>().c_str(),
                   c["problem"].get<std::string>().c_str());
-    std::printf("%zu entries checked, %zu corrupt\n", checked, corrupt.size());
+    for (const json& u : unread)
+      std::printf("UNREAD   %s: %s\n", u["path"].get<std::string>().c_str(), u["problem"].get<std::string>().c_str());
+    std::printf("%zu entries checked, %zu corrupt, %zu directories not read\n", checked, corrupt.size(),
+                unread.size());
   }
-  return corrupt.empty() ? 0 : 1;
+  return corrupt.empty() && unread.empty() ? 0 : 1;
 }
 
 // ---- prune, clear ------------------------------------------------------------------------------------------------
@@ -443,8 +459,8 @@ int prune(const fs::path& dir, const std::string& max_size) {
   return 0;
 }
 
-int clear(const fs::path& dir, const std::string& target) {
-  std::string wanted = target.empty() ? "" : target_id(target);
+int clear(const fs::path& dir, const std::optional<std::string>& target) {
+  std::string wanted = target_id(target);
   size_t removed = 0, in_use = 0;
   for (const CacheItem& item : scan_cache(dir)) {
     if (!item.owned) continue;
@@ -456,7 +472,8 @@ int clear(const fs::path& dir, const std::string& target) {
         std::string payload;
         if (read_checksummed_file(item.path, payload) == ChecksumStatus::Ok) {
           json j = json::parse(payload, nullptr, false);
-          if (j.is_object() && j.contains("target")) entry_target = j["target"].get<std::string>();
+          if (j.is_object() && j.contains("target") && j["target"].is_string())
+            entry_target = j["target"].get<std::string>();
         }
       }
       if (!target_matches(entry_target, wanted)) continue;
@@ -486,9 +503,11 @@ int main(int argc, char** argv) {
   app.add_option("--cache-dir", cache_dir, "cache directory (default: $HIPINDUCTOR_CACHE_DIR, else ~/.cache/hipinductor)");
   bool as_json = false;
   std::string key, target, kernel, sort = "key", max_size;
+  CLI::Option* target_options[2];
 
   auto* list = app.add_subcommand("list", "list code-object entries");
-  list->add_option("--target", target, "only entries for this target (gfx942 matches gfx942:sramecc+:xnack-)");
+  target_options[0] =
+      list->add_option("--target", target, "only entries for this target (gfx942 matches gfx942:sramecc+:xnack-)");
   list->add_option("--kernel", kernel, "only entries with a kernel whose name contains this text");
   list->add_option("--sort", sort, "key, size (largest first), age (most recently used first), compile-time")
       ->check(CLI::IsMember({"key", "size", "age", "compile-time"}));
@@ -502,7 +521,7 @@ int main(int argc, char** argv) {
   auto* prune = app.add_subcommand("prune", "evict least-recently-used entries down to a size");
   prune->add_option("--max-size", max_size, "bytes, or with a suffix: 500M, 2G")->required();
   auto* clear = app.add_subcommand("clear", "remove entries");
-  clear->add_option("--target", target, "only entries for this target");
+  target_options[1] = clear->add_option("--target", target, "only entries for this target");
 
   // The first word that is not an option (or --cache-dir's value) names the command.
   for (int i = 1; i < argc; ++i) {
@@ -535,14 +554,16 @@ int main(int argc, char** argv) {
   }
   try {
     fs::path dir = cache_dir.empty() ? hi::CodeObjectCache::default_directory() : fs::path(cache_dir);
-    if (*list) return hi::list(dir, target, kernel, sort, as_json);
+    std::optional<std::string> wanted;  // --target given (even empty: an error, not "every target")
+    if (target_options[0]->count() + target_options[1]->count() > 0) wanted = target;
+    if (*list) return hi::list(dir, wanted, kernel, sort, as_json);
     if (*show) return hi::show(dir, key, as_json);
     if (*source) return hi::source(dir, key, as_json);
     if (*disasm) return hi::disasm(dir, key, as_json);
     if (*stats) return hi::stats(dir, as_json);
     if (*verify) return hi::verify(dir, as_json);
     if (*prune) return hi::prune(dir, max_size);
-    if (*clear) return hi::clear(dir, target);
+    if (*clear) return hi::clear(dir, wanted);
     return 2;
   } catch (const hi::UsageError& e) {
     std::cerr << hi::kTool << ": " << e.what() << "\n";

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import faulthandler
 import json
 import os
 import statistics
@@ -93,6 +94,8 @@ MODELS = {"mlp": (MLP, (16, 256)), "block": (Block, (2, 8, 256))}
 def _entry(rank, world, store_file, backend, worker, args):
     """One process of a world: its process group around `worker(rank, world, *args)`. Ranks meet through a file
     store (no port to find free, and PyTorch builds without libuv have no default TCP store)."""
+    # A rank still running shortly before the deadline prints where each of its threads is, for the failure report.
+    faulthandler.dump_traceback_later(WORLD_DEADLINE_S - 15)
     if backend == "nccl":
         torch.cuda.set_device(rank)
     else:
