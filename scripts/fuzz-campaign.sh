@@ -66,7 +66,9 @@ for h in "${harnesses[@]}"; do
   [[ -n $runs ]] && limit=(-runs="$runs")
   parallel=()
   ((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")
-  echo "fuzz-campaign: $h: ${runs:+$runs runs}${runs:-$seconds s}, $jobs process(es), log $log"
+  amount="$seconds s"
+  [[ -n $runs ]] && amount="$runs runs"
+  echo "fuzz-campaign: $h: $amount, $jobs process(es), log $log"
   # -max_len: the seeds' graphs are up to a few KB; room for mutations to grow them. Run from BUILD_DIR/fuzz, where
   # libFuzzer's -jobs writes its per-process logs (fuzz-<n>.log).
   rm -f "$build"/fuzz/fuzz-*.log
