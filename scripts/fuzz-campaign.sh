@@ -47,7 +47,11 @@ root=$PWD
 # Sanitizer reports abort (libFuzzer saves the input); symbolised stacks for the log.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/sanitizers/lsan.supp}
 unset HIPINDUCTOR_DEBUG_DIR
+
+# libFuzzer's slow-unit-* files (an input over 10 s) are not counted: a loaded machine writes them for any input.
+count_findings() { find "$1" -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | wc -l; }
 
 status=0
 for h in "${harnesses[@]}"; do
@@ -60,12 +64,14 @@ for h in "${harnesses[@]}"; do
   findings=$build/fuzz/findings/$h
   log=$build/fuzz/$h.log
   mkdir -p "$corpus" "$findings"
-  before=$(find "$findings" -type f | wc -l)
+  before=$(count_findings "$findings")
   limit=(-max_total_time="$seconds")
   [[ -n $runs ]] && limit=(-runs="$runs")
   parallel=()
   ((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")
-  echo "fuzz-campaign: $h: ${runs:+$runs runs}${runs:-$seconds s}, $jobs process(es), log $log"
+  amount="$seconds s"
+  [[ -n $runs ]] && amount="$runs runs"
+  echo "fuzz-campaign: $h: $amount, $jobs process(es), log $log"
   # -max_len: the seeds' graphs are up to a few KB; room for mutations to grow them. Run from BUILD_DIR/fuzz, where
   # libFuzzer's -jobs writes its per-process logs (fuzz-<n>.log).
   rm -f "$build"/fuzz/fuzz-*.log
@@ -73,7 +79,7 @@ for h in "${harnesses[@]}"; do
     -timeout="$timeout" -max_len=16384 -print_final_stats=1 "${limit[@]}" "${parallel[@]}" "$corpus" \
     "$root/tests/fuzz/corpus") >"$log" 2>&1
   rc=$?
-  after=$(find "$findings" -type f | wc -l)
+  after=$(count_findings "$findings")
   grep -h -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]+ runs)' "$log" "$build"/fuzz/fuzz-*.log \
     2>/dev/null | sed "s/^/fuzz-campaign: $h: /"
   echo "fuzz-campaign: $h: corpus $(find "$corpus" -type f | wc -l) inputs, $((after - before)) new finding(s)"

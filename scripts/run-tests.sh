@@ -8,6 +8,7 @@ export HIPINDUCTOR_VERIFY_PASSES=1
 export HIPINDUCTOR_CACHE_DIR=${HIPINDUCTOR_CACHE_DIR:-$build_abs/test-cache}
 # In a sanitizer build (make test SANITIZE=1) a report fails the test that hit it; stacks name the code at fault.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")/.." && pwd)/tests/sanitizers/lsan.supp}
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 
 # Python: the extension's tests and the package's, run against the build tree ($build/python, see
