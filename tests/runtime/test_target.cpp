@@ -72,5 +72,33 @@ TEST(ParseTarget, RejectsInvalidNamesWithTheTextAndTheAcceptedForms) {
   }
 }
 
+// Names of the right form that no compiler knows, and features a processor does not have: refused by name before any
+// compiler sees them (HIPRTC aborts or crashes on them).
+TEST(ParseTarget, RejectsUnknownProcessorsAndFeaturesNamingTheOneAtFault) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"gfx999", "unknown AMD processor 'gfx999'"},
+      {"gfx9000", "unknown AMD processor 'gfx9000'"},
+      {"gfx1109", "unknown AMD processor 'gfx1109'"},
+      {"gfx942:bogus+", "unknown feature 'bogus' for gfx942"},
+      {"gfx942:sramecc+:bogus-", "unknown feature 'bogus' for gfx942"},
+      {"gfx1100:xnack+", "unknown feature 'xnack' for gfx1100"},
+      {"gfx900:sramecc+", "unknown feature 'sramecc' for gfx900"},
+      {"sm_99", "unknown NVIDIA compute capability"},
+      {"sm_91a", "unknown NVIDIA compute capability"},
+  };
+  for (const auto& [name, why] : cases) {
+    try {
+      parse_target(name);
+      ADD_FAILURE() << "accepted '" << name << "'";
+    } catch (const std::invalid_argument& error) {
+      std::string message = error.what();
+      EXPECT_NE(message.find("'" + std::string(name) + "'"), std::string::npos) << message;
+      EXPECT_NE(message.find(why), std::string::npos) << message;
+    }
+  }
+  for (const char* name : {"gfx906:sramecc-:xnack+", "gfx90a:xnack+", "gfx1010:xnack-", "gfx1151", "sm_120a"})
+    EXPECT_EQ(parse_target(name).id(), name);
+}
+
 }  // namespace
 }  // namespace hi
