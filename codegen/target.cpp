@@ -28,8 +28,9 @@ std::vector<std::string> split_on_colon(const std::string& text) {
   }
 }
 
-/// A processor LLVM's AMDGPU backend knows and the target-ID features (AMDGPUUsage, "Target ID") it takes: a name
-/// outside this table reaches HIPRTC only to abort or crash inside it, so it is refused here, by name.
+/// A processor the HIPRTC in use (ROCm 5.7, LLVM 17's AMDGPU backend) knows and the target-ID features (AMDGPUUsage,
+/// "Target ID") it takes: a name outside this table reaches HIPRTC only to abort or crash inside it (gfx1201 does in
+/// LLVM 17, which predates gfx12), so it is refused here, by name. A newer HIPRTC adds rows.
 struct AmdProcessor {
   const char* name;
   bool sramecc;
@@ -46,7 +47,7 @@ constexpr AmdProcessor kAmdProcessors[] = {
     {"gfx1013", false, true},  {"gfx1030", false, false}, {"gfx1031", false, false}, {"gfx1032", false, false},
     {"gfx1033", false, false}, {"gfx1034", false, false}, {"gfx1035", false, false}, {"gfx1036", false, false},
     {"gfx1100", false, false}, {"gfx1101", false, false}, {"gfx1102", false, false}, {"gfx1103", false, false},
-    {"gfx1150", false, false}, {"gfx1151", false, false}, {"gfx1200", false, false}, {"gfx1201", false, false},
+    {"gfx1150", false, false}, {"gfx1151", false, false},
 };
 
 /// NVIDIA compute capabilities NVRTC 12 compiles for (real architectures; "a" variants where one exists).

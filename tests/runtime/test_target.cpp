@@ -29,7 +29,7 @@ TEST(ParseTarget, AmdWithFeaturesRoundTrips) {
 TEST(ParseTarget, RdnaRunsWave32) {
   EXPECT_EQ(parse_target("gfx1100").warp_size, 32);
   EXPECT_EQ(parse_target("gfx1030").warp_size, 32);
-  EXPECT_EQ(parse_target("gfx1201").warp_size, 32);
+  EXPECT_EQ(parse_target("gfx1151").warp_size, 32);
   EXPECT_EQ(parse_target("gfx908").warp_size, 64);
   EXPECT_EQ(parse_target("gfx803").warp_size, 64);
 }
@@ -79,6 +79,7 @@ TEST(ParseTarget, RejectsUnknownProcessorsAndFeaturesNamingTheOneAtFault) {
       {"gfx999", "unknown AMD processor 'gfx999'"},
       {"gfx9000", "unknown AMD processor 'gfx9000'"},
       {"gfx1109", "unknown AMD processor 'gfx1109'"},
+      {"gfx1201", "unknown AMD processor 'gfx1201'"},
       {"gfx942:bogus+", "unknown feature 'bogus' for gfx942"},
       {"gfx942:sramecc+:bogus-", "unknown feature 'bogus' for gfx942"},
       {"gfx1100:xnack+", "unknown feature 'xnack' for gfx1100"},
