@@ -141,7 +141,8 @@ bool plan_transposed(const LoopProgram& p, const Kernel& k, PointwisePlan& pw) {
     if (walked.size() < 2) continue;
     auto pc = simplify(walked[walked.size() - 2], p.size_ranges).as_const();
     auto qc = simplify(walked.back(), p.size_ranges).as_const();
-    if (pc && qc && *pc % kTile == 0 && *qc % kTile == 0 && *n % (*pc * *qc) == 0 &&
+    // An empty walk has nothing to tile (and P x Q = 0 divides nothing).
+    if (pc && qc && *pc > 0 && *qc > 0 && *pc % kTile == 0 && *qc % kTile == 0 && *n % (*pc * *qc) == 0 &&
         std::find(splits.begin(), splits.end(), std::make_pair(*pc, *qc)) == splits.end())
       splits.emplace_back(*pc, *qc);
   }

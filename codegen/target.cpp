@@ -2,6 +2,8 @@
 // forms in the message, not later as an opaque HIPRTC/NVRTC error or, worse, a cache key that silently differs.
 #include "codegen/target.h"
 
+#include <algorithm>
+#include <iterator>
 #include <regex>
 #include <stdexcept>
 
@@ -26,14 +28,38 @@ std::vector<std::string> split_on_colon(const std::string& text) {
   }
 }
 
+/// A processor the HIPRTC in use (ROCm 5.7, LLVM 17's AMDGPU backend) knows and the target-ID features (AMDGPUUsage,
+/// "Target ID") it takes: a name outside this table reaches HIPRTC only to abort or crash inside it (gfx1201 does in
+/// LLVM 17, which predates gfx12), so it is refused here, by name. A newer HIPRTC adds rows.
+struct AmdProcessor {
+  const char* name;
+  bool sramecc;
+  bool xnack;
+};
+constexpr AmdProcessor kAmdProcessors[] = {
+    {"gfx600", false, false},  {"gfx601", false, false}, {"gfx602", false, false}, {"gfx700", false, false},
+    {"gfx701", false, false},  {"gfx702", false, false}, {"gfx703", false, false}, {"gfx704", false, false},
+    {"gfx705", false, false},  {"gfx801", false, true},  {"gfx802", false, false}, {"gfx803", false, false},
+    {"gfx805", false, false},  {"gfx810", false, true},  {"gfx900", false, true},  {"gfx902", false, true},
+    {"gfx904", false, true},   {"gfx906", true, true},   {"gfx908", true, true},   {"gfx909", false, true},
+    {"gfx90a", true, true},    {"gfx90c", false, true},  {"gfx940", true, true},   {"gfx941", true, true},
+    {"gfx942", true, true},    {"gfx1010", false, true}, {"gfx1011", false, true}, {"gfx1012", false, true},
+    {"gfx1013", false, true},  {"gfx1030", false, false}, {"gfx1031", false, false}, {"gfx1032", false, false},
+    {"gfx1033", false, false}, {"gfx1034", false, false}, {"gfx1035", false, false}, {"gfx1036", false, false},
+    {"gfx1100", false, false}, {"gfx1101", false, false}, {"gfx1102", false, false}, {"gfx1103", false, false},
+    {"gfx1150", false, false}, {"gfx1151", false, false},
+};
+
+/// NVIDIA compute capabilities NVRTC 12 compiles for (real architectures; "a" variants where one exists).
+constexpr const char* kNvidiaArchs[] = {"sm_50",  "sm_52",  "sm_53",   "sm_60", "sm_61",  "sm_62",   "sm_70",
+                                        "sm_72",  "sm_75",  "sm_80",   "sm_86", "sm_87",  "sm_89",   "sm_90",
+                                        "sm_90a", "sm_100", "sm_100a", "sm_101", "sm_101a", "sm_120", "sm_120a"};
+
 Target parse_amd(const std::string& name, const std::vector<std::string>& parts) {
-  // gfx<major><minor><stepping>: major is 1-2 decimal digits, minor and stepping one hex digit each
-  // (gfx803, gfx90a, gfx942, gfx1030, gfx1100, gfx1201).
-  static const std::regex processor(R"(gfx([0-9]{1,2})([0-9a-f])([0-9a-f]))");
-  std::smatch match;
-  if (!std::regex_match(parts[0], match, processor)) reject(name, "unknown AMD processor '" + parts[0] + "'");
-  int major = std::stoi(match[1].str());
-  if (major < 6 || major > 12) reject(name, "unknown AMD processor generation " + match[1].str());
+  const AmdProcessor* processor = nullptr;
+  for (const AmdProcessor& p : kAmdProcessors)
+    if (parts[0] == p.name) processor = &p;
+  if (!processor) reject(name, "unknown AMD processor '" + parts[0] + "'");
 
   static const std::regex feature(R"([a-z][a-z0-9_]*[+-])");
   Target target;
@@ -45,10 +71,17 @@ Target parse_amd(const std::string& name, const std::vector<std::string>& parts)
     std::string feature_name = parts[i].substr(0, parts[i].size() - 1);
     for (const std::string& seen : target.features)
       if (seen.substr(0, seen.size() - 1) == feature_name) reject(name, "feature '" + feature_name + "' given twice");
+    const bool known = (feature_name == "sramecc" && processor->sramecc) || (feature_name == "xnack" && processor->xnack);
+    if (!known) {
+      std::string supported = processor->sramecc ? (processor->xnack ? "sramecc and xnack" : "sramecc")
+                                                 : (processor->xnack ? "xnack" : "none");
+      reject(name, "unknown feature '" + feature_name + "' for " + parts[0] + " (its target features: " + supported +
+                       ")");
+    }
     target.features.push_back(parts[i]);
   }
   // GCN/CDNA (gfx6-gfx9) run 64-wide wavefronts; RDNA (gfx10+) kernels are compiled for wave32 by default.
-  target.warp_size = major >= 10 ? 32 : 64;
+  target.warp_size = parts[0].size() >= 7 ? 32 : 64;
   return target;
 }
 
@@ -87,6 +120,8 @@ Target parse_target(const std::string& name) {
   if (name.starts_with("sm_")) {
     static const std::regex sm(R"(sm_[1-9][0-9]{1,2}a?)");
     if (!std::regex_match(name, sm)) reject(name, "NVIDIA targets are sm_ followed by the compute capability");
+    if (std::find(std::begin(kNvidiaArchs), std::end(kNvidiaArchs), name) == std::end(kNvidiaArchs))
+      reject(name, "unknown NVIDIA compute capability");
     Target target;
     target.kind = TargetKind::Nvidia;
     target.arch = name;

@@ -3,10 +3,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -29,7 +31,19 @@ std::string one_line(std::string s) {
   return s;
 }
 
-std::string quoted(const std::string& s) { return Json(s).dump(); }
+/// Longest echo of an input value (a name, a key, a dtype) in a message, and longest message: hostile input can hold
+/// megabytes in one string, and an error line must stay readable.
+constexpr size_t kMaxEcho = 80, kMaxMessage = 400;
+
+std::string clipped(const std::string& s, size_t limit) {
+  if (s.size() <= limit) return s;
+  return s.substr(0, limit) + "...";
+}
+
+/// A string as JSON writes it, cut to kMaxEcho for messages.
+std::string quoted(const std::string& s) { return clipped(Json(s).dump(), kMaxEcho); }
+std::string echo(const std::string& s) { return clipped(s, kMaxEcho); }
+std::string json_string(const std::string& s) { return Json(s).dump(); }
 
 /// How a JSON value reads in "got ..." messages.
 std::string describe(const Json& v) {
@@ -108,7 +122,7 @@ class GraphReader {
                                      std::to_string(kMaxNesting) + " levels");
     Json doc;
     try {
-      doc = Json::parse(text);
+      doc = Json::parse(text, reject_duplicate_keys());
     } catch (const Json::parse_error& e) {
       std::string msg = e.what();
       if (size_t p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
@@ -176,12 +190,14 @@ class GraphReader {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& msg) const { throw GraphFormatError(source_ + ": " + one_line(msg)); }
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw GraphFormatError(source_ + ": " + clipped(one_line(msg), kMaxMessage));
+  }
 
   /// The "node 'add' (aten.add.Tensor)" prefix of messages about the node being read.
   std::string where() const {
     if (node_name_.empty()) return "nodes[" + std::to_string(node_index_) + "]";
-    return "node '" + node_name_ + "'" + (op_.empty() ? "" : " (" + op_ + ")");
+    return "node '" + echo(node_name_) + "'" + (op_.empty() ? "" : " (" + op_ + ")");
   }
   [[noreturn]] void fail_field(const std::string& field, const std::string& msg) const {
     fail(where() + ": field '" + field + "': " + msg);
@@ -194,7 +210,7 @@ class GraphReader {
       if (ok) continue;
       std::string list;
       for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-      std::string msg = "unknown field '" + item.key() + "' (expected " + list + ")";
+      std::string msg = "unknown field '" + echo(item.key()) + "' (expected " + list + ")";
       if (context.empty()) fail(msg);
       fail(where() + ": " + (context == "." ? "" : "field '" + context + "': ") + msg);
     }
@@ -229,13 +245,15 @@ class GraphReader {
     } else {
       read_call(j, node);
     }
+    for (size_t i = 0; i < node.outputs.size(); ++i)
+      check_extent(node.outputs[i], node.outputs.size() == 1 ? "meta" : "meta[" + std::to_string(i) + "]");
     names_.emplace(node.name, g_.nodes.size());
     g_.nodes.push_back(std::move(node));
   }
 
   void read_call(const Json& j, Node& node) {
     const OpSchema* schema = find_op_schema(node.target);
-    if (!schema) fail("unknown op '" + node.target + "' at node '" + node.name + "'");
+    if (!schema) fail("unknown op '" + echo(node.target) + "' at node '" + echo(node.name) + "'");
     op_ = schema->qualified_name;
     node.kind = NodeKind::Call;
     check_fields(j, {"name", "op", "args", "kwargs", "meta"}, ".");
@@ -283,7 +301,7 @@ class GraphReader {
       // A list-returning op (split, unbind) has as many outputs as its meta inference gives.
       size_t expected = schema->returns_list ? inferred.size() : static_cast<size_t>(schema->num_outputs);
       if (meta.size() != expected) {
-        fail("node '" + node.name + "': meta: " + std::to_string(meta.size()) + " entries given, " + op_ + " has " +
+        fail("node '" + echo(node.name) + "': meta: " + std::to_string(meta.size()) + " entries given, " + op_ + " has " +
              std::to_string(expected) + " output" + (expected == 1 ? "" : "s"));
       }
       for (size_t i = 0; i < meta.size(); ++i) {
@@ -299,7 +317,7 @@ class GraphReader {
                              ", got " + describe(meta));
     }
     if (node.outputs.size() != inferred.size()) {
-      fail("node '" + node.name + "': meta: " + std::to_string(node.outputs.size()) + " entries given, " + op_ +
+      fail("node '" + echo(node.name) + "': meta: " + std::to_string(node.outputs.size()) + " entries given, " + op_ +
            " gives " + std::to_string(inferred.size()) + " here");
     }
     for (size_t i = 0; i < inferred.size(); ++i) {
@@ -314,11 +332,11 @@ class GraphReader {
       const bool statistics_sizes = statistics && input->rank() >= 2 && inferred[i].sizes == std::vector<Index>{0} &&
                                     given.sizes == std::vector<Index>{input->sizes[1]};
       if (given.dtype != inferred[i].dtype && !statistics_dtype) {
-        fail("node '" + node.name + "': " + field + ": dtype " + std::string(dtype_name(given.dtype)) +
+        fail("node '" + echo(node.name) + "': " + field + ": dtype " + std::string(dtype_name(given.dtype)) +
              " inconsistent with " + op_ + ", which gives " + std::string(dtype_name(inferred[i].dtype)));
       }
       if (given.sizes != inferred[i].sizes && !statistics_sizes) {
-        fail("node '" + node.name + "': " + field + ": sizes " + sizes_text(given.sizes) + " inconsistent with " +
+        fail("node '" + echo(node.name) + "': " + field + ": sizes " + sizes_text(given.sizes) + " inconsistent with " +
              op_ + ", which gives " + sizes_text(inferred[i].sizes));
       }
     }
@@ -334,6 +352,7 @@ class GraphReader {
     m.dtype = *dtype;
     if (!j.contains("sizes")) fail_field(field, "missing field 'sizes'");
     m.sizes = read_index_list(j["sizes"], field + ".sizes");
+    check_count(m.sizes, field);  // before the contiguous strides multiply them
     if (j.contains("strides")) {
       m.strides = read_index_list(j["strides"], field + ".strides");
       if (m.strides.size() != m.sizes.size()) {
@@ -345,6 +364,62 @@ class GraphReader {
     }
     m.offset = j.contains("offset") ? read_index(j["offset"], field + ".offset") : Index(0);
     return m;
+  }
+
+  /// Sizes, strides and offset the compiler can index with int64 arithmetic: the element count, and the byte offset
+  /// of the last element, must fit. Anything larger is no real tensor, and would overflow the compiler's index
+  /// arithmetic later, far from the field at fault. Symbolic sizes are checked when they are bound, not here.
+  void check_extent(const TensorMeta& m, const std::string& field) const {
+    const int64_t numel = check_count(m.sizes, field);
+    if (numel <= 0) return;  // no element is ever addressed, or a symbolic size
+    if (!m.offset.is_const()) return;
+    int64_t last = m.offset.value();
+    bool overflow = false;
+    for (size_t d = 0; d < m.sizes.size() && !overflow; ++d) {
+      if (!m.strides[d].is_const()) return;
+      int64_t step = 0;
+      overflow = __builtin_mul_overflow(m.sizes[d].value() - 1, m.strides[d].value(), &step) ||
+                 __builtin_add_overflow(last, step, &last);
+    }
+    overflow = overflow || __builtin_mul_overflow(last + 1, int64_t{dtype_bytes(m.dtype)}, &last);
+    if (overflow)
+      fail_field(field + ".strides", "sizes " + sizes_text(m.sizes) + " with strides " + sizes_text(m.strides) +
+                                         " and offset " + format_index_text(m.offset) +
+                                         " reach past the largest byte offset int64 holds");
+  }
+
+  /// The element count of constant `sizes` (-1 when one is symbolic), refused when it overflows int64.
+  int64_t check_count(const std::vector<Index>& sizes, const std::string& field) const {
+    int64_t numel = 1;
+    for (const Index& s : sizes)
+      if (!s.is_const()) return -1;
+    for (const Index& s : sizes)
+      if (__builtin_mul_overflow(numel, s.value(), &numel)) {
+        // A zero anywhere makes the tensor empty, whatever the other sizes multiply to.
+        for (const Index& z : sizes)
+          if (z.is_const(0)) return 0;
+        fail_field(field + ".sizes", sizes_text(sizes) + " hold more elements than int64 counts");
+      }
+    return numel;
+  }
+
+  /// The parser callback that refuses an object repeating a key: the format makes every field's meaning depend on
+  /// its name, and nlohmann's parser would silently keep the last of two.
+  Json::parser_callback_t reject_duplicate_keys() {
+    return [this](int, Json::parse_event_t event, Json& parsed) {
+      switch (event) {
+        case Json::parse_event_t::object_start: open_keys_.emplace_back(); break;
+        case Json::parse_event_t::object_end: open_keys_.pop_back(); break;
+        case Json::parse_event_t::key: {
+          std::string key = parsed.get<std::string>();
+          if (!open_keys_.back().insert(key).second)
+            fail("not JSON this reader accepts: key " + hi::quoted(key) + " appears twice in one object");
+          break;
+        }
+        default: break;
+      }
+      return true;
+    };
   }
 
   std::vector<Index> read_index_list(const Json& j, const std::string& field) {
@@ -395,7 +470,7 @@ class GraphReader {
       case Json::value_t::object: break;
       default: fail_field(field, "unsupported JSON value");
     }
-    if (j.contains("ref")) return Arg::of(resolve(j, field, "node '" + node_name_ + "': "));
+    if (j.contains("ref")) return Arg::of(resolve(j, field, "node '" + echo(node_name_) + "': "));
     if (j.contains("sym")) return Arg::of(read_sym(j, field));
     if (j.contains("dtype")) {
       check_fields(j, {"dtype"}, field);
@@ -434,7 +509,7 @@ class GraphReader {
         if (j[i].is_null()) {
           refs.emplace_back(std::nullopt);
         } else if (j[i].is_object() && j[i].contains("ref")) {
-          refs.emplace_back(resolve(j[i], item, "node '" + node_name_ + "': "));
+          refs.emplace_back(resolve(j[i], item, "node '" + echo(node_name_) + "': "));
         } else {
           fail_field(item, "expected a tensor reference or null (the list holds tensors), got " + describe(j[i]));
         }
@@ -463,7 +538,7 @@ class GraphReader {
     std::string name = j["ref"].get<std::string>();
     auto it = names_.find(name);
     if (it == names_.end()) {
-      fail(prefix + "dangling reference '" + name + "' (no earlier node has that name)");
+      fail(prefix + "dangling reference '" + echo(name) + "' (no earlier node has that name)");
     }
     ValueRef r{static_cast<int>(it->second), 0};
     if (j.contains("output")) {
@@ -474,7 +549,7 @@ class GraphReader {
       int64_t out = read_int(k, field + ".output");
       size_t count = g_.nodes[it->second].outputs.size();
       if (out < 0 || static_cast<uint64_t>(out) >= count) {
-        fail(prefix + "field '" + field + ".output': node '" + name + "' has no output " + std::to_string(out) +
+        fail(prefix + "field '" + field + ".output': node '" + echo(name) + "' has no output " + std::to_string(out) +
              " (it has " + std::to_string(count) + ")");
       }
       r.output = static_cast<int>(out);
@@ -483,6 +558,7 @@ class GraphReader {
   }
 
   std::string source_;
+  std::vector<std::unordered_set<std::string>> open_keys_;
   Graph g_;
   std::unordered_map<std::string, size_t> names_;
   size_t node_index_ = 0;
@@ -517,7 +593,7 @@ class GraphWriter {
 
   std::string write() {
     const int version = !g_.divisible.empty() ? 3 : g_.align ? 2 : 1;
-    std::string out = "{\"format\": " + quoted(kGraphFormatName) + ", \"version\": " + std::to_string(version) +
+    std::string out = "{\"format\": " + json_string(kGraphFormatName) + ", \"version\": " + std::to_string(version) +
                       (g_.align ? ", \"align\": " + std::to_string(g_.align) : std::string());
     if (!g_.divisible.empty()) {
       Json d = Json::object();
@@ -611,7 +687,7 @@ class GraphWriter {
       std::string s = "{";
       bool first = true;
       for (const auto& item : j.items()) {
-        s += (first ? "" : ", ") + quoted(item.key()) + ": " + compact(item.value());
+        s += (first ? "" : ", ") + json_string(item.key()) + ": " + compact(item.value());
         first = false;
       }
       return s + "}";
@@ -631,16 +707,28 @@ Graph read_graph_json(const std::string& text, const std::string& source_name) {
     throw;
   } catch (const std::exception& e) {
     // A safety net: anything the checks above missed still surfaces as a one-line format error.
-    throw GraphFormatError(source_name + ": " + one_line(e.what()));
+    throw GraphFormatError(source_name + ": " + clipped(one_line(e.what()), kMaxMessage));
   }
 }
 
-Graph load_graph_file(const std::string& path) {
+Graph load_graph_file(const std::string& path, size_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw GraphFormatError(path + ": is a directory, not a graph file");
+  const std::string limit = "the " + std::to_string(max_bytes) + "-byte limit for graph files";
+  // A regular file's size says it at once; a pipe or a device (/dev/zero) is read in chunks until the limit.
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > max_bytes) throw GraphFormatError(path + ": " + std::to_string(size) + " bytes, over " + limit);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw GraphFormatError(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return read_graph_json(text.str(), path);
+  std::string text;
+  std::vector<char> chunk(1 << 20);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<size_t>(in.gcount()));
+    if (text.size() > max_bytes) throw GraphFormatError(path + ": more than " + limit);
+  }
+  if (in.bad()) throw GraphFormatError(path + ": cannot read: " + std::strerror(errno));
+  return read_graph_json(text, path);
 }
 
 std::string write_graph_json(const Graph& g) { return GraphWriter(g).write(); }

@@ -35,8 +35,12 @@ class GraphFormatError : public std::runtime_error {
 
 /// Parses and validates `text`; `source_name` (a file name, or e.g. "<python>") starts every error message.
 Graph read_graph_json(const std::string& text, const std::string& source_name);
-/// Reads the file at `path` and parses it (errors name `path`).
-Graph load_graph_file(const std::string& path);
+/// The largest graph file load_graph_file reads by default: larger input (or an endless one, such as /dev/zero) is a
+/// GraphFormatError once that many bytes are read, not a process that reads until it is killed.
+inline constexpr size_t kMaxGraphFileBytes = size_t{1} << 30;
+
+/// Reads the file at `path` (at most `max_bytes`) and parses it (errors name `path`).
+Graph load_graph_file(const std::string& path, size_t max_bytes = kMaxGraphFileBytes);
 
 /// Serialises `g`, one node per line; read_graph_json(write_graph_json(g)) reproduces `g` exactly. Throws
 /// std::invalid_argument for a graph whose references are out of range (verify_graph would report it).

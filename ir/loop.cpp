@@ -1,5 +1,7 @@
 #include "ir/loop.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -398,6 +400,9 @@ std::string LoopProgram::str() const {
 namespace {
 /// Coordinates of a row-major index `flat` over `sizes`: c_i = (flat floordiv stride_i) mod size_i.
 std::vector<Index> unflatten(const Index& flat, const std::vector<Index>& sizes) {
+  // An empty domain has no index to take apart (and its strides would divide by zero): any coordinates do.
+  if (std::any_of(sizes.begin(), sizes.end(), [](const Index& s) { return s.is_const(0); }))
+    return std::vector<Index>(sizes.size(), Index(0));
   std::vector<Index> strides(sizes.size(), Index(1));
   for (size_t i = sizes.size(); i-- > 1;) strides[i - 1] = strides[i] * sizes[i];
   std::vector<Index> coords;

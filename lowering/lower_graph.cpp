@@ -147,6 +147,23 @@ void GraphLowering::lower_node(int index) {
   }
   const OpDef* def = find_op(n.target);
   if (!def || !def->lowered()) fail("no lowering for this op");
+  // Outputs with no elements have no values to compute: a constant stands for them, and the op's lowering, whose
+  // index arithmetic may divide by the empty extent (a reshape's flat index, a tile's shape), never runs. Consumers
+  // that are not empty themselves (a sum over the empty dim, a concatenation) never evaluate it either.
+  if (!n.outputs.empty() && std::all_of(n.outputs.begin(), n.outputs.end(), [](const TensorMeta& m) {
+        return std::any_of(m.sizes.begin(), m.sizes.end(), [](const Index& s) { return s.is_const(0); });
+      })) {
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      TensorValue v;
+      v.dtype = n.outputs[i].dtype;
+      v.sizes = n.outputs[i].sizes;
+      v.body = Expr::constant(0, v.dtype);
+      v.origins = {n.name};
+      v.op_names = {"empty"};
+      values_[index][i] = std::move(v);
+    }
+    return;
+  }
   std::vector<TensorValue> results;
   // Bound once per node; a graph the schema rejects is a LoweringError here, as every failure to lower is.
   try {

@@ -242,7 +242,7 @@ double apply_unary(Unary op, double v) {
     case Unary::Rsqrt: return 1.0 / std::sqrt(v);
     case Unary::Tanh: return std::tanh(v);
     case Unary::Sigmoid: return 1.0 / (1.0 + std::exp(-v));
-    case Unary::Relu: return std::isnan(v) ? v : (v > 0 ? v : 0.0);
+    case Unary::Relu: return v < 0 ? 0.0 : v;  // -0.0 and NaN pass through, as eager's std::max(x, 0)
     case Unary::Erf: return std::erf(v);
     case Unary::Sin: return std::sin(v);
     case Unary::Cos: return std::cos(v);

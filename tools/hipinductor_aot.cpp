@@ -11,15 +11,17 @@
 // plan. A graph with symbolic sizes compiles once for all of them: the manifest lists its size symbols ("symbols",
 // in binding order, with the divisors the graph promised), says what each kernel symbol holds ("kernel_symbols": a
 // graph symbol's value divided by its divisor), marks the kernels' size arguments ("kind": "size", the kernel
-// symbol), and gives grids, workspace offsets and the workspace size as expressions over the kernel symbols. Every file is written
-// to a temporary name and renamed, so an interrupted run leaves no half-written file.
+// symbol), and gives grids, workspace offsets and the workspace size as expressions over the kernel symbols.
+// The files are written into a temporary directory next to DIR and moved into DIR only once every target has
+// compiled, the manifest last: a failed or interrupted run (a bad target, a full disk) leaves DIR as it was.
 // Exit status: 0 done, 2 bad usage or bad input (one line on stderr naming the file, node or option), 1 a
-// compiler failure.
+// compiler or I/O failure.
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -41,15 +43,49 @@ namespace hi {
 namespace {
 
 void write_file(const fs::path& path, const std::string_view bytes) {
-  fs::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
 }
+
+/// A directory next to the output that holds a run's files until they are all written; removed with whatever is
+/// left in it when the run ends, however it ends.
+class StagingDirectory {
+ public:
+  explicit StagingDirectory(const fs::path& out_dir) {
+    const fs::path parent = out_dir.parent_path();
+    fs::create_directories(parent);
+    std::string pattern = (parent / ("." + out_dir.filename().string() + ".tmp-XXXXXX")).string();
+    if (!mkdtemp(pattern.data()))
+      throw std::runtime_error("cannot create a directory next to " + out_dir.string() + ": " + std::strerror(errno));
+    path_ = pattern;
+  }
+  StagingDirectory(const StagingDirectory&) = delete;
+  StagingDirectory& operator=(const StagingDirectory&) = delete;
+  ~StagingDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+  /// Moves the files into `out_dir` (created when missing), `last` after the others: renames within one file
+  /// system, so each file appears whole.
+  void publish(const fs::path& out_dir, const std::vector<std::string>& files, const std::string& last) {
+    if (!fs::exists(out_dir)) {
+      std::error_code ec;
+      fs::rename(path_, out_dir, ec);  // the whole directory at once
+      if (!ec) return;
+    }
+    fs::create_directory(out_dir);
+    for (const std::string& f : files)
+      if (f != last) fs::rename(path_ / f, out_dir / f);
+    fs::rename(path_ / last, out_dir / last);
+  }
+
+ private:
+  fs::path path_;
+};
 
 json meta_json(const Buffer& b) {
   json j{{"name", b.name}, {"dtype", dtype_name(b.dtype)}, {"offset", b.offset.str()}};
@@ -88,12 +124,23 @@ json kernel_json(const CompiledGraph& g, const EmittedKernel& k) {
           {"whole_grid", k.whole_grid}, {"params", params}};
 }
 
-int run(const std::string& graph_path, const std::vector<std::string>& archs, const fs::path& out_dir) {
-  Graph graph = load_graph_file(graph_path);
+int run(const std::string& graph_path, const std::vector<std::string>& archs, const fs::path& out_arg,
+        size_t max_input_bytes) {
+  fs::path out_dir = fs::absolute(out_arg).lexically_normal();
+  if (out_dir.filename().empty()) out_dir = out_dir.parent_path();  // written as DIR/
+  // Every target and the output path are checked before any compiler runs: all of the output or none of it.
   std::vector<Target> targets;
   for (const std::string& a : archs) targets.push_back(parse_target(a));  // invalid_argument -> exit 2
+  if (fs::exists(out_dir) && !fs::is_directory(out_dir))
+    throw std::invalid_argument("-o " + out_arg.string() + ": exists and is not a directory");
+  Graph graph = load_graph_file(graph_path, max_input_bytes);
   std::string name = fs::path(graph_path).stem().string();
-  fs::create_directories(out_dir);
+  StagingDirectory staging(out_dir);
+  std::vector<std::string> written;
+  auto stage = [&](const std::string& file, std::string_view bytes) {
+    write_file(staging.path() / file, bytes);
+    written.push_back(file);
+  };
   CodeObjectCache cache;
 
   json manifest{{"format", "hipinductor-aot-manifest"}, {"version", 1}, {"graph", name},
@@ -109,8 +156,8 @@ int run(const std::string& graph_path, const std::vector<std::string>& archs, co
     CompiledGraph g = compile_graph(graph, o);
     std::string base = name + "." + t.file_tag();
     std::string object_file = base + "." + CodeObjectCache::binary_extension(t);
-    write_file(out_dir / (base + ".hip"), g.module.source);
-    write_file(out_dir / object_file, std::string_view(g.code.binary.data(), g.code.binary.size()));
+    stage(base + ".hip", g.module.source);
+    stage(object_file, std::string_view(g.code.binary.data(), g.code.binary.size()));
 
     json jt{{"target", t.id()}, {"source", base + ".hip"}, {"code_object", object_file},
             {"compiler", compiler_for(t)->version()}, {"workspace_bytes", size_json(g.program.workspace_bytes)}};
@@ -159,7 +206,8 @@ int run(const std::string& graph_path, const std::vector<std::string>& archs, co
     std::cerr << "hipinductor-aot: " << name << ": " << t.id() << ": " << g.module.kernels.size() << " kernel(s), "
               << (g.cache_hit ? "from the cache" : "compiled") << ", " << static_cast<int>(ms) << " ms\n";
   }
-  write_file(out_dir / "manifest.json", manifest.dump(2) + "\n");
+  stage("manifest.json", manifest.dump(2) + "\n");
+  staging.publish(out_dir, written, "manifest.json");
   std::cerr << "hipinductor-aot: wrote " << (out_dir / "manifest.json").string() << "\n";
   return 0;
 }
@@ -194,15 +242,22 @@ int exec_python(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (for_python(argc, argv)) return exec_python(argc, argv);
+  // Past a file-size limit a write should fail (EFBIG) like one to a full disk, reported with the staging directory
+  // removed, not end the process with the files half-written.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"hipinductor-aot: compile a graph's kernels ahead of time for AMD (HIPRTC) or NVIDIA (NVRTC) targets. "
                "A torch.export program (MODEL.pt2 --arch ... -o model.hipi) and --inspect PACKAGE go to "
                "python3 -m hipinductor.aot (see its --help)"};
   std::string graph;
   std::string arch_list = "gfx90a,gfx942";
   std::string out_dir;
+  size_t max_input_bytes = hi::kMaxGraphFileBytes;
   app.add_option("graph", graph, "graph file (docs/graph-format.md)")->required();
   app.add_option("--arch", arch_list, "comma-separated targets: gfx90a, gfx942:sramecc+:xnack-, sm_90, cpu ...");
-  app.add_option("-o,--output", out_dir, "output directory")->required();
+  app.add_option("-o,--output", out_dir,
+                 "output directory (created; files already in it are replaced only when every target compiled)")
+      ->required();
+  app.add_option("--max-input-size", max_input_bytes, "largest graph file read, in bytes (default 1 GiB)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -220,7 +275,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return hi::run(graph, archs, out_dir);
+    return hi::run(graph, archs, out_dir, max_input_bytes);
   } catch (...) {
     return hi::report_error("hipinductor-aot", graph, std::current_exception());
   }

@@ -31,6 +31,7 @@
 #include "runtime/cache_inventory.h"
 #include "runtime/cache_stats.h"
 #include "runtime/code_object_cache.h"
+#include "tools/error_line.h"
 #include "runtime/process.h"
 #include "runtime/temp_directory.h"
 
@@ -534,8 +535,9 @@ int main(int argc, char** argv) {
     static const std::set<std::string> kCommands = {"list",   "show",   "source", "disasm",
                                                     "stats",  "verify", "prune",  "clear"};
     if (!kCommands.count(word)) {
-      std::cerr << hi::kTool << ": unknown command '" << word
-                << "' (list, show, source, disasm, stats, verify, prune, clear; see --help)\n";
+      std::cerr << hi::error_line(std::string(hi::kTool) + ": unknown command '" + word +
+                                  "' (list, show, source, disasm, stats, verify, prune, clear; see --help)")
+                << "\n";
       return 2;
     }
     break;
@@ -547,9 +549,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::string message = e.what();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    std::cerr << hi::kTool << ": " << message << " (see --help)\n";
+    std::cerr << hi::error_line(std::string(hi::kTool) + ": " + e.what() + " (see --help)") << "\n";
     return 2;
   }
   try {
@@ -566,10 +566,10 @@ int main(int argc, char** argv) {
     if (*clear) return hi::clear(dir, wanted);
     return 2;
   } catch (const hi::UsageError& e) {
-    std::cerr << hi::kTool << ": " << e.what() << "\n";
+    std::cerr << hi::error_line(std::string(hi::kTool) + ": " + e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << hi::kTool << ": " << e.what() << "\n";
+    std::cerr << hi::error_line(std::string(hi::kTool) + ": " + e.what()) << "\n";
     return 1;
   }
 }

@@ -1,7 +1,7 @@
 // hipinductor-demo GRAPH.json: the walking skeleton end to end, for a human. Prints the fused kernels' HIP source,
 // their gfx90a and gfx942 code-object facts (HIPRTC, no GPU needed), and the max error of a cpu-device run of the
-// same source against the reference interpreter. Exit status 2 on bad input (malformed graph, unsupported op), 1 on
-// a compiler failure; see cli_errors.h.
+// same source against the reference interpreter. Exit status 2 on bad usage or bad input (malformed graph,
+// unsupported op), 1 on a compiler failure; see cli_errors.h.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -17,7 +17,14 @@ int main(int argc, char** argv) {
   CLI::App app{"hipinductor-demo: compile one graph and show what came out"};
   std::string path;
   app.add_option("graph", path, "graph file (docs/graph-format.md)")->required();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << hi::error_line(std::string("hipinductor-demo: ") + e.what() + " (see --help)") << "\n";
+    return 2;
+  }
   try {
     hi::Graph graph = hi::load_graph_file(path);
     hi::CodeObjectCache cache;

@@ -166,13 +166,16 @@ HI_FN double hi_gelu_tanh(double x) {
   const double k = 0.79788456080286536;
   return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
 }
-template <class T> HI_FN T hi_relu(T x) { return x != x ? x : (x > T(0) ? x : T(0)); }
+/// Ties of +0 and -0 keep the first operand (relu and clamp the input), as eager's CPU kernels do (std::max(x, 0),
+/// std::min(std::max(x, lo), hi)): 1 / relu(-0.0) is -inf. NaN passes through.
+template <class T> HI_FN T hi_relu(T x) { return x < T(0) ? T(0) : x; }
 template <class T> HI_FN T hi_sign(T x) { return x != x ? x : T((T(0) < x) - (x < T(0))); }
 template <class T> HI_FN bool hi_isnan(T x) { return x != x; }
 template <class T> HI_FN bool hi_isinf(T x) { return x == T(hi_inf_d()) || x == T(-hi_inf_d()); }
-/// maximum/minimum propagate NaN, as torch.maximum and amax do.
-template <class T> HI_FN T hi_maximum(T a, T b) { return (a != a || a > b) ? a : b; }
-template <class T> HI_FN T hi_minimum(T a, T b) { return (a != a || a < b) ? a : b; }
+/// maximum/minimum propagate NaN, as torch.maximum and amax do; on a tie (+0 and -0) they keep `a`, as relu and clamp
+/// do (eager's scalar path; its vector path keeps `b`, so eager itself differs by position).
+template <class T> HI_FN T hi_maximum(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
+template <class T> HI_FN T hi_minimum(T a, T b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
 /// Python-style floor division and remainder (sign of the divisor).
 template <class T> HI_FN T hi_floordiv(T a, T b) {
   T q = a / b;
@@ -199,8 +202,8 @@ HI_FN float hi_remainder(float a, float b) { float r = fmodf(a, b); return (r !=
 HI_FN double hi_remainder(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 
 /// fmax/fmin ignore NaN: the other operand wins, NaN only when both are NaN (torch.fmax / torch.fmin).
-template <class T> HI_FN T hi_fmax(T a, T b) { return a != a ? b : (b != b ? a : (a > b ? a : b)); }
-template <class T> HI_FN T hi_fmin(T a, T b) { return a != a ? b : (b != b ? a : (a < b ? a : b)); }
+template <class T> HI_FN T hi_fmax(T a, T b) { return a != a ? b : (b != b ? a : (a < b ? b : a)); }
+template <class T> HI_FN T hi_fmin(T a, T b) { return a != a ? b : (b != b ? a : (b < a ? b : a)); }
 
 /// digamma as PyTorch's calc_digamma: reflection for negative x, recurrence up to 10, then the asymptotic series.
 template <class T> HI_FN T hi_digamma_impl(T x) {

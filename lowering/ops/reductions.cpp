@@ -139,7 +139,10 @@ std::vector<TensorValue> lower_minmax(GraphLowering& L, const BoundArgs& args, R
   return {r};
 }
 
-std::vector<TensorValue> lower_var(GraphLowering& L, const BoundArgs& args, bool with_mean) {
+/// var (and var_mean's mean) or, with `root`, std: the square root is taken of the variance as accumulated (float for
+/// 16-bit inputs) and rounded to the result dtype once, as eager's kernels do; rounding the variance first and then
+/// its root would round twice.
+std::vector<TensorValue> lower_var(GraphLowering& L, const BoundArgs& args, bool with_mean, bool root = false) {
   TensorValue self = L.tensor("self");
   std::vector<int64_t> dims = reduction_dims(args);
   if (dims.empty())
@@ -152,8 +155,10 @@ std::vector<TensorValue> lower_var(GraphLowering& L, const BoundArgs& args, bool
   if (!keepdim && m.sizes.size() == self.sizes.size() && !dims.empty()) L.fail("keepdim=False but meta keeps dims");
   std::vector<TensorValue> out;
   TensorValue var = squeeze_dims(L, mo.variance, m.sizes);
-  out.push_back(
-      L.make(m.dtype, m.sizes, {&var}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(var, c), m.dtype); }));
+  out.push_back(L.make(m.dtype, m.sizes, {&var}, [&](const std::vector<Index>& c) {
+    Expr v = L.at(var, c);
+    return Expr::cast(root ? Expr::unary(UnaryOp::Sqrt, v) : v, m.dtype);
+  }));
   if (with_mean) {
     const TensorMeta& mm = L.out_meta(1);
     TensorValue mean = squeeze_dims(L, mo.mean, mm.sizes);
@@ -208,15 +213,6 @@ std::vector<TensorValue> lower_extreme(GraphLowering& L, const BoundArgs& args, 
                          [&](const std::vector<Index>& c) { return Expr::cast(L.at(values, c), m.dtype); });
   if (!with_dim) return {v};
   return {v, L.reduce(self, dims, keepdim, is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin, t)};
-}
-
-std::vector<TensorValue> lower_std(GraphLowering& L, const BoundArgs& args) {
-  std::vector<TensorValue> v = lower_var(L, args, false);
-  const TensorMeta& m = L.out_meta();
-  DType compute = compute_type(m.dtype);
-  return {L.make(m.dtype, m.sizes, {&v[0]}, [&](const std::vector<Index>& c) {
-    return Expr::cast(Expr::unary(UnaryOp::Sqrt, Expr::cast(L.at(v[0], c), compute)), m.dtype);
-  })};
 }
 
 /// linalg_vector_norm: ord 2 (sqrt of the sum of squares), 1, inf / -inf (max / min of |x|), 0 (count of non-zeros)
@@ -344,7 +340,8 @@ void register_reduction_ops(OpTable& t) {
   t.lowered(
       "aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
       "Tensor",
-      [](const MetaInference& m) { return var(m, false); }, lower_std);
+      [](const MetaInference& m) { return var(m, false); },
+      [](GraphLowering& L, const BoundArgs& a) { return lower_var(L, a, false, true); });
   t.lowered(
       "aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
       "(Tensor, Tensor)",

@@ -73,6 +73,16 @@ Metas select(const MetaInference& m) {
   return {out};
 }
 
+/// Most outputs one split, chunk or unbind may give. The count comes from a size value, and every output is a node
+/// output the compiler lowers and names: a size near 2^40 must be refused here, not enumerated.
+constexpr int64_t kMaxPieces = int64_t{1} << 16;
+
+void check_pieces(const MetaInference& m, const char* field, int64_t count) {
+  if (count > kMaxPieces)
+    m.fail(field, "would give " + std::to_string(count) + " outputs; at most " + std::to_string(kMaxPieces) +
+                      " are supported");
+}
+
 /// Views of `in` along dim `d` of the given lengths, one after the other (the pieces of a split).
 Metas split_pieces(const TensorMeta& in, size_t d, const std::vector<Index>& lengths) {
   Metas out;
@@ -116,7 +126,8 @@ Metas split_even(const MetaInference& m, const TensorMeta& in, size_t d, int64_t
     m.fail("split_size",
            "split size " + std::to_string(split_size) + " cannot split a dim of size " + std::to_string(n));
   }
-  int64_t count = split_size == 0 ? 1 : std::max<int64_t>((n + split_size - 1) / split_size, 1);
+  int64_t count = split_size == 0 ? 1 : std::max<int64_t>(n / split_size + (n % split_size != 0), 1);
+  check_pieces(m, "split_size", count);
   std::vector<Index> lengths;
   for (int64_t k = 0; k < count; ++k) lengths.emplace_back(std::min(split_size, n - k * split_size));
   return split_pieces(in, d, lengths);
@@ -135,7 +146,10 @@ Metas chunk(const MetaInference& m) {
   if (chunks <= 0) m.fail("chunks", "must be positive, got " + std::to_string(chunks));
   if (!in.sizes[d].is_const()) m.fail("self", "chunking a symbolic dim is not supported");
   int64_t n = in.sizes[d].value();
-  if (n == 0) return split_pieces(in, d, std::vector<Index>(static_cast<size_t>(chunks), Index(0)));
+  if (n == 0) {
+    check_pieces(m, "chunks", chunks);
+    return split_pieces(in, d, std::vector<Index>(static_cast<size_t>(chunks), Index(0)));
+  }
   return split_even(m, in, d, (n + chunks - 1) / chunks);
 }
 
@@ -143,6 +157,7 @@ Metas unbind(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   size_t d = split_dim(m, in);
   if (!in.sizes[d].is_const()) m.fail("self", "unbinding a symbolic dim is not supported");
+  check_pieces(m, "self", in.sizes[d].value());
   Metas out;
   for (int64_t k = 0; k < in.sizes[d].value(); ++k) {
     TensorMeta piece{in.dtype, {}, {}, in.offset + Index(k) * in.strides[d]};

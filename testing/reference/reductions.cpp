@@ -47,12 +47,15 @@ std::vector<HostTensor> minmax(GraphEvaluator& E, const BoundArgs& args, bool ma
   }
   return {E.output_from_values(0, acc)};
 }
-std::vector<HostTensor> var(GraphEvaluator& E, const BoundArgs& args, bool with_mean) {
+/// var, var_mean, or (with `root`) std from the unrounded variance: one rounding to the result dtype.
+std::vector<HostTensor> var(GraphEvaluator& E, const BoundArgs& args, bool with_mean, bool root = false) {
   const HostTensor& self = E.tensor("self");
   Groups g = group_elements(self.sizes, E.reduced_dims(reduction_dims(args), self.rank()));
   double correction = args.optional_float("correction").value_or(1.0);
   std::vector<double> mean, variance;
   moments(self.values(), g, correction, mean, variance);
+  if (root)
+    for (double& x : variance) x = std::sqrt(x);
   std::vector<HostTensor> out{E.output_from_values(0, variance)};
   if (with_mean) out.push_back(E.output_from_values(1, mean));
   return out;
@@ -154,11 +157,7 @@ void register_reduction_references(ReferenceTable& t) {
   t.add("aten.amin.default", [](GraphEvaluator& E, const BoundArgs& a) { return minmax(E, a, false); });
   t.add("aten.var.correction", [](GraphEvaluator& E, const BoundArgs& a) { return var(E, a, false); });
   t.add("aten.var_mean.correction", [](GraphEvaluator& E, const BoundArgs& a) { return var(E, a, true); });
-  t.add("aten.std.correction", [](GraphEvaluator& E, const BoundArgs& a) {
-    std::vector<HostTensor> v = var(E, a, false);
-    for (double& x : v[0].storage) x = round_to_dtype(v[0].dtype, std::sqrt(x));
-    return v;
-  });
+  t.add("aten.std.correction", [](GraphEvaluator& E, const BoundArgs& a) { return var(E, a, false, true); });
   t.add("aten.prod.dim_int", prod);
   t.add("aten.prod.default", prod);
   for (const char* name : {"aten.any.dim", "aten.any.dims", "aten.any.default"})

@@ -386,6 +386,60 @@ TEST(GraphJsonErrors, MissingFile) {
   }
 }
 
+TEST(GraphJsonErrors, DuplicateKeysAreRefusedAtEveryLevel) {
+  EXPECT_EQ(error_of(std::string(R"({"format": "hipinductor-graph", "format": "onnx", "version": 1})")),
+            "g.json: not JSON this reader accepts: key \"format\" appears twice in one object");
+  std::string text = base_graph().dump();
+  const std::string meta = R"("meta":{"dtype":"float32",)";
+  ASSERT_NE(text.find(meta), std::string::npos);
+  text.replace(text.find(meta), meta.size(), R"("meta":{"dtype":"float32","dtype":"float16",)");
+  EXPECT_EQ(error_of(text), "g.json: not JSON this reader accepts: key \"dtype\" appears twice in one object");
+  // The same key in sibling objects is no duplicate.
+  EXPECT_EQ(error_of(base_graph()), "(no GraphFormatError)");
+}
+
+/// Input echoed into a message is cut: a 1 MB name or op gives a line of a few hundred characters that still names
+/// the file.
+TEST(GraphJsonErrors, MessagesAreBoundedWhateverTheInputHolds) {
+  const std::string huge(1 << 20, 'n');
+  for (const char* field : {"name", "op"}) {
+    Json doc = base_graph();
+    doc["nodes"][1][field] = huge;
+    if (std::string(field) == "name") doc["nodes"][1]["op"] = "aten.frobnicate.default";
+    const std::string message = error_of(doc);
+    EXPECT_LE(message.size(), 420u) << field;
+    EXPECT_EQ(message.rfind("g.json: unknown op '", 0), 0u) << message.substr(0, 100);
+    EXPECT_NE(message.find("..."), std::string::npos) << field;
+  }
+  Json doc = base_graph();
+  doc["nodes"][0]["meta"][huge] = 1;
+  EXPECT_LE(error_of(doc).size(), 420u);
+}
+
+TEST(GraphJsonErrors, FilesPastTheSizeLimitAndEndlessInputStop) {
+  const std::string path = kExamples + "/softmax.json";
+  EXPECT_NO_THROW(load_graph_file(path));
+  try {
+    load_graph_file(path, 100);
+    FAIL();
+  } catch (const GraphFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("bytes, over the 100-byte limit for graph files"), std::string::npos)
+        << e.what();
+  }
+  try {
+    load_graph_file("/dev/zero", 3 << 20);
+    FAIL();
+  } catch (const GraphFormatError& e) {
+    EXPECT_EQ(std::string(e.what()), "/dev/zero: more than the 3145728-byte limit for graph files");
+  }
+  try {
+    load_graph_file(kData);
+    FAIL();
+  } catch (const GraphFormatError& e) {
+    EXPECT_EQ(std::string(e.what()), kData + ": is a directory, not a graph file");
+  }
+}
+
 // --- fuzz-ish: malformed input only ever raises GraphFormatError ------------------------------------------------------
 
 /// Reads `text`; fails the test if anything but success or a one-line GraphFormatError comes out.

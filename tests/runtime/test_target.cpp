@@ -29,7 +29,7 @@ TEST(ParseTarget, AmdWithFeaturesRoundTrips) {
 TEST(ParseTarget, RdnaRunsWave32) {
   EXPECT_EQ(parse_target("gfx1100").warp_size, 32);
   EXPECT_EQ(parse_target("gfx1030").warp_size, 32);
-  EXPECT_EQ(parse_target("gfx1201").warp_size, 32);
+  EXPECT_EQ(parse_target("gfx1151").warp_size, 32);
   EXPECT_EQ(parse_target("gfx908").warp_size, 64);
   EXPECT_EQ(parse_target("gfx803").warp_size, 64);
 }
@@ -70,6 +70,35 @@ TEST(ParseTarget, RejectsInvalidNamesWithTheTextAndTheAcceptedForms) {
       EXPECT_NE(message.find("cpu-w64"), std::string::npos) << message;
     }
   }
+}
+
+// Names of the right form that no compiler knows, and features a processor does not have: refused by name before any
+// compiler sees them (HIPRTC aborts or crashes on them).
+TEST(ParseTarget, RejectsUnknownProcessorsAndFeaturesNamingTheOneAtFault) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"gfx999", "unknown AMD processor 'gfx999'"},
+      {"gfx9000", "unknown AMD processor 'gfx9000'"},
+      {"gfx1109", "unknown AMD processor 'gfx1109'"},
+      {"gfx1201", "unknown AMD processor 'gfx1201'"},
+      {"gfx942:bogus+", "unknown feature 'bogus' for gfx942"},
+      {"gfx942:sramecc+:bogus-", "unknown feature 'bogus' for gfx942"},
+      {"gfx1100:xnack+", "unknown feature 'xnack' for gfx1100"},
+      {"gfx900:sramecc+", "unknown feature 'sramecc' for gfx900"},
+      {"sm_99", "unknown NVIDIA compute capability"},
+      {"sm_91a", "unknown NVIDIA compute capability"},
+  };
+  for (const auto& [name, why] : cases) {
+    try {
+      parse_target(name);
+      ADD_FAILURE() << "accepted '" << name << "'";
+    } catch (const std::invalid_argument& error) {
+      std::string message = error.what();
+      EXPECT_NE(message.find("'" + std::string(name) + "'"), std::string::npos) << message;
+      EXPECT_NE(message.find(why), std::string::npos) << message;
+    }
+  }
+  for (const char* name : {"gfx906:sramecc-:xnack+", "gfx90a:xnack+", "gfx1010:xnack-", "gfx1151", "sm_120a"})
+    EXPECT_EQ(parse_target(name).id(), name);
 }
 
 }  // namespace

@@ -56,4 +56,57 @@ expect_2 hipinductor-aot "unknown op" "$aot" "$work/unknown_op.json" -o "$work/b
 expect_2 hipinductor-aot "missing file" "$aot" "$work/nope.json" -o "$work/bad"
 expect_2 hipinductor-aot "unknown arch" "$aot" "$src/examples/softmax.json" --arch gfx9000 -o "$work/bad"
 expect_2 hipinductor-aot "missing -o" "$aot" "$src/examples/softmax.json"
+
+# Unknown targets are refused by name before any compiler runs, and a run that fails writes nothing: not the good
+# targets' files, not a staging directory.
+expect_2 hipinductor-aot "unknown processor" "$aot" "$src/examples/softmax.json" --arch gfx999 -o "$work/bad"
+grep "gfx999" "$work/stderr" >/dev/null || fail "message does not name gfx999"
+expect_2 hipinductor-aot "unknown feature" "$aot" "$src/examples/softmax.json" --arch gfx942:bogus+ -o "$work/bad"
+grep "bogus" "$work/stderr" >/dev/null || fail "message does not name the feature"
+expect_2 hipinductor-aot "mixed targets" "$aot" "$src/examples/softmax.json" --arch gfx90a,gfx999 -o "$work/bad"
+[ ! -e "$work/bad" ] || fail "a failed run left $work/bad: $(ls -A "$work/bad")"
+! ls -A "$work" | grep '\.tmp' >/dev/null || fail "a failed run left a staging directory: $(ls -A "$work")"
+touch "$work/a_file"
+expect_2 hipinductor-aot "-o naming a file" "$aot" "$src/examples/softmax.json" --arch sm_90 -o "$work/a_file"
+
+# Rewriting an existing output directory replaces its files; a write that fails (the file-size limit stands in for
+# a full disk) exits 1 and leaves the directory as it was, with no staging directory next to it.
+"$aot" "$src/examples/softmax.json" --arch sm_90 -o "$work/out" 2>"$work/log" || { cat "$work/log"; fail "rerun"; }
+cp "$work/out/manifest.json" "$work/manifest.before"
+set +e
+(ulimit -f 1; exec "$aot" "$src/examples/softmax.json" --arch sm_90,gfx90a -o "$work/out") 2>"$work/stderr"
+rc=$?
+set -e
+[ $rc -eq 1 ] || { cat "$work/stderr"; fail "failed write: exit $rc, expected 1"; }
+grep "^hipinductor-aot: .*cannot write" "$work/stderr" >/dev/null || { cat "$work/stderr"; fail "failed write message"; }
+cmp -s "$work/out/manifest.json" "$work/manifest.before" || fail "failed write changed the manifest"
+! ls -A "$work" "$work/out" | grep '\.tmp' >/dev/null || fail "failed write left temporary files: $(ls -A "$work")"
+
+# Duplicate keys, over-long echoes of input, input past the size limit and endless input are bad input, on one
+# bounded line naming the file.
+sed 's/"format": "hipinductor-graph"/"format": "hipinductor-graph", "format": "hipinductor-graph"/' \
+  "$src/examples/softmax.json" >"$work/dup.json"
+expect_2 hipinductor-aot "duplicate key" "$aot" "$work/dup.json" -o "$work/bad"
+grep "dup.json: .*appears twice" "$work/stderr" >/dev/null || fail "duplicate key message"
+python3 - "$src/examples/softmax.json" "$work/long.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+g["nodes"][1]["op"] = "aten." + "x" * 5_000_000
+json.dump(g, open(sys.argv[2], "w"))
+PY
+expect_2 hipinductor-aot "5 MB op name" "$aot" "$work/long.json" -o "$work/bad"
+[ "$(wc -c <"$work/stderr")" -le 501 ] || fail "error line of $(wc -c <"$work/stderr") bytes"
+grep "long.json" "$work/stderr" >/dev/null || fail "long error line does not name the file"
+expect_2 hipinductor-aot "input over the limit" "$aot" "$work/long.json" --max-input-size 1000 -o "$work/bad"
+expect_2 hipinductor-aot "endless input" "$aot" /dev/zero --max-input-size 1000000 -o "$work/bad"
+grep "/dev/zero: .*limit" "$work/stderr" >/dev/null || fail "endless input message"
+python3 - "$src/examples/softmax.json" "$work/strides.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+g["nodes"][0]["meta"]["strides"] = [2**62, 2**62]
+json.dump(g, open(sys.argv[2], "w"))
+PY
+expect_2 hipinductor-aot "absurd strides" "$aot" "$work/strides.json" -o "$work/bad"
+grep "meta.strides" "$work/stderr" >/dev/null || fail "absurd strides message does not name the field"
+[ ! -e "$work/bad" ] || fail "bad input left $work/bad"
 echo "1 passed, 0 failed"
