@@ -10,7 +10,7 @@ namespace hi::codegen_detail {
 void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
   const int v = plan.width, t = plan.threads, e_count = plan.groups_per_thread, rpb = plan.rows_per_block;
   const int64_t groups = plan.length / v;
-  const std::string I = index_type_, vs = std::to_string(v), ts = std::to_string(t), rows = std::to_string(plan.rows);
+  const std::string I = index_type_, vs = std::to_string(v), ts = std::to_string(t), rows = index(k_.numel);
   const std::string per_thread = std::to_string(e_count * v);
   ranges_["cg"] = Range::loop(groups);
   ranges_["j"] = Range::loop(v);
@@ -38,7 +38,7 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
     line("const int lane = threadIdx.x % " + ts + ";");
     line("const bool row_ok = row0 + (" + I + ")(threadIdx.x / " + ts + ") < " + rows + ";");
     line("const " + I + " row = row_ok ? row0 + (" + I + ")(threadIdx.x / " + ts + ") : " +
-         std::to_string(plan.rows - 1) + ";");
+         "(" + rows + ") - 1;");
     row_store_guard_ = "lane == 0 && row_ok";
   }
   const bool ragged = int64_t{e_count} * t > groups;

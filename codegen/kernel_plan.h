@@ -74,7 +74,7 @@ struct RowPlan {
   int groups_per_thread = 1;  ///< Persistent: E vector groups per thread
   int rows_per_block = 1;     ///< Persistent: rows sharing a block (T <= warp), else 1
   std::string rows_reason;
-  int64_t rows = 0, length = 0;  ///< Persistent: known row count and row length
+  int64_t length = 0;  ///< Persistent: the known row length (the row count may be symbolic: Kernel::numel)
   bool reads_only = false;       ///< no output has a row's elements (a plain reduction)
   /// Persistent: the contiguous operands, read with vector loads from lane-0 index `base` (over row and cg): once per
   /// row into registers when several of the kernel's computations use one (the row itself), else at the start of

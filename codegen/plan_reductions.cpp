@@ -85,12 +85,13 @@ void plan_row_registers(const LoopProgram& p, const Kernel& k, const std::vector
 }
 
 std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, const Target& target) {
-  auto rows = simplify(k.numel, p.size_ranges).as_const();
+  // Only the row length must be known: it decides the registers each thread holds. The row count may be symbolic
+  // (a dynamic batch or sequence length): it sets only the loop bound and the grid, both evaluated per call.
+  const Index rows = simplify(k.numel, p.size_ranges);
   auto length = simplify(k.row_length, p.size_ranges).as_const();
-  if (!rows || !length || *rows < 1 || *length < 1) return std::nullopt;
+  if (!length || *length < 1 || (rows.is_const() && rows.value() < 1)) return std::nullopt;
   RowPlan plan;
   plan.form = RowPlan::Form::Persistent;
-  plan.rows = *rows;
   plan.length = *length;
   plan.width = vector_width(p, k, kernel_var_ranges(p, k), "col", *length, true);
   plan.width_reason = vector_width_reason(plan.width, "col");
@@ -255,7 +256,7 @@ bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, Kern
     plan.block = rows->threads * rows->rows_per_block;
     plan.block_reason = std::to_string(rows->rows_per_block) + " row(s) x " + std::to_string(rows->threads) +
                         " threads";
-    plan.grid = Index(ceil_div(rows->rows, rows->rows_per_block));
+    plan.grid = simplify(floordiv(k.numel + (rows->rows_per_block - 1), Index(rows->rows_per_block)), p.size_ranges);
     plan.shape = std::move(*rows);
     return true;
   }

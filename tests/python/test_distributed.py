@@ -35,7 +35,7 @@ from hipinductor.nodes import is_collective
 from hipinductor.partition import Segment
 
 #: Seconds a world may take, start to end, before the test kills its processes and fails.
-WORLD_DEADLINE_S = 240
+WORLD_DEADLINE_S = 600
 #: The smallest buckets dynamo's DDP optimizer takes (it needs the first bucket, which DDP fills up to 1 MB, to be no
 #: larger than the others); the models have 2-3 MB of parameters, so their gradients fill several.
 BUCKET_CAP_MB = 1
