@@ -38,7 +38,7 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
     line("const int lane = threadIdx.x % " + ts + ";");
     line("const bool row_ok = row0 + (" + I + ")(threadIdx.x / " + ts + ") < " + rows + ";");
     line("const " + I + " row = row_ok ? row0 + (" + I + ")(threadIdx.x / " + ts + ") : " +
-         "(" + rows + ") - 1;");
+         index(k_.numel - Index(1)) + ";");
     row_store_guard_ = "lane == 0 && row_ok";
   }
   const bool ragged = int64_t{e_count} * t > groups;

@@ -84,8 +84,8 @@ TEST(ParseTarget, RejectsUnknownProcessorsAndFeaturesNamingTheOneAtFault) {
       {"gfx942:sramecc+:bogus-", "unknown feature 'bogus' for gfx942"},
       {"gfx1100:xnack+", "unknown feature 'xnack' for gfx1100"},
       {"gfx900:sramecc+", "unknown feature 'sramecc' for gfx900"},
-      {"sm_99", "unknown NVIDIA compute capability"},
-      {"sm_91a", "unknown NVIDIA compute capability"},
+      {"sm_9", "NVIDIA targets are sm_ followed by the compute capability"},
+      {"sm_90b", "NVIDIA targets are sm_ followed by the compute capability"},
   };
   for (const auto& [name, why] : cases) {
     try {
