@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/int_math.h"
 #include "ir/loop.h"
 
 namespace hi::codegen_detail {
@@ -34,18 +35,9 @@ inline bool contiguous_lanes(const Index& f, const VarRanges& ranges) {
   return classify_lanes(f, "j", ranges) == LaneAccess::Contiguous;
 }
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int pow2_at_least(int64_t v) {
-  int p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
-/// Largest power of two <= v, and 1 for v < 2.
-inline int pow2_at_most(int64_t v) {
-  int p = 1;
-  while (p <= v / 2) p *= 2;
-  return p;
-}
+using hi::ceil_div;
+using hi::pow2_at_least;
+using hi::pow2_at_most;
 
 inline bool is_arg_reduction(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }
 

@@ -253,7 +253,7 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
                         "at most 4 groups' load arrays per thread (registers bound occupancy)",
                         "at most 10 groups' load and store arrays per thread (registers bound occupancy)"};
   const int binding = static_cast<int>(std::min_element(limits, limits + 4) - limits);
-  int e = pow2_at_most(limits[binding]);
+  int e = static_cast<int>(pow2_at_most(limits[binding]));
   pw.groups_reason = std::string(why[binding]) + " (" + std::to_string(arrays) + " load and " +
                      std::to_string(store_arrays) + " store arrays)";
   if (known_groups && transcendental && e > 1 && *known_groups / e < kComputeThreads) {

@@ -99,7 +99,7 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
   const int warp = target.warp_size;
   plan.reads_only = !writes_rows(p, k);
   if (groups <= 4 * warp) {
-    plan.threads = std::min(warp, pow2_at_least(groups));  // a warp (or part of one) per row: shuffles only
+    plan.threads = static_cast<int>(std::min<int64_t>(warp, pow2_at_least(groups)));  // a warp (or part of one) per row: shuffles only
     plan.threads_reason = std::to_string(groups) + " groups per row: a warp (or part of one) per row, shuffles only";
   } else {
     // About 16 values per thread and operand; 32 (four 16-byte vectors) for 16-bit types in rows long enough to
@@ -111,15 +111,16 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
     // (256 threads), a same-size copy 0.0679. Shorter 16-bit rows (2048: 64 threads at 32) are unmeasured.
     const int values = plan.reads_only ? 8 : plan.width == 8 && groups >= 4 * 128 ? 32 : 16;
     const int target_groups = std::max(1, values / plan.width);
-    plan.threads = std::min(kRowLoopThreads, pow2_at_least(ceil_div(groups, target_groups)));
+    plan.threads = static_cast<int>(std::min<int64_t>(kRowLoopThreads, pow2_at_least(ceil_div(groups, target_groups))));
     plan.threads_reason = "about " + std::to_string(values) + " values per thread" +
                           (plan.reads_only ? " (a plain reduction, shaped as Triton's)"
                            : values == 32  ? " (16-bit rows of at least 128 threads: LayerNorm bf16 0.0713 ms "
                                              "against 16 values' 0.0736 on the H200)"
                                            : "");
   }
-  plan.groups_per_thread = static_cast<int>(ceil_div(groups, plan.threads));
-  if (plan.groups_per_thread * plan.width > kMaxRegisterValues) return std::nullopt;  // too long for registers
+  const int64_t groups_per_thread = ceil_div(groups, plan.threads);
+  if (groups_per_thread * plan.width > kMaxRegisterValues) return std::nullopt;  // too long for registers
+  plan.groups_per_thread = static_cast<int>(groups_per_thread);
   plan.form_reason = std::to_string(plan.groups_per_thread * plan.width) + " values per thread fit in registers";
   // Rows a warp or less long share blocks: of 64 threads where warps are 32 wide, since small blocks even out the
   // multiprocessors' last rows (on the H200, bf16 softmax over 32k x 1k rows, a warp each, spanned 33.7 us in blocks

@@ -75,7 +75,7 @@ void plan_scan(const LoopProgram& p, const Kernel& k, const Target& /*target*/, 
   // T: enough threads to cover a line's groups in one step, up to the block; a line shorter than a warp's share
   // leaves the rest of the warp to other lines (no lane idles through a short line).
   const int64_t groups = length ? *length / scan.width : kScanBlock;
-  scan.threads = pow2_at_least(std::clamp<int64_t>(groups, 1, kScanBlock));
+  scan.threads = static_cast<int>(pow2_at_least(std::clamp<int64_t>(groups, 1, kScanBlock)));
   scan.lines_per_block = kScanBlock / scan.threads;
   scan.threads_reason = length ? std::to_string(groups) + " vector group(s) per line"
                                : "a block per line, its length unknown at compile time";

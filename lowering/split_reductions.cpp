@@ -6,25 +6,11 @@
 #include <utility>
 
 #include "ir/graph.h"
+#include "ir/int_math.h"
 #include "lowering/fuse_kernels.h"
 
 namespace hi {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-/// Smallest power of two >= v (v >= 1).
-int64_t pow2_at_least(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
-/// Largest power of two <= v, or 0 when v < 1.
-int64_t pow2_at_most(int64_t v) {
-  if (v < 1) return 0;
-  int64_t p = 1;
-  while (p <= v / 2) p *= 2;
-  return p;
-}
 
 bool is_16bit_float(DType t) { return is_floating(t) && dtype_bytes(t) == 2; }
 

@@ -85,6 +85,46 @@ TEST(EdgeSizes, ThreeDimsWithZeroOrOneInEachPosition) {
     }
 }
 
+/// Sizes near 2^31, 2^40, 2^53 and 2^62 elements: every kernel class is planned and printed for each target, in as
+/// few steps as for small sizes (the planners compute in int64 in constant time; a doubling loop over `int` wrapped to
+/// 0 past 2^30 and never ended, so this test hangs until ctest's timeout when one comes back). The cpu device's source
+/// is not compiled: nothing here can run, and compile time does not depend on the sizes.
+TEST(EdgeSizes, HugeSizesPlanAndPrintForEveryKernelClass) {
+  struct Case {
+    int64_t a, b;
+    DType dtype;
+  };
+  const int64_t k31 = int64_t{1} << 31, k40 = int64_t{1} << 40, k53 = int64_t{1} << 53;
+  // Rows, columns, one long row and one long column at each magnitude; 2^60 half-precision elements are the
+  // largest every_kernel_class's graph holds (its concatenation doubles a dim; bytes stay below 2^63).
+  const std::vector<Case> cases = {
+      {1, k31, DType::Float32},          {k31, 1, DType::Float32},          {k31 / 64, 64, DType::Float32},
+      {1, k40, DType::Float32},          {k40, 1, DType::Float32},          {1 << 20, 1 << 20, DType::Float32},
+      {1, k53, DType::Float32},          {k53, 1, DType::Float32},          {int64_t{1} << 27, 1 << 26, DType::Float32},
+      {1, int64_t{1} << 60, DType::BFloat16}, {int64_t{1} << 60, 1, DType::Float16},
+      {int64_t{1} << 30, int64_t{1} << 30, DType::BFloat16}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("x [" + std::to_string(c.a) + ", " + std::to_string(c.b) + "] " + std::string(dtype_name(c.dtype)));
+    const Graph g = every_kernel_class(c.a, c.b, c.dtype);
+    for (const char* target : {"gfx942", "sm_90", "cpu"}) {
+      CompileOptions o;
+      o.target = parse_target(target);
+      o.graph_name = "huge";
+      EXPECT_NO_THROW(generate(g, o)) << target;
+    }
+  }
+  // 2^62 int8 elements are 2^62 bytes: a sum over them plans too.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Int8, {int64_t{1} << 31, int64_t{1} << 31});
+  g.output(g.call_inferred("all", "aten.sum.default", {A(x)}));
+  g.output(g.call_inferred("rows", "aten.amax.default", {A(x), L({1})}));
+  g.output(g.call_inferred("columns", "aten.sum.dim_IntList", {A(x), L({0})}));
+  CompileOptions o;
+  o.target = parse_target("gfx90a");
+  o.graph_name = "huge_int8";
+  EXPECT_NO_THROW(generate(g.graph(), o));
+}
+
 std::string graph_text(const std::string& sizes, const std::string& strides = "") {
   return R"({"format": "hipinductor-graph", "version": 1, "nodes": [
     {"name": "x", "op": "placeholder", "meta": {"dtype": "float32", "sizes": )" +
