@@ -1,7 +1,7 @@
 // The cpu device's scheduler. Why it looks like this:
-//  - A block runs on one worker OS thread from start to end, so the prelude's `static thread_local` __shared__
-//    arrays are exactly per block, and fibers never migrate between OS threads (thread_local addresses that the
-//    compiler caches across a barrier stay valid).
+//  - A block runs on one OS thread (a worker; the launching thread for a grid of one block) from start to end, so
+//    the prelude's `static thread_local` __shared__ arrays are exactly per block, and fibers never migrate between OS
+//    threads (thread_local addresses that the compiler caches across a barrier stay valid).
 //  - Fibers are ucontext contexts whose entry function loops forever ("run one HIP thread, report done, wait to be
 //    resumed"), so a fiber is created once per worker and reused for every block; only a fiber abandoned in the
 //    middle of a kernel (after a deadlock) has to be re-made.
@@ -318,9 +318,14 @@ class CpuWorkerPool {
 
   void run(const GridLaunch& launch) {
     std::lock_guard one_grid_at_a_time(launch_mutex_);
+    const uint64_t total_blocks = uint64_t(launch.grid.x) * launch.grid.y * launch.grid.z;
+    // A grid of one block has nothing to run in parallel: it runs on the launching thread, from start to end as on
+    // a worker, with that thread's own runner. Handing it to a worker and waiting for it cost two thread wake-ups
+    // per launch, far more than the kernels of small tensors take.
+    if (total_blocks == 1) return run_on_caller(launch);
     std::unique_lock lock(mutex_);
     launch_ = &launch;
-    total_blocks_ = uint64_t(launch.grid.x) * launch.grid.y * launch.grid.z;
+    total_blocks_ = total_blocks;
     next_block_ = 0;
     failed_ = false;
     first_error_ = nullptr;
@@ -333,6 +338,16 @@ class CpuWorkerPool {
   }
 
  private:
+  static void run_on_caller(const GridLaunch& launch) {
+    thread_local BlockRunner caller_runner;
+    struct Restore {
+      BlockRunner* previous;
+      ~Restore() { t_runner = previous; }
+    } restore{t_runner};
+    t_runner = &caller_runner;
+    caller_runner.run(launch, Dim3{0, 0, 0});
+  }
+
   void worker_main() {
     BlockRunner runner;
     t_runner = &runner;
