@@ -1,7 +1,7 @@
 // The cpu device's scheduler. Why it looks like this:
-//  - A block runs on one worker OS thread from start to end, so the prelude's `static thread_local` __shared__
-//    arrays are exactly per block, and fibers never migrate between OS threads (thread_local addresses that the
-//    compiler caches across a barrier stay valid).
+//  - A block runs on one OS thread (a worker, or the launching thread, which takes blocks too) from start to end, so
+//    the prelude's `static thread_local` __shared__ arrays are exactly per block, and fibers never migrate between OS
+//    threads (thread_local addresses that the compiler caches across a barrier stay valid).
 //  - Fibers are ucontext contexts whose entry function loops forever ("run one HIP thread, report done, wait to be
 //    resumed"), so a fiber is created once per worker and reused for every block; only a fiber abandoned in the
 //    middle of a kernel (after a deadlock) has to be re-made.
@@ -298,7 +298,7 @@ const hi_cpu_hooks kHooksWarp64 = {HI_CPU_HOOKS_VERSION, sizeof(hi_cpu_hooks), 6
 
 }  // namespace
 
-// Worker threads that take blocks of one grid at a time from a shared counter.
+// Worker threads that take blocks of one grid at a time from a shared counter, with the launching thread.
 class CpuWorkerPool {
  public:
   explicit CpuWorkerPool(unsigned threads) {
@@ -318,21 +318,55 @@ class CpuWorkerPool {
 
   void run(const GridLaunch& launch) {
     std::lock_guard one_grid_at_a_time(launch_mutex_);
+    const uint64_t total_blocks = uint64_t(launch.grid.x) * launch.grid.y * launch.grid.z;
+    // The launching thread takes blocks too, and waits only for the workers that joined while blocks were left:
+    // a small grid is then done on the launching thread before a worker is even scheduled (on a loaded machine a
+    // wake-up takes milliseconds), and a grid of one block wakes nobody.
+    {
+      std::lock_guard lock(mutex_);
+      launch_ = &launch;
+      total_blocks_ = total_blocks;
+      next_block_ = 0;
+      failed_ = false;
+      first_error_ = nullptr;
+      open_ = total_blocks > 1;
+      ++generation_;
+    }
+    if (total_blocks > 1) work_ready_.notify_all();
+    {
+      thread_local BlockRunner caller_runner;
+      struct Restore {
+        BlockRunner* previous;
+        ~Restore() { t_runner = previous; }
+      } restore{t_runner};
+      t_runner = &caller_runner;
+      run_blocks(caller_runner, launch);
+    }
     std::unique_lock lock(mutex_);
-    launch_ = &launch;
-    total_blocks_ = uint64_t(launch.grid.x) * launch.grid.y * launch.grid.z;
-    next_block_ = 0;
-    failed_ = false;
-    first_error_ = nullptr;
-    busy_workers_ = size();
-    ++generation_;
-    work_ready_.notify_all();
-    work_done_.wait(lock, [this] { return busy_workers_ == 0; });
+    open_ = false;  // every block is taken: workers that wake from now on leave this grid alone
+    work_done_.wait(lock, [this] { return active_workers_ == 0; });
     launch_ = nullptr;
     if (first_error_) std::rethrow_exception(first_error_);
   }
 
  private:
+  // Runs blocks of `launch` taken from the shared counter until none is left or one has failed.
+  void run_blocks(BlockRunner& runner, const GridLaunch& launch) {
+    while (!failed_) {
+      uint64_t block = next_block_++;
+      if (block >= total_blocks_) break;
+      Dim3 block_idx{unsigned(block % launch.grid.x), unsigned(block / launch.grid.x % launch.grid.y),
+                     unsigned(block / (uint64_t(launch.grid.x) * launch.grid.y))};
+      try {
+        runner.run(launch, block_idx);
+      } catch (...) {
+        std::lock_guard error_lock(mutex_);
+        if (!first_error_) first_error_ = std::current_exception();
+        failed_ = true;
+      }
+    }
+  }
+
   void worker_main() {
     BlockRunner runner;
     t_runner = &runner;
@@ -342,23 +376,13 @@ class CpuWorkerPool {
       work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen_generation; });
       if (stopping_) return;
       seen_generation = generation_;
+      if (!open_) continue;  // woke after the launching thread took the last block
+      ++active_workers_;
       const GridLaunch& launch = *launch_;
       lock.unlock();
-      while (!failed_) {
-        uint64_t block = next_block_++;
-        if (block >= total_blocks_) break;
-        Dim3 block_idx{unsigned(block % launch.grid.x), unsigned(block / launch.grid.x % launch.grid.y),
-                       unsigned(block / (uint64_t(launch.grid.x) * launch.grid.y))};
-        try {
-          runner.run(launch, block_idx);
-        } catch (...) {
-          std::lock_guard error_lock(mutex_);
-          if (!first_error_) first_error_ = std::current_exception();
-          failed_ = true;
-        }
-      }
+      run_blocks(runner, launch);
       lock.lock();
-      if (--busy_workers_ == 0) work_done_.notify_all();
+      if (--active_workers_ == 0) work_done_.notify_all();
     }
   }
 
@@ -370,7 +394,8 @@ class CpuWorkerPool {
   const GridLaunch* launch_ = nullptr;
   uint64_t generation_ = 0;
   bool stopping_ = false;
-  unsigned busy_workers_ = 0;
+  bool open_ = false;            // workers may join the current grid (blocks may be left)
+  unsigned active_workers_ = 0;  // workers inside the current grid
   uint64_t total_blocks_ = 0;
   std::atomic<uint64_t> next_block_{0};
   std::atomic<bool> failed_{false};

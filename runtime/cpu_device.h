@@ -2,8 +2,9 @@
 // codegen/preludes/cpu.h) on the host, with HIP semantics, so that the numerical tests run without a GPU.
 //
 // Execution model:
-//   - Blocks are spread over a pool of worker OS threads (std::thread; hardware_concurrency by default). A block runs
-//     entirely on one worker, so `__shared__` (static thread_local in the prelude) is per block.
+//   - Blocks are spread over a pool of worker OS threads (std::thread; hardware_concurrency by default) and the
+//     launching thread, which takes blocks too (a grid of one block wakes no worker). A block runs entirely on one
+//     thread, so `__shared__` (static thread_local in the prelude) is per block.
 //   - A kernel launched with needs_sync runs each HIP thread of a block as a fiber (ucontext, 64 KiB stacks reused
 //     across blocks): __syncthreads() and warp shuffles are real barriers that switch fibers. Warps are linear thread
 //     ids / warp size, warp size from the target (32 for `cpu`, 64 for `cpu-w64`).

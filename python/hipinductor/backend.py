@@ -141,14 +141,12 @@ def _rounded(v: float, dtype: torch.dtype) -> float:
 
 def _compiler(options: Options, kind: str):
     def compile_graph(gm: torch.fx.GraphModule, example_inputs):
-        from functorch.compile import make_boxed_func
-
         static_inputs = _static_input_indices()
         compiled = CompiledFxGraph(gm, options, kind, next(_graph_ids), static_inputs=static_inputs)
         register(compiled)
         if options.cuda_graphs:
             return cuda_graphs.wrap(compiled, gm, example_inputs, kind, static_inputs, compiled.report)
-        return make_boxed_func(compiled)
+        return compiled.call_boxed  # AOTAutograd's boxed convention, without a wrapper's frame per call
 
     return compile_graph
 

@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import torch.fx as fx
@@ -58,6 +58,33 @@ def args_key(args) -> tuple:
                  for t in args)
 
 
+def _not_an_int(value):
+    raise AttributeError(f"a size input is {type(value).__name__}, not int")
+
+
+def key_function(placeholders: list[fx.Node], key_inputs: list[int] | None) -> Callable[[Any], tuple]:
+    """args -> the fast paths' key of a call: what args_key gives for the inputs `key_inputs` (None: all), flattened
+    into one tuple, by straight-line code written for this graph's inputs (a key is built on every call: no
+    generator, no per-input tuple, no type test for inputs traced as tensors). Raises AttributeError, IndexError or
+    TypeError where args_key would not give a key (an input that is not a tensor, or not an int where the graph
+    takes one; fewer arguments)."""
+    parts = []
+    for i in range(len(placeholders)) if key_inputs is None else key_inputs:
+        val = placeholders[i].meta.get("val")
+        a = f"args[{i}]"
+        if isinstance(val, torch.Tensor):
+            parts.append(f"{a}.dtype, {a}.device, {a}.shape, {a}.stride(), {a}.storage_offset()")
+        elif isinstance(val, (int, torch.SymInt)):
+            parts.append(f"{a} if type({a}) is int else not_an_int({a})")
+        else:  # what the trace does not say: as args_key takes it (one element of the key)
+            parts.append(f"({a}.dtype, {a}.device, {a}.shape, {a}.stride(), {a}.storage_offset()) "
+                         f"if type({a}) is not int else {a}")
+    source = f"def key_of(args):\n    return ({''.join(p + ', ' for p in parts)})\n"
+    namespace = {"not_an_int": _not_an_int}
+    exec(compile(source, "<hipinductor fast path key>", "exec"), namespace)
+    return namespace["key_of"]
+
+
 class Executor:
     """How an ATen graph runs once partitioned. Whoever builds it (graph_module.CompiledFxGraph) runs the graph's
     passes first, sets `symbolic`, `fast_paths_apply` and `key_inputs`, and calls plan()."""
@@ -78,7 +105,8 @@ class Executor:
         self.symbolic = False   # graph inputs with symbolic sizes: symbols bound per call
         self.fast_paths_apply = False
         self.fast_paths: dict[tuple, Any] = {}  # graph inputs' layouts -> fast_path function, or False
-        self.key_inputs: list[int] | None = None  # the inputs args_key reads; None: all of them
+        self.key_inputs: list[int] | None = None  # the inputs the fast paths' key reads; None: all of them
+        self._key_of = None  # args -> the fast paths' key (key_function), made by plan(); None: no fast paths
         self._eager_calls: dict[fx.Node, EagerCall] = {}
         self._layouts = Layouts()  # symbolic tensors' layouts at a call's symbol values
 
@@ -87,6 +115,7 @@ class Executor:
         p = partition(self.gm, self.options, self.forced_eager)
         self.steps = p.steps
         self.fast_paths = {}
+        self._key_of = key_function(self.placeholders, self.key_inputs) if self.fast_paths_apply else None
         self.report["ops_lowered"] = p.ops_lowered
         self.report["fallback_ops"] = p.fallback_ops
         self.report["eager_views"] = p.eager_views
@@ -98,31 +127,51 @@ class Executor:
         return f"{self.name}_s{self.steps.index(seg)}"
 
     def __call__(self, *args):
+        return self.call_boxed(args)
+
+    def call_boxed(self, args):
+        """One call, in AOTAutograd's boxed convention (`args` the list of the graph's inputs, left as it is): the
+        fast path written for the inputs' layout where there is one, else the general path. This is the per-call
+        hot path: one key (built by code generated for this graph's inputs), one dict lookup, the fast path."""
+        key_of = self._key_of
+        if key_of is None:  # HIPINDUCTOR_CHECK: every call takes the general path
+            return self._call(args, None)
+        try:
+            key = key_of(args)
+        except (AttributeError, IndexError, TypeError):  # not all tensors, or fewer than the graph's inputs
+            return self._call(args, None)
+        fast = self.fast_paths.get(key)
+        if not fast:
+            return self._call(args, key)
+        try:
+            return fast(args)
+        except Exception as e:  # noqa: BLE001 - handled as a general-path failure is (see _call)
+            return self._call(args, key, e)
+
+    call_boxed._boxed_call = True  # AOTAutograd passes the argument list itself (as to make_boxed_func's)
+
+    def _call(self, args, key, fast_path_error: Exception | None = None):
+        """A call without a fast path for its layout `key` (None: no key), or whose fast path raised
+        `fast_path_error`: the general path, which compiles and writes the fast path where it can."""
         if self.graph_eager_reason is not None:
             return self.gm(*args)
-        key = None  # which fast path: computed once per call, where fast paths apply at all
-        if self.fast_paths_apply:
-            try:
-                key = args_key(args if self.key_inputs is None else [args[i] for i in self.key_inputs])
-            except (AttributeError, IndexError):  # not all tensors, or fewer than the graph's inputs
-                pass
-        fast = self.fast_paths.get(key) if key is not None else None
         # The values this call has computed so far. A retry after a rejection, and the eager run after a fault, take
         # them up where the failed attempt left off: an eager step that already ran (a collective, which every other
         # process issues once; a random op; an op mutating an input) must not run again.
         env: dict[fx.Node, Any] = {}
         while True:
             try:
-                if fast:
-                    return fast(args)
+                if fast_path_error is not None:
+                    e, fast_path_error = fast_path_error, None
+                    raise e
                 return self._run(args, key, env)
             except Reject as r:
-                fast = None
                 self._reject(r)
             except Exception as e:  # noqa: BLE001 - a compiler fault must never kill the user's program
                 if self.options.strict:
                     raise
                 self.graph_eager_reason = f"{type(e).__name__}: {e}"
+                self.fast_paths = {}
                 self.report["eager_reason"] = self.graph_eager_reason
                 log.warning("hipinductor: graph %s runs in eager PyTorch: %s", self.name, self.graph_eager_reason)
                 return self._finish_eagerly(args, env)

@@ -117,12 +117,14 @@ def build(graph, launches: dict, layouts: dict, symbols: dict | None = None) -> 
                 idx = launch.device.index or 0
                 devices[idx] = max(devices.get(idx, 0), launch.workspace_bytes)
     for idx, ws in devices.items():
-        w.globals["stream_of"] = current_stream
+        # PyTorch's current stream, asked per call (the caller may have switched streams), through the raw C
+        # accessor where PyTorch has one.
+        w.globals["stream_of"] = _RAW_STREAM or current_stream
         w.lines.append(f"s{idx} = stream_of({idx})")
         # Segment outputs allocated as Inductor's wrapper allocates its buffers: straight from the caching
         # allocator, without the dispatcher (the current device's), where the call runs on that device.
         if _ALLOC_CURRENT_GPU is not None:
-            w.globals.update(alloc_current_gpu=_ALLOC_CURRENT_GPU, current_gpu=torch.cuda.current_device)
+            w.globals.update(alloc_current_gpu=_ALLOC_CURRENT_GPU, current_gpu=_CURRENT_GPU)
             other = w.bind("alloc_on", _allocator_on(torch.device("cuda", idx)))
             w.lines.append(f"e{idx} = alloc_current_gpu if current_gpu() == {idx} else {other}")
         else:
@@ -220,6 +222,11 @@ def build(graph, launches: dict, layouts: dict, symbols: dict | None = None) -> 
 _GUARDS = getattr(getattr(torch._C, "_dynamo", None), "guards", None)
 _ALLOC_CPU = getattr(_GUARDS, "_empty_strided_cpu", None)
 _ALLOC_CURRENT_GPU = getattr(_GUARDS, "_empty_strided_cuda", None)
+# The current GPU and stream from PyTorch's C accessors, without torch.cuda's Python wrappers (current_device's
+# lazy-init check alone is three Python calls). A fast path exists only after a call ran kernels on a GPU, so CUDA
+# (or HIP) is initialised in this process by then.
+_CURRENT_GPU = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+_RAW_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
 def _allocator_on(device: torch.device) -> Callable:

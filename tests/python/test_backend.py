@@ -490,6 +490,61 @@ def test_fast_path_is_written_after_the_first_call_and_keyed_by_layout():
     assert len(graph.fast_paths) == 2
 
 
+def _own_work_of_one_call(step):
+    """What hipinductor's own code does in one call of `step`: its Python functions (the package's and the code it
+    generates, in call order), and the C functions they call."""
+    import sys
+
+    frames, c_calls = [], []
+
+    def ours(code):
+        return code.co_filename.startswith("<hipinductor") or "/hipinductor/" in code.co_filename
+
+    def profile(frame, event, arg):
+        if event == "call" and ours(frame.f_code):
+            frames.append(frame.f_code.co_name)
+        elif event == "c_call" and ours(frame.f_code):
+            c_calls.append(getattr(arg, "__name__", repr(arg)))
+
+    sys.setprofile(profile)
+    try:
+        step()
+    finally:
+        sys.setprofile(None)
+    return frames, c_calls
+
+
+def test_a_one_kernel_graph_calls_only_its_entry_key_and_fast_path():
+    """The per-call host cost of a compiled graph: past dynamo's guards and AOTAutograd's wrappers, one call runs
+    three Python functions of hipinductor's (the boxed entry, the layout key, the fast path) and allocates nothing but
+    its output; forward and backward of a training step each do the same."""
+    x = torch.randn(8, 16)
+    torch._dynamo.reset()
+    compiled = compile(lambda t: torch.relu(t) * 2)
+    with torch.no_grad():
+        for _ in range(2):  # the general path, which writes the fast path; then the fast path
+            compiled(x)
+        frames, c_calls = _own_work_of_one_call(lambda: compiled(x))
+    assert frames == ["call_boxed", "key_of", "fast_call"]
+    allocations = [c for c in c_calls if "empty" in c or c in ("zeros", "tensor", "contiguous", "clone")]
+    assert len(allocations) == 1, c_calls  # the output
+    assert c_calls.count("run") == 1, c_calls  # one launch of the compiled segment
+
+    xg, g = torch.randn(8, 16, requires_grad=True), torch.randn(8, 16)
+    torch._dynamo.reset()
+    gelu = compile(lambda t: torch.nn.functional.gelu(t, approximate="tanh"))
+
+    def train_step():
+        gelu(xg).backward(g)
+
+    for _ in range(2):
+        train_step()
+    frames, c_calls = _own_work_of_one_call(train_step)
+    assert frames == ["call_boxed", "key_of", "fast_call"] * 2
+    assert len([c for c in c_calls if "empty" in c or c in ("contiguous", "clone")]) == 2, c_calls
+    assert c_calls.count("run") == 2, c_calls
+
+
 def test_fast_path_key_leaves_out_the_modules_parameters_and_buffers():
     """Dynamo's guards check the layouts of a module's parameters and buffers (AOTAutograd's static inputs); the
     call's key checks the rest, so a user input of another layout still takes a path of its own."""
