@@ -77,6 +77,13 @@ def _maker(sz: Sizes, dtype: str, *specs):
     return make
 
 
+def _weight(shape, fan_in: int):
+    """A matrix weight as nn.Linear scales it (std 1/sqrt(fan_in)): standard-normal weights make activations grow by
+    sqrt(fan_in) per product, so a block's outputs and softmax scores reach values where float rounding, not the
+    compiler, decides how far two correct results differ."""
+    return lambda dev, dt: (torch.randn(shape, device=dev, dtype=torch.float32) / math.sqrt(fan_in)).to(dt)
+
+
 def _fmt(shape) -> str:
     return "x".join(str(s) for s in shape)
 
@@ -343,11 +350,13 @@ def pattern_cases(sz: Sizes) -> list[Case]:
         tm, dmm = sz.rows(1024) // 4 or 1, 1024
         add("mlp_train", d, f"{tm}x{dmm}",
             lambda x, g, b, w1, w2: F.linear(F.gelu(F.linear(F.layer_norm(x, g.shape, g, b), w1)), w2) + x,
-            (tm, dmm), (dmm,), (dmm,), (4 * dmm, dmm), (dmm, 4 * dmm), grad=True, memory_bound=False)
+            (tm, dmm), (dmm,), (dmm,), _weight((4 * dmm, dmm), dmm), _weight((dmm, 4 * dmm), 4 * dmm), grad=True,
+            memory_bound=False)
         # a T5-style encoder block (its matrix products run in cuBLAS under every compiler)
         bt, tt, dd, hh = sz.batch(8), sz.dim(512, 16), 512, 8
-        add("t5_block", d, f"{bt}x{tt}x{dd}", t5_block, (bt, tt, dd), (1, hh, tt, tt), (dd, dd), (dd, dd),
-            (dd, dd), (dd, dd), (dd, 4 * dd), (dd, 4 * dd), (4 * dd, dd), (dd,), (dd,), memory_bound=False)
+        add("t5_block", d, f"{bt}x{tt}x{dd}", t5_block, (bt, tt, dd), (1, hh, tt, tt),
+            *(_weight((dd, dd), dd) for _ in range(4)), _weight((dd, 4 * dd), dd), _weight((dd, 4 * dd), dd),
+            _weight((4 * dd, dd), 4 * dd), (dd,), (dd,), memory_bound=False)
     # integer ops where they are common: sums and scans of counts, masks
     r, w = sz.rows(4096), 4096
     for d in ("int32", "int64"):

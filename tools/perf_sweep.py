@@ -3,7 +3,9 @@
 that hipinductor lowers and the fused patterns users write (tools/perf_cases.py), at realistic sizes, on one GPU.
 
 Per case: ms of each variant (triton.testing.do_bench as bench/run_bench.py times, best of --rounds interleaved
-rounds), hipinductor's speed relative to Inductor's and to eager's, whether its result matches eager's, and for
+rounds), hipinductor's speed relative to Inductor's and to eager's, whether its result matches eager's (where the two
+differ beyond the tolerance, a float64 run of the same inputs decides: hipinductor's result is accepted when its
+error against that reference is at most 1.5 times eager's, and the row says `ok_by_float64_reference`), and for
 memory-bound cases a device copy of the same bytes timed the same way (the bandwidth fraction). The JSON goes to
 bench/results/perf-sweep-<gpu>.json (run_bench.write_results); a table of the worst ratios and the geometric means
 is printed.
@@ -105,17 +107,24 @@ def _step(fn, args, grad_outputs):
     return run
 
 
-def _compare(actual, expected) -> tuple[bool, float]:
+def _compare(actual, expected, reference=None) -> tuple[bool, float, bool]:
+    """Whether hipinductor's result matches eager's (allclose at 1e-3, 3e-2 for bf16/f16), the largest absolute
+    difference, and whether a float64 reference settled it: where the two differ beyond the tolerance, `reference()`
+    (the case run in eager on float64 copies of the same inputs) decides, and the result is accepted when its error
+    against the reference is at most 1.5 times eager's. Reductions and scans that keep a float accumulator for bf16
+    inputs are closer to the exact result than eager's, and ill-conditioned patterns differ in the last bits of both:
+    neither is a wrong result."""
     import perf_cases
     import torch
 
     a, e = perf_cases.tensors(actual), perf_cases.tensors(expected)
     if len(a) != len(e):
-        return False, float("inf")
-    worst, ok = 0.0, True
-    for x, y in zip(a, e):
+        return False, float("inf"), False
+    worst, ok, by_reference = 0.0, True, False
+    refs = None
+    for i, (x, y) in enumerate(zip(a, e)):
         if x.shape != y.shape:
-            return False, float("inf")
+            return False, float("inf"), False
         if not x.dtype.is_floating_point:
             same = torch.equal(x, y)
             ok &= same
@@ -125,8 +134,44 @@ def _compare(actual, expected) -> tuple[bool, float]:
         finite = torch.isfinite(y.float())
         worst = max(worst, diff[finite].max().item() if finite.any() else 0.0)
         tol = 3e-2 if y.dtype in (torch.bfloat16, torch.float16) else 1e-3
-        ok &= bool(torch.allclose(x.float(), y.float(), atol=tol, rtol=tol, equal_nan=True))
-    return ok, worst
+        if torch.allclose(x.float(), y.float(), atol=tol, rtol=tol, equal_nan=True):
+            continue
+        if refs is None and reference is not None:
+            try:
+                refs = perf_cases.tensors(reference())
+            except Exception:  # noqa: BLE001 - an op without float64 support leaves eager's verdict
+                refs = []
+        if refs and len(refs) == len(a) and refs[i].shape == x.shape and \
+                _error_vs(x, refs[i]) <= 1.5 * _error_vs(y, refs[i]):
+            by_reference = True
+            continue
+        ok = False
+    return ok, worst, by_reference
+
+
+def _error_vs(x, ref) -> float:
+    """The largest absolute error of `x` against a float64 reference; a non-finite value where the reference has
+    another counts as infinite."""
+    import torch
+
+    x, ref = x.double(), ref.double()
+    finite = torch.isfinite(ref)
+    same_special = (x == ref) | (torch.isnan(x) & torch.isnan(ref))
+    if not bool((same_special | finite).all()) or not bool(torch.isfinite(x[finite]).all()):
+        return float("inf")
+    return (x[finite] - ref[finite]).abs().max().item() if finite.any() else 0.0
+
+
+def _float64_reference(fn, args):
+    """`fn` run in eager on float64 copies of `args` (other dtypes unchanged), without autograd."""
+    import torch
+
+    def run():
+        with torch.no_grad():
+            return fn(*[a.detach().double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+                        for a in args])
+
+    return run
 
 
 def run_case(case, opts, lock, done=None) -> dict:
@@ -161,7 +206,10 @@ def run_case(case, opts, lock, done=None) -> dict:
             _sync(opts.device)
             row[f"{v}_first_call_s"] = time.perf_counter() - t0
             if v == "hipinductor":
-                row["ok"], row["max_abs_err_vs_eager"] = _compare(result, out)
+                row["ok"], row["max_abs_err_vs_eager"], by_reference = _compare(
+                    result, out, _float64_reference(case.fn, args))
+                if by_reference:
+                    row["ok_by_float64_reference"] = True
                 reports = hipinductor.reports()
                 row["hipinductor_kernels"] = sum(r["kernels"] for r in reports)
                 row["hipinductor_fallback_ops"] = sorted({f for r in reports for f in r["fallback_ops"]})

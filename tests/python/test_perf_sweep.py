@@ -74,3 +74,26 @@ def test_sweep_names_bad_input():
                           (["--device", "cpu", "--quick", "--filter", "no_such_case"], "no case matches")):
         p = subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True, timeout=300)
         assert p.returncode == 2 and message in p.stderr, (args, p.stderr[-1000:])
+
+
+def test_compare_settles_a_disagreement_with_a_float64_reference():
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    try:
+        import perf_sweep
+    finally:
+        sys.path.pop(0)
+    perf_sweep._setup_paths()
+    import torch
+
+    # A bf16 running sum of 4096 elements: eager's bf16 accumulator drifts, a float accumulator rounded once does not.
+    x = torch.rand(4096, dtype=torch.bfloat16)
+    exact = torch.cumsum(x.double(), 0)
+    eager = torch.cumsum(x, 0)
+    ours = exact.to(torch.bfloat16)
+    worse = (exact * 1.1).to(torch.bfloat16)
+    assert not torch.allclose(ours.float(), eager.float(), atol=3e-2, rtol=3e-2)
+    reference = perf_sweep._float64_reference(lambda t: torch.cumsum(t, 0), [x])
+    assert perf_sweep._compare(ours, eager, reference)[::2] == (True, True)
+    assert perf_sweep._compare(worse, eager, reference)[::2] == (False, False)
+    assert perf_sweep._compare(ours, eager)[::2] == (False, False)  # no reference: eager's verdict
+    assert perf_sweep._compare(eager, eager, reference) == (True, 0.0, False)
