@@ -19,16 +19,21 @@ void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
   if (v == 1) {
     open("for (" + I + " i = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; i < " + numel + "; i += (" + I +
          ")gridDim.x * " + blk + ")");
-    for (int ci : k_.computations) {
-      const Computation& c = p_.computations[ci];
-      Expr body = kernel_body(c);
-      const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + p_.buffers[c.buffer].name;
+    for (size_t n = 0; n < k_.computations.size(); ++n) {
+      if (computed_with_extreme(n)) continue;
+      const Computation& c = p_.computations[k_.computations[n]];
+      // A max with its argmax accumulates the argmax's {value, position} pairs (KernelPlan::extreme_pairs).
+      const std::optional<size_t> arg = paired_arg(n);
+      const Computation& rc = arg ? p_.computations[k_.computations[*arg]] : c;
+      Expr body = kernel_body(rc);
+      const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + p_.buffers[rc.buffer].name;
       Accumulation a = accumulation(body);
       line(a.type + " " + acc + " = " + functor + "::identity<" + a.type + ">();");
       open("for (" + I + " r = 0; r < " + len + "; ++r)");
       line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
       close();
-      store(c, acc + a.result_suffix, a.result_dtype, kernel_store_index(c));
+      if (arg) store(c, acc + ".v", accumulation(kernel_body(c)).result_dtype, kernel_store_index(c));
+      store(rc, acc + a.result_suffix, a.result_dtype, kernel_store_index(rc));
     }
     close();
     return;
@@ -43,9 +48,18 @@ void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
   open("for (" + I + " g = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; g < " + std::to_string(groups) +
        "; g += (" + I + ")gridDim.x * " + blk + ")");
   for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
-    const std::string acc = "acc_" + p_.buffers[p_.computations[k_.computations[n_c]].buffer].name;
-    accumulate_group(bodies[n_c], acc, v, "for (" + I + " r = 0; r < " + len + "; ++r)");
-    store_group(n_c, acc, accumulation(bodies[n_c]), stores[n_c], v);
+    if (computed_with_extreme(n_c)) continue;
+    // A max with its argmax accumulates the argmax's {value, position} pairs (KernelPlan::extreme_pairs).
+    const std::optional<size_t> arg = paired_arg(n_c);
+    const size_t r = arg ? *arg : n_c;
+    const std::string acc = "acc_" + p_.buffers[p_.computations[k_.computations[r]].buffer].name;
+    accumulate_group(bodies[r], acc, v, "for (" + I + " r = 0; r < " + len + "; ++r)");
+    if (arg) {
+      Accumulation value = accumulation(bodies[n_c]);
+      value.result_suffix = ".v";
+      store_group(n_c, acc, value, stores[n_c], v);
+    }
+    store_group(r, acc, accumulation(bodies[r]), stores[r], v);
   }
   close();
   local_value_.clear();
@@ -84,14 +98,17 @@ void KernelPrinter::store_group(size_t n, const std::string& acc, const Accumula
 
 void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_count, int ty_count) {
   // Thread (tx, ty) accumulates V neighbouring outputs over rows ty, ty + TY, ... with one vector load per row; the
-  // slices meet in shared memory, where slice 0 combines them in slice order and stores.
-  const Buffer& b = p_.buffers[p_.computations[k_.computations[0]].buffer];
+  // slices meet in shared memory, where slice 0 combines them in slice order and stores. The kernel's one reduction
+  // is its first computation, or the argmax a max computes with (KernelPlan::extreme_pairs).
+  const std::optional<size_t> arg = paired_arg(0);
+  const size_t r = arg ? *arg : 0;
+  const Buffer& b = p_.buffers[p_.computations[k_.computations[r]].buffer];
   const std::string I = index_type_, tx = std::to_string(tx_count), ty = std::to_string(ty_count),
                     vs = std::to_string(v), gs = std::to_string(groups), len = index(k_.row_length);
   std::vector<Expr> bodies;
   std::vector<Index> stores;
   column_lane_views(groups, v, bodies, stores);
-  const Expr& body = bodies[0];
+  const Expr& body = bodies[r];
   const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + b.name, smem = "smem_" + b.name;
   Accumulation a = accumulation(body);
   const bool ragged = groups % tx_count != 0;
@@ -114,7 +131,12 @@ void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_coun
   line("for (int y = 1; y < " + ty + "; ++y) " + acc + "[j] = " + functor + "::combine(" + acc + "[j], " + smem +
        "[y][j][tx]);");
   close();
-  store_group(0, acc, a, stores[0], v);
+  if (arg) {
+    Accumulation value = accumulation(bodies[0]);
+    value.result_suffix = ".v";
+    store_group(0, acc, value, stores[0], v);
+  }
+  store_group(r, acc, a, stores[r], v);
   close();
   // The next groups' slices reuse shared memory only after slice 0 has read these.
   line("__syncthreads();");
@@ -136,8 +158,22 @@ void KernelPrinter::emit_column_slices(int64_t outputs, int tx_count, int ty_cou
   // Spare lanes of a ragged last block recompute the last output (their loads stay in bounds) and store nothing.
   line("const " + I + " i = " +
        (ragged ? "(" + I + ")hi_imin(i0 + tx, " + std::to_string(outputs - 1) + ")" : std::string("i0 + tx")) + ";");
-  for (int ci : k_.computations) {
-    const Computation& c = p_.computations[ci];
+  // Every thread holds the result: later computations of the kernel read it from here, never from memory (slice
+  // 0's store is not ordered with their reads).
+  auto keep = [&](const Computation& c, const std::string& value, DType value_dtype) {
+    const Buffer& b = p_.buffers[c.buffer];
+    const std::string name = "v_" + b.name;
+    line("const " + value_type(b.dtype) + " " + name + " = " + convert(value, value_dtype, b.dtype) + ";");
+    local_value_[c.buffer] = name;
+    if (!is_local(c.buffer))
+      line("if (" + std::string(ragged ? "ty == 0 && i0 + tx < " + ns : "ty == 0") + ") " + param_name(c.buffer) + "[" +
+           index(kernel_store_index(c)) + "] = " + stored(value, value_dtype, b.dtype) + ";");
+  };
+  for (size_t n = 0; n < k_.computations.size(); ++n) {
+    if (computed_with_extreme(n)) continue;
+    // A max with its argmax accumulates the argmax's {value, position} pairs (KernelPlan::extreme_pairs).
+    const std::optional<size_t> arg = paired_arg(n);
+    const Computation& c = p_.computations[k_.computations[arg ? *arg : n]];
     const Buffer& b = p_.buffers[c.buffer];
     Expr body = kernel_body(c);
     const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + b.name, smem = "smem_" + b.name;
@@ -153,15 +189,11 @@ void KernelPrinter::emit_column_slices(int64_t outputs, int tx_count, int ty_cou
     line(acc + " = " + smem + "[0][tx];");
     line("for (int y = 1; y < " + ty + "; ++y) " + acc + " = " + functor + "::combine(" + acc + ", " + smem +
          "[y][tx]);");
-    // Every thread holds the result: later computations of the kernel read it from here, never from memory
-    // (slice 0's store is not ordered with their reads).
-    const std::string name = "v_" + b.name;
-    line("const " + value_type(b.dtype) + " " + name + " = " +
-         convert(acc + a.result_suffix, a.result_dtype, b.dtype) + ";");
-    local_value_[c.buffer] = name;
-    if (!is_local(c.buffer))
-      line("if (" + std::string(ragged ? "ty == 0 && i0 + tx < " + ns : "ty == 0") + ") " + param_name(c.buffer) + "[" +
-           index(kernel_store_index(c)) + "] = " + stored(acc + a.result_suffix, a.result_dtype, b.dtype) + ";");
+    if (arg) {
+      const Computation& extreme = p_.computations[k_.computations[n]];
+      keep(extreme, acc + ".v", accumulation(kernel_body(extreme)).result_dtype);
+    }
+    keep(c, acc + a.result_suffix, a.result_dtype);
   }
   // The next outputs' slices reuse shared memory only after every thread has read these.
   line("__syncthreads();");

@@ -23,8 +23,11 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
   // row alternates two arrays, the halves of one, instead (smem_half). On the H200, LayerNorm over 16k x 4k bf16
   // spanned 69.2 us against 71.5 with the barrier, RMSNorm 66.3 against 68.2.
   auto reduction = [&](int ci) { return p_.computations[ci].is_reduction(); };
+  // A max and its argmax (KernelPlan::extreme_pairs) are one reduction.
   const auto block_reductions =
-      t > target_.warp_size ? std::count_if(k_.computations.begin(), k_.computations.end(), reduction) : 0;
+      t > target_.warp_size ? std::count_if(k_.computations.begin(), k_.computations.end(), reduction) -
+                                  static_cast<std::ptrdiff_t>(plan_.extreme_pairs.size())
+                            : 0;
   if (block_reductions == 1) line("int smem_half = 0;");
   if (rpb == 1) {
     open("for (" + I + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
@@ -155,11 +158,16 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
       if (!kept.empty()) local_value_[c.buffer] = kept + "[q]";
       continue;
     }
-    const auto [functor, acc, a] = begin_row_reduction(c, body);
+    if (computed_with_extreme(n_c)) continue;
+    // A max with its argmax accumulates the argmax's {value, position} pairs (KernelPlan::extreme_pairs).
+    const std::optional<size_t> arg = paired_arg(n_c);
+    const Computation& rc = arg ? p_.computations[k_.computations[*arg]] : c;
+    const Expr& rbody = arg ? bodies[*arg] : body;
+    const auto [functor, acc, a] = begin_row_reduction(rc, rbody);
     open("");
     load_rows(false, n_c);
     open_values();
-    line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
+    line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(rbody) + ");");
     save_cached(n_c);
     close_values();
     close();
@@ -167,7 +175,7 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
     if (t <= target_.warp_size) {
       line(acc + " = hi_group_reduce<" + functor + ">(" + acc + ", " + ts + ");");
     } else {  // no barrier first: see block_reductions
-      const std::string warps = std::to_string(t / target_.warp_size), smem = "smem_" + b.name;
+      const std::string warps = std::to_string(t / target_.warp_size), smem = "smem_" + p_.buffers[rc.buffer].name;
       if (block_reductions >= 2) {
         line("__shared__ " + a.type + " " + smem + "[" + warps + "];");
         line(acc + " = hi_block_reduce_free<" + functor + ">(" + acc + ", " + smem + ");");
@@ -176,7 +184,7 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
         line(acc + " = hi_block_reduce_free<" + functor + ">(" + acc + ", " + smem + " + smem_half * " + warps + ");");
       }
     }
-    keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));
+    keep_reduced(c, body, arg ? &rc : nullptr, acc, a);
   }
   if (block_reductions == 1) line("smem_half ^= 1;");
   close();
@@ -300,13 +308,19 @@ void KernelPrinter::emit_row_loop(const RowPlan& plan) {
       });
       continue;
     }
-    const auto [functor, acc, a] = begin_row_reduction(c, body);
-    columns(n, nullptr, [&](bool scalar, const std::string&) {
-      line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(view(scalar, n)) + ");");
+    if (computed_with_extreme(n)) continue;
+    // A max with its argmax accumulates the argmax's {value, position} pairs (KernelPlan::extreme_pairs).
+    const std::optional<size_t> arg = paired_arg(n);
+    const size_t r = arg ? *arg : n;
+    const Computation& rc = p_.computations[k_.computations[r]];
+    const std::string smem = "smem_" + p_.buffers[rc.buffer].name;
+    const auto [functor, acc, a] = begin_row_reduction(rc, bodies[r]);
+    columns(r, nullptr, [&](bool scalar, const std::string&) {
+      line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(view(scalar, r)) + ");");
     });
-    line("__shared__ " + a.type + " smem_" + b.name + "[" + std::to_string(std::max(1, plan_.block / target_.warp_size)) + "];");
-    line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", smem_" + b.name + ");");
-    keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, b.dtype));
+    line("__shared__ " + a.type + " " + smem + "[" + std::to_string(std::max(1, plan_.block / target_.warp_size)) + "];");
+    line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", " + smem + ");");
+    keep_reduced(c, body, arg ? &rc : nullptr, acc, a);
   }
   close();
 }
@@ -325,6 +339,17 @@ KernelPrinter::RowReduction KernelPrinter::begin_row_reduction(const Computation
   line("// " + c.name + ": " + std::string(reduce_op_name(op)) + " over the row");
   line(r.accumulation.type + " " + r.acc + " = " + r.functor + "::identity<" + r.accumulation.type + ">();");
   return r;
+}
+
+void KernelPrinter::keep_reduced(const Computation& c, const Expr& body, const Computation* arg,
+                                 const std::string& acc, const Accumulation& a) {
+  if (!arg) {
+    keep_row_value(c, convert(acc + a.result_suffix, a.result_dtype, p_.buffers[c.buffer].dtype));
+    return;
+  }
+  // The pair's value is the max itself, in the max's accumulator type.
+  keep_row_value(c, convert(acc + ".v", accumulation(body).result_dtype, p_.buffers[c.buffer].dtype));
+  keep_row_value(*arg, convert(acc + a.result_suffix, a.result_dtype, p_.buffers[arg->buffer].dtype));
 }
 
 void KernelPrinter::keep_row_value(const Computation& c, const std::string& value) {

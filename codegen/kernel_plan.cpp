@@ -2,6 +2,8 @@
 // and the plan's text.
 #include "codegen/kernel_plan.h"
 
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include "codegen/kernel_lanes.h"
@@ -35,6 +37,66 @@ void plan_index(const LoopProgram& p, const Kernel& k, const KernelOperands& ope
   plan.index_reason = !known         ? "an extent unknown at compile time: 64-bit"
                       : plan.index32 ? "every extent (largest " + std::to_string(largest) + ") fits in 32 bits"
                                      : "an extent of " + std::to_string(largest) + " needs 64 bits";
+}
+
+/// KernelPlan::positions32 of the kernel's arg reductions: positions are index values whose bounds over the
+/// computation's own domain stay below 2^31.
+void plan_positions(const LoopProgram& p, const Kernel& k, KernelPlan& plan) {
+  bool any = false, fits = true;
+  for (int ci : k.computations) {
+    const Computation& c = p.computations[ci];
+    if (!c.body.defined() || c.body->op != ExprOp::Reduce || !is_arg_reduction(c.body->reduce_op())) continue;
+    any = true;
+    const Expr& position = c.body->args[1];
+    if (position->op != ExprOp::IndexValue) {
+      fits = false;
+      continue;
+    }
+    VarRanges ranges = p.size_ranges;
+    auto domain = [&](const std::vector<Index>& sizes, std::string (*var)(size_t)) {
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        const Range r = bounds(sizes[i], p.size_ranges);
+        ranges[var(i)] = r.hi ? Range::loop(*r.hi) : Range{0, std::nullopt};
+      }
+    };
+    domain(c.sizes, out_var);
+    domain(c.reduce_sizes, reduce_var);
+    const Range r = bounds(position->index, ranges);
+    fits = fits && r.lo && *r.lo >= 0 && r.hi && *r.hi <= std::numeric_limits<int32_t>::max() - 1;
+  }
+  if (!any) return;
+  plan.positions32 = fits;
+  plan.positions_reason = fits ? "every arg-reduction position is an index below 2^31"
+                               : "a position may reach 2^31 or is read from memory: 64-bit";
+}
+
+/// KernelPlan::extreme_pairs: each max (min) and the first later argmax (argmin) of the same values over the
+/// kernel's variables. Not where a row loop takes the max in one pass with another statistic (online softmax), nor
+/// for a phase that persistent rows cache a value in (kept simple: such kernels compute their own values).
+void plan_extreme_pairs(const LoopProgram& p, const Kernel& k, KernelPlan& plan) {
+  std::set<size_t> taken;
+  if (const auto* rows = std::get_if<RowPlan>(&plan.shape)) {
+    for (const RowPlan::OnePass& o : rows->one_pass) taken.insert({o.first, o.first + 1});
+    for (const RowPlan::CachedValue& c : rows->cached_values) taken.insert(c.first);
+  }
+  const VarRanges ranges = kernel_var_ranges(p, k);
+  std::vector<Expr> bodies;
+  for (int ci : k.computations) bodies.push_back(kernel_body(p, k, p.computations[ci], ranges));
+  auto reduce_op = [&](size_t n) -> std::optional<ReduceOp> {
+    if (!bodies[n].defined() || bodies[n]->op != ExprOp::Reduce) return std::nullopt;
+    return bodies[n]->reduce_op();
+  };
+  for (size_t n = 0; n < bodies.size(); ++n) {
+    const std::optional<ReduceOp> op = reduce_op(n);
+    if (!op || (*op != ReduceOp::Max && *op != ReduceOp::Min) || taken.count(n)) continue;
+    const ReduceOp arg = *op == ReduceOp::Max ? ReduceOp::ArgMax : ReduceOp::ArgMin;
+    for (size_t m = n + 1; m < bodies.size(); ++m) {
+      if (reduce_op(m) != arg || taken.count(m) || bodies[m]->args[0] != bodies[n]->args[0]) continue;
+      plan.extreme_pairs[n] = m;
+      taken.insert({n, m});
+      break;
+    }
+  }
 }
 
 /// Inductor's eviction policies for the buffers the kernel only reads: evict-last for weights that every row reads
@@ -102,11 +164,18 @@ KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& targ
   plan.kind = k.kind;
   const KernelOperands operands = kernel_operands(p, k);
   plan_index(p, k, operands, plan);
+  plan_positions(p, k, plan);
   bool persistent = false;
   switch (k.kind) {
     case KernelKind::Pointwise: plan_pointwise(p, k, target, plan); break;
-    case KernelKind::RowReduction: persistent = plan_rows(p, k, target, plan); break;
-    case KernelKind::ColumnReduction: plan_columns(p, k, target, plan); break;
+    case KernelKind::RowReduction:
+      persistent = plan_rows(p, k, target, plan);
+      plan_extreme_pairs(p, k, plan);  // after the row plan: which phases it merges or caches
+      break;
+    case KernelKind::ColumnReduction:
+      plan_extreme_pairs(p, k, plan);  // before the column plan: a pair is one reduction to slice
+      plan_columns(p, k, target, plan);
+      break;
     case KernelKind::Scan: plan_scan(p, k, target, plan); break;
   }
   plan.grid = simplify(plan.grid, p.size_ranges);
@@ -121,6 +190,8 @@ std::string to_string(const KernelPlan& plan) {
   os << "  grid " << plan.grid.str() << (plan.whole_grid ? ", whole grid" : ", capped at resident waves") << ": " << plan.grid_reason
      << "\n";
   os << "  index " << (plan.index32 ? "int" : "hi_i64") << ": " << plan.index_reason << "\n";
+  if (!plan.positions_reason.empty())
+    os << "  positions " << (plan.positions32 ? "int" : "hi_i64") << ": " << plan.positions_reason << "\n";
   if (plan.needs_sync) os << "  synchronises (barriers or shuffles)\n";
   if (const auto* pw = std::get_if<PointwisePlan>(&plan.shape)) {
     os << "  form: " << pw->form_reason << "\n";
@@ -167,6 +238,8 @@ std::string to_string(const KernelPlan& plan) {
     if (scan->form == ScanPlan::Form::LineChunks)
       os << "  " << scan->lines_per_block << " lines x " << scan->chunks << " chunks per block\n";
   }
+  for (const auto& [extreme, arg] : plan.extreme_pairs)
+    os << "  computations " << extreme << " and " << arg << " in one {value, position} accumulator\n";
   for (int buffer : plan.reciprocal_divisors)
     os << "  divisions by buffer " << buffer << " (a softmax denominator) multiply by its reciprocal\n";
   for (const auto& [buffer, h] : plan.hints)

@@ -168,6 +168,14 @@ struct KernelPlan {
   bool needs_sync = false;  ///< uses __syncthreads or warp shuffles
   bool index32 = false;     ///< 32-bit index arithmetic
   std::string index_reason;
+  /// Arg reductions (argmax/argmin) hold their positions in int rather than int64: each position is an index the
+  /// reduction domain bounds below 2^31 (not a value loaded from memory, as split stages' are).
+  bool positions32 = false;
+  std::string positions_reason;
+  /// Row and column kernels: a max (min) computed with a later argmax (argmin) of the same values, as torch.max(x,
+  /// dim) lowers: one {value, position} accumulator serves both, its value the max (the value at the position, as
+  /// eager's), and the pair is reduced once. Positions in the kernel's computations: the max's -> the argmax's.
+  std::map<size_t, size_t> extreme_pairs;
   std::map<int, EvictionHint> hints;  ///< by buffer, for the read-only buffers that get hints
   /// Row kernels: softmax denominators computed here (sum(exp(x - max(x))), at least 1). A division by one, held in
   /// a register, is printed as a multiply by its IEEE reciprocal (one per row, hoisted by the compiler), within 1 ulp

@@ -175,21 +175,36 @@ class KernelPrinter {
     Accumulation a;
     std::string vt = accumulator_type(value->dtype);
     if (is_arg_reduction(body->reduce_op())) {
-      a.type = "hi_arg_acc<" + vt + ">";
+      a.type = "hi_arg_acc<" + vt + ", " + position_type() + ">";
       a.result_suffix = ".i";
-      a.result_dtype = DType::Int64;
+      a.result_dtype = plan_.positions32 ? DType::Int32 : DType::Int64;
       return a;
     }
     a.type = vt;
     a.result_dtype = accumulates_in_int(value->dtype) ? DType::Int32 : value->dtype;
     return a;
   }
+  /// KernelPlan::extreme_pairs seen from the max (min) computation `n`: the arg reduction whose accumulator it
+  /// prints, if any.
+  std::optional<size_t> paired_arg(size_t n) const {
+    auto it = plan_.extreme_pairs.find(n);
+    if (it == plan_.extreme_pairs.end()) return std::nullopt;
+    return it->second;
+  }
+  /// Whether computation `n` is an arg reduction its max (min) computes (and prints nothing of its own).
+  bool computed_with_extreme(size_t n) const {
+    for (const auto& [extreme, arg] : plan_.extreme_pairs)
+      if (arg == n) return true;
+    return false;
+  }
+  /// C type of arg reductions' positions (KernelPlan::positions32).
+  std::string position_type() const { return plan_.positions32 ? "int" : "hi_i64"; }
   /// What one element contributes; prints its computation, so call it inside the reduction loop.
   std::string accumulated_element(const Expr& body) {
     const Expr& value = body->args[0];
     std::string vt = accumulator_type(value->dtype);
     if (is_arg_reduction(body->reduce_op()))
-      return "hi_make_arg((" + vt + ")(" + expr(value) + "), (hi_i64)(" + expr(body->args[1]) + "))";
+      return "hi_make_arg((" + vt + ")(" + expr(value) + "), (" + position_type() + ")(" + expr(body->args[1]) + "))";
     return "(" + vt + ")(" + expr(value) + ")";
   }
 
@@ -274,6 +289,10 @@ class KernelPrinter {
   /// Row kernels: a per-row value (reduction result, row epilogue) in a register for later phases, and stored by
   /// thread 0 when other kernels read it.
   void keep_row_value(const Computation& c, const std::string& value);
+  /// Row kernels: keep_row_value of reduction `c` (body `body`) from its reduced accumulator `acc`, or, where `arg`
+  /// is the argmax whose pairs `acc` holds (KernelPlan::extreme_pairs), of both: c from the pair's value.
+  void keep_reduced(const Computation& c, const Expr& body, const Computation* arg, const std::string& acc,
+                    const Accumulation& a);
   /// A row epilogue (one value per row) of `c`, printed and kept; false when `c` is not one.
   bool emit_row_epilogue(const Computation& c, const Expr& body);
   /// Opens a row reduction phase: its comment and accumulator, initialised to the reduction's identity.

@@ -214,23 +214,30 @@ int column_slices(const LoopProgram& p, const Kernel& k, int64_t outputs, int bl
   int ty = static_cast<int>(std::min<int64_t>(wanted, block / min_tx));
   if (auto len = simplify(k.row_length, p.size_ranges).as_const())
     while (ty > 1 && *len < 4 * ty) ty /= 2;
-  // Argmax/argmin accumulators ({value, position} pairs) keep the one-thread-per-output loop.
-  for (int ci : k.computations)
-    if (is_arg_reduction(p.computations[ci].body->reduce_op())) return 1;
   return std::max(1, ty);
 }
 
+/// Bytes of one accumulator of the reduction `body` in shared memory: floats for 16-bit values, and for argmax /
+/// argmin a {value, position} pair padded to twice its wider member.
+int64_t accumulator_bytes(const Expr& body, bool positions32) {
+  const int64_t value = std::max<int64_t>(4, dtype_bytes(body->args[0]->dtype));
+  if (!is_arg_reduction(body->reduce_op())) return value;
+  return 2 * std::max<int64_t>(value, positions32 ? 4 : 8);
+}
+
 /// TX x TY for vector row slices over `groups` groups of V outputs; TY = 1 where they do not apply (more than one
-/// computation, arg reductions, groups enough to fill the GPU, rows too short to slice).
-std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, const Target& target, int64_t groups,
-                                         int v) {
-  if (k.computations.size() != 1 || groups >= kVectorSliceGroups) return {1, 1};
-  const Computation& c = p.computations[k.computations[0]];
-  if (is_arg_reduction(c.body->reduce_op())) return {1, 1};
+/// reduction, groups enough to fill the GPU, rows too short to slice). Arg reductions slice as any other: their
+/// combine selects by a total order, so the slices may meet in any grouping; a max with its argmax
+/// (KernelPlan::extreme_pairs) is one reduction of pairs.
+std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, const Target& target,
+                                         const KernelPlan& plan, int64_t groups, int v) {
+  if (k.computations.size() != 1 + plan.extreme_pairs.size() || groups >= kVectorSliceGroups) return {1, 1};
+  const Computation& c =
+      p.computations[k.computations[plan.extreme_pairs.empty() ? 0 : plan.extreme_pairs.begin()->second]];
   auto len = simplify(k.row_length, p.size_ranges).as_const();
   if (!len) return {1, 1};
   // TY for TX groups side by side: slices up to a 1024-thread block, each keeping at least 4 rows.
-  const int64_t acc_bytes = std::max<int64_t>(4, dtype_bytes(c.body->args[0]->dtype));  // floats for 16-bit values
+  const int64_t acc_bytes = accumulator_bytes(c.body, plan.positions32);
   auto slices = [&](int tx) {
     int ty = static_cast<int>(std::min<int64_t>(1024 / tx, pow2_at_least(ceil_div(kVectorSliceThreads, groups))));
     while (ty > 1 && (*len < 4 * ty || ty * tx * v * acc_bytes > kVectorSliceSharedBytes)) ty /= 2;
@@ -290,7 +297,7 @@ void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, K
   int v = n ? vector_width(p, k, kernel_var_ranges(p, k), "i", *n, true) : 1;
   cols.width_reason = n ? vector_width_reason(v, "i") : "output count unknown at compile time";
   if (v > 1) {
-    if (auto [tx, ty] = column_vector_slices(p, k, target, *n / v, v); ty > 1) {
+    if (auto [tx, ty] = column_vector_slices(p, k, target, plan, *n / v, v); ty > 1) {
       cols.form = ColumnPlan::Form::VectorRowSlices;
       cols.form_reason = "a single reduction over " + std::to_string(*n / v) +
                          " output groups, too few to fill the GPU: rows sliced across the block";

@@ -99,9 +99,24 @@ class KernelFusion {
           return false;
         }
         break;
-      case KernelKind::ColumnReduction: return false;
+      case KernelKind::ColumnReduction:
+        if (!extreme_pair(k, comp)) return false;
+        break;
     }
     return reads_are_thread_local(k_index, comp);
+  }
+
+  /// Whether column kernel `k` is a lone max (min) of the very values argmax (argmin) `comp` reduces, over the same
+  /// domain (torch.max(x, 0), split arg reductions' first stage): the two then share one {value, position}
+  /// accumulator (codegen's KernelPlan::extreme_pairs). Other column reductions keep kernels of their own.
+  bool extreme_pair(const Kernel& k, const Computation& comp) const {
+    if (k.computations.size() != 1 || !comp.is_reduction() || comp.body->op != ExprOp::Reduce) return false;
+    const Computation& first = p_.computations[k.computations[0]];
+    if (first.body->op != ExprOp::Reduce || first.sizes != comp.sizes || first.reduce_sizes != comp.reduce_sizes)
+      return false;
+    const ReduceOp a = first.body->reduce_op(), b = comp.body->reduce_op();
+    const bool pair = (a == ReduceOp::Max && b == ReduceOp::ArgMax) || (a == ReduceOp::Min && b == ReduceOp::ArgMin);
+    return pair && first.body->args[0] == comp.body->args[0];
   }
 
   /// Every load of a buffer produced inside kernel `k_index` must address what the reading thread itself produced.

@@ -10,7 +10,8 @@
 // Reads of a buffer written earlier in the same kernel must address the very element the reader's thread computes
 // (same row for reduction results; same element otherwise), checked on the simplified index expressions. Buffers
 // whose readers all sit in the writing kernel and that are not graph outputs stay in registers (Kernel::local_buffers).
-// Reductions whose reduced dimensions are not the innermost in memory become ColumnReduction kernels of their own.
+// Reductions whose reduced dimensions are not the innermost in memory become ColumnReduction kernels of their own,
+// except that an argmax (argmin) joins the max (min) of the same values before it: one {value, position} pair.
 #pragma once
 
 #include "ir/loop.h"

@@ -55,12 +55,8 @@ class ReductionSplitter {
 
   std::optional<SplitPlan> plan_for(const Computation& c) const {
     if (!c.is_reduction() || c.is_scan() || !c.body.defined() || c.body->op != ExprOp::Reduce) return std::nullopt;
-    switch (c.body->reduce_op()) {
-      case ReduceOp::ArgMax:
-      case ReduceOp::ArgMin:
-      case ReduceOp::LogAddExp: return std::nullopt;  // not idempotent: a padded chunk would need its identity
-      default: break;
-    }
+    // LogAddExp is not idempotent: a padded chunk would need its identity.
+    if (c.body->reduce_op() == ReduceOp::LogAddExp) return std::nullopt;
     SplitPlan plan;
     auto n = constant(c.numel());
     auto r = constant(c.reduce_numel());
@@ -82,12 +78,31 @@ class ReductionSplitter {
     return plan;
   }
 
-  /// Appends stage 1 and stage 2 of `c` to `out` and adds the partial buffer; false (nothing added) when the stages
-  /// would not get the kernel kinds the layout is meant for.
+  /// A new contiguous Intermediate buffer of `dtype` and `sizes`, its index in p_.buffers once added.
+  Buffer partial_buffer(DType dtype, const std::vector<Index>& sizes) {
+    Buffer b;
+    b.name = "buf" + std::to_string(next_buffer_++);
+    b.dtype = dtype;
+    b.kind = BufferKind::Intermediate;
+    b.sizes = sizes;
+    b.strides = TensorMeta::contiguous_strides(sizes);
+    b.offset = Index(0);
+    return b;
+  }
+
+  /// Appends stage 1 and stage 2 of `c` to `out` and adds the partial buffer(s); false (nothing added) when the
+  /// stages would not get the kernel kinds the layout is meant for.
+  ///
+  /// Argmax / argmin keep two partials per chunk: the chunk's extreme value (Max / Min, NaN winning as in the arg
+  /// reduction) and its position in the whole reduction domain (the original position expression, so a clamped
+  /// duplicate of the last element carries its own position and changes nothing). Stage 2 is the arg reduction of
+  /// the partial values at the partial positions: equal values keep the lowest position and NaNs the first NaN's, as
+  /// one pass over the whole domain would.
   bool split(const Computation& c, const SplitPlan& plan, std::vector<Computation>& out) {
     const ReduceOp op = c.body->reduce_op();
+    const bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
     const size_t rank = c.sizes.size();
-    const int partial_buffer = static_cast<int>(p_.buffers.size());
+    const int partial_buffer_index = static_cast<int>(p_.buffers.size());
 
     // Stage 1's domain: the split variable s next to the original output variables.
     std::vector<Index> partial_sizes = c.sizes;
@@ -121,38 +136,49 @@ class ReductionSplitter {
     if ((op == ReduceOp::Sum || op == ReduceOp::Prod) && is_16bit_float(value->dtype))
       value = Expr::cast(value, DType::Float32);
 
-    Buffer partial;
-    partial.name = "buf" + std::to_string(next_buffer_);
-    partial.dtype = Expr::reduce(op, value)->dtype;
-    partial.kind = BufferKind::Intermediate;
-    partial.sizes = partial_sizes;
-    partial.strides = TensorMeta::contiguous_strides(partial_sizes);
-    partial.offset = Index(0);
-
-    Computation stage1;
-    stage1.name = partial.name;
-    stage1.buffer = partial_buffer;
-    stage1.sizes = partial_sizes;
-    stage1.reduce_sizes = {Index(plan.chunk)};
-    stage1.body = Expr::reduce(op, value);
-    stage1.origins = c.origins;
-    stage1.op_names = c.op_names;
+    const int first_number = next_buffer_;
+    std::vector<Buffer> partials;
+    std::vector<Computation> stages;
+    auto add_stage1 = [&](const Expr& body) {
+      partials.push_back(partial_buffer(body->dtype, partial_sizes));
+      Computation stage1;
+      stage1.name = partials.back().name;
+      stage1.buffer = partial_buffer_index + static_cast<int>(partials.size()) - 1;
+      stage1.sizes = partial_sizes;
+      stage1.reduce_sizes = {Index(plan.chunk)};
+      stage1.body = body;
+      stage1.origins = c.origins;
+      stage1.op_names = c.op_names;
+      stages.push_back(std::move(stage1));
+    };
+    if (arg) {
+      add_stage1(Expr::reduce(op == ReduceOp::ArgMax ? ReduceOp::Max : ReduceOp::Min, value));
+      add_stage1(Expr::arg_reduce(op, value, substitute_vars(c.body->args[1], repl, ranges)));
+    } else {
+      add_stage1(Expr::reduce(op, value));
+    }
 
     // Stage 2 reads partial[.., s = r0, ..] at its own output coordinates.
     std::map<std::string, Index> read;
     for (size_t i = 0; i < rank; ++i) read[out_var(plan.column ? i + 1 : i)] = Index::var(out_var(i));
     read[s.name()] = Index::var(reduce_var(0));
-    Index at = simplify(substitute(Computation::store_index(partial), read), p_.size_ranges);
+    Index at = simplify(substitute(Computation::store_index(partials[0]), read), p_.size_ranges);
+    auto partial = [&](size_t n) { return Expr::load(stages[n].buffer, at, partials[n].dtype); };
     Computation stage2 = c;
     stage2.reduce_sizes = {Index(plan.splits)};
-    stage2.body = Expr::reduce(op, Expr::load(partial_buffer, at, partial.dtype));
+    stage2.body = arg ? Expr::arg_reduce(op, partial(0), partial(1)) : Expr::reduce(op, partial(0));
 
-    if (is_row_major_inner_reduction(p_, stage1) == plan.column) return false;
-    if (is_row_major_inner_reduction(p_, stage2) == plan.column) return false;
-
-    ++next_buffer_;
-    p_.buffers.push_back(std::move(partial));
-    out.push_back(std::move(stage1));
+    // The kinds are asked with the partials in place (they read the buffers' sizes), and undone when refused.
+    for (Buffer& b : partials) p_.buffers.push_back(b);
+    bool kinds = true;
+    for (const Computation& stage1 : stages) kinds = kinds && is_row_major_inner_reduction(p_, stage1) != plan.column;
+    kinds = kinds && is_row_major_inner_reduction(p_, stage2) != plan.column;
+    if (!kinds) {
+      p_.buffers.resize(p_.buffers.size() - partials.size());
+      next_buffer_ = first_number;
+      return false;
+    }
+    for (Computation& stage1 : stages) out.push_back(std::move(stage1));
     out.push_back(std::move(stage2));
     return true;
   }

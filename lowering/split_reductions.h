@@ -19,8 +19,12 @@
 //    RowReduction of N rows of S.
 // A split whose stages would not get those kinds is not made.
 //
-// Eligible: reductions with Sum, Prod, Max, Min, Any or All (never ArgMax/ArgMin, whose positions do not combine by
-// the same op) and constant sizes, R >= min_reduce_numel, and S (a power of two chosen from the thresholds below,
+// ArgMax/ArgMin keep two partials per piece, both computed by stage 1 (one kernel): the piece's extreme value (Max /
+// Min of the same values) and its position in the whole reduction domain (Int64); stage 2 is the arg reduction of
+// those values at those positions, so ties keep the first position and NaNs the first NaN's.
+//
+// Eligible: reductions with Sum, Prod, Max, Min, Any, All, ArgMax or ArgMin (never LogAddExp, which is not
+// idempotent) and constant sizes, R >= min_reduce_numel, and S (a power of two chosen from the thresholds below,
 // deterministically) at least min_splits. The partial's dtype is the Reduce's value dtype (Bool for any/all, as the
 // original result), widened to Float32 for Sum/Prod of 16-bit floats. Consumers are untouched: stage 2 writes the
 // same buffer, so mean/var epilogues and LayerNorm's consumers keep working (a split row reduction leaves its former

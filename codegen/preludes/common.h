@@ -395,24 +395,30 @@ struct hi_logaddexp_op {
   }
 };
 
-/// argmax/argmin accumulator: the extreme value so far and its flat position in the reduction domain.
-template <class T> struct hi_arg_acc {
+/// argmax/argmin accumulator: the extreme value so far and its flat position in the reduction domain, held in `I`
+/// (int where the kernel plan proves every position fits: one shuffle and one compare fewer per step than int64).
+template <class T, class I = hi_i64> struct hi_arg_acc {
   T v;
-  hi_i64 i;
+  I i;
 };
-template <class T> HI_FN hi_arg_acc<T> hi_make_arg(T v, hi_i64 i) {
-  hi_arg_acc<T> r;
+template <class T, class I> HI_FN hi_arg_acc<T, I> hi_make_arg(T v, I i) {
+  hi_arg_acc<T, I> r;
   r.v = v;
   r.i = i;
   return r;
 }
-template <class T> HI_FN hi_arg_acc<T> hi_shfl_xor(hi_arg_acc<T> a, int lane_mask) {
+template <class T, class I> HI_FN hi_arg_acc<T, I> hi_shfl_xor(hi_arg_acc<T, I> a, int lane_mask) {
   return hi_make_arg(hi_shfl_xor(a.v, lane_mask), hi_shfl_xor(a.i, lane_mask));
 }
-/// First position of the largest value, NaN counting as larger than everything (torch.argmax).
+/// First position of the largest value, NaN counting as larger than everything (torch.argmax). The combine is a
+/// selection by a total order (NaN first, then larger values, then lower positions), so partial results combine in
+/// any grouping and order: across vector lanes, row slices, warps and split stages alike. +0 and -0 compare equal
+/// (the lower position wins), as in eager.
 struct hi_argmax_op {
-  template <class A> HI_FN static A identity() { return hi_make_arg(hi_lowest<decltype(A().v)>(), hi_highest<hi_i64>()); }
-  template <class T> HI_FN static hi_arg_acc<T> combine(hi_arg_acc<T> a, hi_arg_acc<T> b) {
+  template <class A> HI_FN static A identity() {
+    return hi_make_arg(hi_lowest<decltype(A().v)>(), hi_highest<decltype(A().i)>());
+  }
+  template <class T, class I> HI_FN static hi_arg_acc<T, I> combine(hi_arg_acc<T, I> a, hi_arg_acc<T, I> b) {
     const bool an = a.v != a.v, bn = b.v != b.v;
     if (an || bn) return (an && bn) ? (a.i <= b.i ? a : b) : (an ? a : b);
     if (a.v != b.v) return a.v > b.v ? a : b;
@@ -421,8 +427,10 @@ struct hi_argmax_op {
 };
 /// First position of the smallest value, NaN counting as smaller than everything (torch.argmin).
 struct hi_argmin_op {
-  template <class A> HI_FN static A identity() { return hi_make_arg(hi_highest<decltype(A().v)>(), hi_highest<hi_i64>()); }
-  template <class T> HI_FN static hi_arg_acc<T> combine(hi_arg_acc<T> a, hi_arg_acc<T> b) {
+  template <class A> HI_FN static A identity() {
+    return hi_make_arg(hi_highest<decltype(A().v)>(), hi_highest<decltype(A().i)>());
+  }
+  template <class T, class I> HI_FN static hi_arg_acc<T, I> combine(hi_arg_acc<T, I> a, hi_arg_acc<T, I> b) {
     const bool an = a.v != a.v, bn = b.v != b.v;
     if (an || bn) return (an && bn) ? (a.i <= b.i ? a : b) : (an ? a : b);
     if (a.v != b.v) return a.v < b.v ? a : b;

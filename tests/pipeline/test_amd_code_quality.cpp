@@ -99,6 +99,25 @@ Graph column_sum_f32(int64_t rows, int64_t cols) {
   return g.graph();
 }
 
+/// argmax (`is_max`) or argmin of a rows x cols tensor over `dim`.
+Graph arg_reduction_f32(int64_t rows, int64_t cols, int64_t dim, bool is_max) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {rows, cols});
+  g.output(g.call(is_max ? "aten.argmax.default" : "aten.argmin.default", {A(x), I(dim)}, DType::Int64,
+                  {dim == 0 ? cols : rows}));
+  return g.graph();
+}
+
+/// torch.max(x, -1): values and indices, one {value, position} reduction per row.
+Graph max_with_indices(int64_t rows, int64_t cols, DType dtype) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", dtype, {rows, cols});
+  ValueRef m = g.call_multi("aten.max.dim", {A(x), I(-1)}, {{dtype, {rows}}, {DType::Int64, {rows}}});
+  g.output(m);
+  g.output(ValueRef{m.node, 1});
+  return g.graph();
+}
+
 /// A scan (`op`: cumsum, logcumsumexp) along `dim` of a rows x cols tensor.
 Graph scan(const char* op, int64_t rows, int64_t cols, int64_t dim, DType dtype) {
   test::GraphBuilder g;
@@ -145,6 +164,14 @@ const std::vector<QualityCase>& quality_cases() {
       {"logcumsumexp_rows_f32", scan("aten.logcumsumexp.default", 4096, 1000, 1, DType::Float32), true, true},
       {"cumsum_columns_f32", scan("aten.cumsum.default", 4096, 4096, 0, DType::Float32), false, false},
       {"cummax_rows_f32", cummax_rows_f32(4096, 4096), true, false},  // int64 indices: reported only
+      // Arg reductions: rows read in vector groups; columns (split: each piece's max and position, then theirs)
+      // and odd rows (no vector width divides 4099) reported only.
+      {"argmax_rows_f32", arg_reduction_f32(4096, 4096, 1, true), true, false},
+      {"argmin_rows_odd_f32", arg_reduction_f32(4093, 4099, 1, false), false, false},
+      {"argmax_columns_f32", arg_reduction_f32(4096, 4096, 0, true), false, false},
+      {"argmin_columns_sliced_f32", arg_reduction_f32(2048, 512, 0, false), false, false},
+      {"max_with_indices_f32", max_with_indices(4096, 4096, DType::Float32), true, false},
+      {"max_with_indices_bf16", max_with_indices(4096, 4096, DType::BFloat16), true, false},
   };
   return cases;
 }

@@ -88,13 +88,21 @@ TEST(SplitReductions, FullSumOf64MElementsBecomesManyRows) {
   EXPECT_EQ(only_load_index(p.computations[1]), Index::var("r0"));
 }
 
-TEST(SplitReductions, ArgmaxIsNotSplit) {
+TEST(SplitReductions, ArgmaxSplitsIntoValuesAndPositions) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {16384, 4096});
   g.output(g.call("aten.argmax.default", {A(x), I(0)}, DType::Int64, {4096}));
   LoopProgram p = scheduled(g.graph());
-  ASSERT_EQ(p.kernels.size(), 1u) << p.str();
-  expect_kernel(p, 0, KernelKind::ColumnReduction, 4096, 16384);
+  ASSERT_EQ(p.kernels.size(), 2u) << p.str();
+  // Stage 1: each piece's max and its position, in one kernel; stage 2: the argmax of those maxima at those positions.
+  expect_kernel(p, 0, KernelKind::ColumnReduction, 16 * 4096, 1024);
+  expect_kernel(p, 1, KernelKind::ColumnReduction, 4096, 16);
+  ASSERT_EQ(p.kernels[0].computations.size(), 2u) << p.str();
+  EXPECT_EQ(p.computations[p.kernels[0].computations[0]].body->reduce_op(), ReduceOp::Max);
+  EXPECT_EQ(p.computations[p.kernels[0].computations[1]].body->reduce_op(), ReduceOp::ArgMax);
+  const Expr& stage2 = p.computations[p.kernels[1].computations[0]].body;
+  EXPECT_EQ(stage2->reduce_op(), ReduceOp::ArgMax);
+  EXPECT_EQ(stage2->args[1]->op, ExprOp::Load) << stage2.str();  // positions in the whole column, from stage 1
 }
 
 TEST(SplitReductions, RowSumWithManyRowsIsNotSplit) {
@@ -268,6 +276,48 @@ TEST_P(SplitNumerics, MaxMinWithNanAndInfinities) {
   EXPECT_EQ(r.actual[1].at({6}), inf);
   EXPECT_EQ(r.actual[2].at({}), 7.5);
   EXPECT_EQ(r.actual[3].at({}), -9.25);
+}
+
+TEST_P(SplitNumerics, ArgmaxArgminWithTiesNansAndSignedZeros) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {999, 8});
+  ValueRef v = g.input("v", DType::Float32, {4001});
+  ValueRef n = g.input("n", DType::Int32, {3, 700});
+  g.output(g.call_inferred("amax", "aten.argmax.default", {A(x), I(0)}));
+  g.output(g.call_inferred("amin", "aten.argmin.default", {A(x), I(0), B(true)}));
+  g.output(g.call_inferred("vmax", "aten.argmax.default", {A(v)}));
+  ValueRef mx = g.call_inferred("mx", "aten.max.dim", {A(x), I(0)});
+  g.output(mx);
+  g.output(ValueRef{mx.node, 1});
+  g.output(g.call_inferred("nmax", "aten.argmax.default", {A(n), I(1)}));
+  g.output(g.call_inferred("nmin", "aten.argmin.default", {A(n), I(1)}));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  HostTensor xt = random_tensor(DType::Float32, {999, 8}, 3);
+  for (int64_t i = 0; i < 999; ++i) {
+    xt.at({i, 0}) = std::round(xt.at({i, 0}));  // ties across pieces: the first position wins
+    xt.at({i, 1}) = i == 0 ? -3.0 : -1.0;       // the extreme only in the first piece / its min
+    xt.at({i, 2}) = i % 2 ? -0.0 : 0.0;         // zeros of both signs compare equal: position 0
+    xt.at({i, 3}) = i == 998 ? 5.0 : 1.0;       // the max is the last element, in the clamped tail
+  }
+  xt.at({500, 4}) = nan;  // one NaN: it wins
+  xt.at({998, 5}) = nan;  // NaN in the clamped tail
+  xt.at({600, 6}) = nan;  // two NaNs in different pieces: the first
+  xt.at({70, 6}) = nan;
+  HostTensor vt = random_tensor(DType::Float32, {4001}, 4);
+  vt.at({4000}) = 9.0;
+  HostTensor nt = random_tensor(DType::Int32, {3, 700}, 5);  // values in [-8, 8]: many ties
+  NumericsCheck r = run(g.graph(), {xt, vt, nt});
+  expect_split(g.graph(), *r.compiled, 4);
+  expect_close(r, 0, 0);
+  EXPECT_EQ(r.actual[0].at({1}), 1);  // xt[i, 1] is max at every i but 0: the first of the ties
+  EXPECT_EQ(r.actual[1].at({0, 1}), 0);
+  EXPECT_EQ(r.actual[0].at({2}), 0);
+  EXPECT_EQ(r.actual[0].at({3}), 998);
+  EXPECT_EQ(r.actual[0].at({4}), 500);
+  EXPECT_EQ(r.actual[1].at({0, 5}), 998);
+  EXPECT_EQ(r.actual[0].at({6}), 70);
+  EXPECT_EQ(r.actual[2].at({}), 4000);
+  EXPECT_TRUE(std::isnan(r.actual[3].at({6})));
 }
 
 TEST_P(SplitNumerics, BoolAnyAll) {
