@@ -14,6 +14,9 @@ namespace {
 constexpr int kRowLoopThreads = 1024;
 /// Most values a persistent row keeps per thread (per operand) before the row is looped instead.
 constexpr int kMaxRegisterValues = 32;
+/// Most values per thread of a persistent row that a whole kRowLoopThreads block holds and writes back (see
+/// persistent_rows).
+constexpr int kMaxBlockRowValues = 16;
 /// Fewest threads a column kernel keeps when it widens its vector groups.
 constexpr int64_t kMinColumnThreads = 32768;
 /// Vector groups below which a single-reduction column kernel slices its rows across a block, the threads it then
@@ -84,7 +87,8 @@ void plan_row_registers(const LoopProgram& p, const Kernel& k, const std::vector
   }
 }
 
-std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, const Target& target) {
+std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, const Target& target,
+                                       std::string& not_persistent) {
   // Only the row length must be known: it decides the registers each thread holds. The row count may be symbolic
   // (a dynamic batch or sequence length): it sets only the loop bound and the grid, both evaluated per call.
   const Index rows = simplify(k.numel, p.size_ranges);
@@ -121,6 +125,18 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
   const int64_t groups_per_thread = ceil_div(groups, plan.threads);
   if (groups_per_thread * plan.width > kMaxRegisterValues) return std::nullopt;  // too long for registers
   plan.groups_per_thread = static_cast<int>(groups_per_thread);
+  // A row that takes a whole 1024-thread block and more than 16 values per thread of it, and is written back (a
+  // norm, softmax), leaves one block per SM/CU: at 1024 threads a thread has 64 registers (NVIDIA) and its load,
+  // cached-value and store arrays take them or spill, so each SM loads a row, reduces it and stores it in turns,
+  // its memory idle between. Such rows stream in row loops instead (two blocks per SM, each phase re-reading the
+  // row from L2), as Inductor's looped reductions do: group norm over 8 x 56 x 56 groups (28 values per thread in
+  // three arrays) ran 3x slower persistent than Inductor's two looped kernels on the H200, log_softmax over
+  // 32000-wide rows (32 values) 1.3x.
+  if (!plan.reads_only && plan.threads == kRowLoopThreads && plan.groups_per_thread * plan.width > kMaxBlockRowValues) {
+    not_persistent = "rows of more than " + std::to_string(kMaxBlockRowValues) + " values per thread of a " +
+                     std::to_string(kRowLoopThreads) + "-thread block, written back: one block per SM, loop them";
+    return std::nullopt;
+  }
   plan.form_reason = std::to_string(plan.groups_per_thread * plan.width) + " values per thread fit in registers";
   // Rows a warp or less long share blocks: of 64 threads where warps are 32 wide, since small blocks even out the
   // multiprocessors' last rows (on the H200, bf16 softmax over 32k x 1k rows, a warp each, spanned 33.7 us in blocks
@@ -257,7 +273,8 @@ std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, 
 bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan) {
   plan.needs_sync = true;
   plan.reciprocal_divisors = reciprocal_divisors(p, k);
-  if (std::optional<RowPlan> rows = persistent_rows(p, k, target)) {
+  std::string not_persistent;
+  if (std::optional<RowPlan> rows = persistent_rows(p, k, target, not_persistent)) {
     plan.whole_grid = rows->reads_only;
     plan.grid_reason = rows->reads_only ? "a plain reduction, shaped as Triton's"
                                         : "blocks stream many rows each";
@@ -271,7 +288,9 @@ bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, Kern
   RowPlan rows;
   rows.form = RowPlan::Form::Looped;
   auto len = simplify(k.row_length, p.size_ranges).as_const();
-  rows.form_reason = len ? "rows too long for registers" : "row length unknown at compile time";
+  rows.form_reason = !not_persistent.empty() ? not_persistent
+                     : len                    ? "rows too long for registers"
+                                              : "row length unknown at compile time";
   int want = len ? static_cast<int>(std::min<int64_t>(*len, kRowLoopThreads)) : kMaxBlock;
   plan.block = std::max(target.warp_size, (want + target.warp_size - 1) / target.warp_size * target.warp_size);
   rows.threads = plan.block;

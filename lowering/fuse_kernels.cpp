@@ -239,11 +239,23 @@ bool is_row_major_inner_reduction(const LoopProgram& p, const Computation& c) {
   // A row kernel reads a row with consecutive threads on consecutive columns; that pays when the innermost reduced
   // variable walks memory with stride 1 in the loads that matter. Otherwise (reductions over outer dims), the output
   // elements are the contiguous direction and a thread per output element reads coalesced.
+  // The loads that matter are those the reduction streams, which vary with a reduced variable: a value read once
+  // per output (a row's max and sum that log_softmax's terms subtract, summed over the row for label smoothing)
+  // does not vote, else two such statistics outvoted the row they are subtracted from. Without any streamed load,
+  // every load votes.
   std::string inner_r = reduce_var(c.reduce_sizes.size() - 1);
   std::string inner_x = c.sizes.empty() ? "" : out_var(c.sizes.size() - 1);
+  auto streamed = [&](const Expr& e) {
+    for (const std::string& v : free_vars(e->index))
+      for (size_t j = 0; j < c.reduce_sizes.size(); ++j)
+        if (v == reduce_var(j)) return true;
+    return false;
+  };
+  bool any_streamed = false;
+  visit(c.body, [&](const Expr& e) { any_streamed = any_streamed || (e->op == ExprOp::Load && streamed(e)); });
   int row_votes = 0, column_votes = 0;
   visit(c.body, [&](const Expr& e) {
-    if (e->op != ExprOp::Load) return;
+    if (e->op != ExprOp::Load || (any_streamed && !streamed(e))) return;
     auto cr = affine_coefficient(e->index, inner_r);
     if (cr && cr->is_const(1)) ++row_votes;
     if (!inner_x.empty() && !c.sizes.back().is_const(1)) {

@@ -47,6 +47,52 @@ TensorValue GraphLowering::realize(const TensorValue& v) {
   return out;
 }
 
+Expr GraphLowering::at_indirect(TensorValue& v, std::vector<Index> coords, const std::map<size_t, Expr>& indirect) {
+  // The run-time coordinates go in as the variables ind0, ind1, ... (no value's body holds them: indirect loads bind
+  // their own), then each load whose address holds some becomes an indirect load binding those it holds. A gather
+  // of log_softmax's output at the targets (cross entropy) so reads x[row, target] and the row's statistics,
+  // instead of storing the whole log_softmax for one element per row (Inductor inlines it the same way).
+  std::vector<Expr> args;
+  for (const auto& [d, e] : indirect) {
+    coords[d] = Index::var(indirect_var(args.size()));
+    args.push_back(Expr::cast(e, DType::Int64));
+  }
+  auto holds = [&](const Index& i) {
+    std::vector<size_t> used;
+    for (size_t k = 0; k < args.size(); ++k)
+      for (const std::string& var : free_vars(i))
+        if (var == indirect_var(k)) used.push_back(k);
+    return used;
+  };
+  auto inlinable = [&](const Expr& body) {
+    if (body->op == ExprOp::Load && body->args.empty()) return true;
+    if (op_count(body) > options_.max_inline_ops) return false;
+    bool ok = true;
+    visit(body, [&](const Expr& e) {
+      if (e->op == ExprOp::Reduce || (e->op == ExprOp::Load && !e->args.empty())) ok = false;
+    });
+    return ok;
+  };
+  if (!inlinable(v.body)) v = realize(v);
+  bool through_index_value = false;
+  visit(at(v, coords), [&](const Expr& e) {
+    if (e->op == ExprOp::IndexValue && !holds(e->index).empty()) through_index_value = true;
+  });
+  if (through_index_value) v = realize(v);
+  return rewrite(at(v, coords), [&](const Expr& e) -> std::optional<Expr> {
+    if (e->op != ExprOp::Load) return std::nullopt;
+    std::vector<size_t> used = holds(e->index);
+    if (used.empty()) return std::nullopt;
+    std::map<std::string, Index> renamed;
+    std::vector<Expr> bound;
+    for (size_t k : used) {
+      renamed[indirect_var(k)] = Index::var(indirect_var(bound.size()));
+      bound.push_back(args[k]);
+    }
+    return Expr::indirect_load(e->buffer, substitute(e->index, renamed), e->dtype, std::move(bound));
+  });
+}
+
 TensorValue GraphLowering::reduce(const TensorValue& input, std::vector<int64_t> dims, bool keepdim, ReduceOp op,
                                   DType acc, const std::function<Expr(const Expr&)>& prologue) {
   int64_t rank = input.rank();

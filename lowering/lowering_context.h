@@ -233,24 +233,11 @@ class GraphLowering {
     v.body = Expr::load(c.buffer, v.body->index, stored);
     return v;
   }
-  /// `v` itself when it is a plain load of a buffer, else `v` realized into one (indirect loads address buffers).
-  TensorValue realize_if_computed(const TensorValue& v) {
-    if (v.body->op == ExprOp::Load && v.body->args.empty()) return v;
-    return realize(v);
-  }
   /// `v` read at `coords`, where the coordinates of the dims in `indirect` (dim -> Int64 expression, non-negative)
-  /// are values computed at run time: an indirect load (see Expr::indirect_load). `v` is realized first unless it
-  /// already is a plain load of a buffer.
-  Expr at_indirect(TensorValue& v, std::vector<Index> coords, const std::map<size_t, Expr>& indirect) {
-    if (v.body->op != ExprOp::Load || !v.body->args.empty()) v = realize(v);
-    std::vector<Expr> args;
-    for (const auto& [d, e] : indirect) {
-      coords[d] = Index::var(indirect_var(args.size()));
-      args.push_back(Expr::cast(e, DType::Int64));
-    }
-    Expr plain = at(v, coords);
-    return Expr::indirect_load(plain->buffer, plain->index, plain->dtype, std::move(args));
-  }
+  /// are values computed at run time: `v`'s body at those coordinates, each load whose address they reach an
+  /// indirect load (see Expr::indirect_load). A value too costly to recompute per read (more than max_inline_ops
+  /// operations) or whose index values they would reach is realized first, and `v` becomes that buffer.
+  Expr at_indirect(TensorValue& v, std::vector<Index> coords, const std::map<size_t, Expr>& indirect);
 
   /// The graph input buffer `v` reads, when `v` is that input itself (a plain load in the input's own layout).
   std::optional<int> input_buffer(const TensorValue& v) const {

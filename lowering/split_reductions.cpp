@@ -29,11 +29,14 @@ class ReductionSplitter {
 
   void run() {
     next_buffer_ = first_free_buffer_number();
+    // Plans first: whether a reduction is split depends on the computations around it, which splitting moves.
+    std::vector<std::optional<SplitPlan>> plans;
+    for (const Computation& c : p_.computations) plans.push_back(plan_for(c));
     std::vector<Computation> out;
     out.reserve(p_.computations.size());
-    for (Computation& c : p_.computations) {
-      std::optional<SplitPlan> plan = plan_for(c);
-      if (plan && split(c, *plan, out)) continue;
+    for (size_t i = 0; i < p_.computations.size(); ++i) {
+      Computation& c = p_.computations[i];
+      if (plans[i] && split(c, *plans[i], out)) continue;
       out.push_back(std::move(c));
     }
     p_.computations = std::move(out);
@@ -68,6 +71,7 @@ class ReductionSplitter {
     plan.outputs = *n;
     plan.reduced = *r;
     plan.column = !is_row_major_inner_reduction(p_, c);
+    if (!plan.column && plan.outputs >= o_.shared_rows_min_rows && shares_rows(c)) return std::nullopt;
     int64_t target = plan.column ? o_.column_target_outputs : o_.row_target_rows;
     int64_t min_chunk = std::max<int64_t>(1, plan.column ? o_.min_column_chunk : o_.min_row_chunk);
     int64_t s = std::min({pow2_at_least(ceil_div(target, plan.outputs)), pow2_at_most(o_.max_splits),
@@ -76,6 +80,27 @@ class ReductionSplitter {
     plan.splits = s;
     plan.chunk = ceil_div(plan.reduced, s);
     return plan;
+  }
+
+  /// Whether another computation reads `c`'s output over the same rows, or `c` reads one such (a reduction over the
+  /// same rows, or an elementwise value over the rows' elements): fuse_kernels would hold them in one row kernel.
+  bool shares_rows(const Computation& c) const {
+    auto same_rows = [&](const Computation& d) {
+      if (!d.is_reduction()) return simplify(d.numel() - c.numel() * c.reduce_numel(), p_.size_ranges) == Index(0);
+      return !d.is_scan() && simplify(d.numel() - c.numel(), p_.size_ranges) == Index(0) &&
+             simplify(d.reduce_numel() - c.reduce_numel(), p_.size_ranges) == Index(0);
+    };
+    auto reads = [](const Computation& reader, int buffer) {
+      bool found = false;
+      if (reader.body.defined())
+        visit(reader.body, [&](const Expr& e) { found = found || (e->op == ExprOp::Load && e->buffer == buffer); });
+      return found;
+    };
+    for (const Computation& d : p_.computations) {
+      if (&d == &c || !d.body.defined() || !same_rows(d)) continue;
+      if (reads(d, c.buffer) || reads(c, d.buffer)) return true;
+    }
+    return false;
   }
 
   /// A new contiguous Intermediate buffer of `dtype` and `sizes`, its index in p_.buffers once added.

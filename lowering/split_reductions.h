@@ -28,7 +28,8 @@
 // deterministically) at least min_splits. The partial's dtype is the Reduce's value dtype (Bool for any/all, as the
 // original result), widened to Float32 for Sum/Prod of 16-bit floats. Consumers are untouched: stage 2 writes the
 // same buffer, so mean/var epilogues and LayerNorm's consumers keep working (a split row reduction leaves its former
-// row kernel, which is why rows are only split when there are few of them).
+// row kernel, which is why rows are only split when there are few of them, and rows that other computations read
+// too, softmax's and the norms', only when there are fewer still: SplitOptions::shared_rows_min_rows).
 //
 // Runs after lower_graph and before fuse_kernels (it keeps computations in producer-before-consumer order: each
 // partial comes right before its stage 2); plan_memory later places the partials in the workspace.
@@ -57,6 +58,12 @@ struct SplitOptions {
   int64_t row_target_rows = 1024;
   /// Row-style: elements per stage-1 row, at least (8 per thread of a 256-thread block, to amortise the block reduce).
   int64_t min_row_chunk = 2048;
+  /// Row-style reductions whose rows another computation reads as well (softmax's max and sum and the output they
+  /// normalise, a norm's statistics and its output) are split only below this many rows. Unsplit, their row kernel
+  /// takes the statistics in one pass and the output in a second, a block per row; split, every statistic is a
+  /// pass of its own over misaligned chunks, the output another kernel (H200: softmax over 333 x 50257 f32, five
+  /// kernels, 0.100 ms against Inductor's one looped kernel, 0.078). 128 rows give most SMs of an H200 (132) a block.
+  int64_t shared_rows_min_rows = 128;
   /// A split into fewer pieces does not pay for the second kernel (so rows are split only when N <= 256 and columns
   /// when N < 32k with the defaults; wider column reductions fill the GPU with row slices unsplit).
   int64_t min_splits = 4;

@@ -120,7 +120,6 @@ std::vector<TensorValue> lower_embedding(GraphLowering& L, const BoundArgs&) {
   TensorValue weight = L.tensor("weight");
   TensorValue indices = L.tensor("indices");
   if (weight.rank() != 2) L.fail("weight must be 2-d");
-  weight = L.realize_if_computed(weight);
   return {L.make(m.dtype, m.sizes, {&weight, &indices}, [&](const std::vector<Index>& c) {
     std::vector<Index> ic(c.begin(), c.end() - 1);
     Expr row = wrapped_index(L, indices, ic, weight.sizes[0]);
@@ -133,7 +132,6 @@ std::vector<TensorValue> lower_index_select(GraphLowering& L, const BoundArgs& a
   TensorValue self = L.tensor("self");
   int64_t dim = L.wrap_dim(args.get_int("dim"), self.rank());
   TensorValue index = L.tensor("index");
-  self = L.realize_if_computed(self);
   return {L.make(m.dtype, m.sizes, {&self, &index}, [&](const std::vector<Index>& c) {
     if (self.rank() == 0) return L.at(self, {});
     std::vector<Index> ic;
@@ -148,7 +146,6 @@ std::vector<TensorValue> lower_gather(GraphLowering& L, const BoundArgs& args) {
   TensorValue self = L.tensor("self");
   int64_t dim = L.wrap_dim(args.get_int("dim"), self.rank());
   TensorValue index = L.tensor("index");
-  self = L.realize_if_computed(self);
   return {L.make(m.dtype, m.sizes, {&self, &index}, [&](const std::vector<Index>& c) {
     if (self.rank() == 0) return L.at(self, {});
     Expr i = wrapped_index(L, index, c, self.sizes[dim]);
@@ -176,7 +173,6 @@ std::vector<TensorValue> lower_index(GraphLowering& L, const BoundArgs&) {
   bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
   size_t b_start = adjacent ? indexed.front() : 0;
   std::vector<Index> b_sizes(m.sizes.begin() + b_start, m.sizes.begin() + b_start + b_rank);
-  self = L.realize_if_computed(self);
   std::vector<const TensorValue*> ts{&self};
   for (auto& t : indices)
     if (t) ts.push_back(&*t);

@@ -137,6 +137,41 @@ Graph cummax_rows_f32(int64_t rows, int64_t cols) {
   return g.graph();
 }
 
+Graph group_norm_f32(int64_t n, int64_t c, int64_t hw, int64_t groups) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {n, c, hw, hw});
+  ValueRef w = g.input("w", DType::Float32, {c});
+  ValueRef b = g.input("b", DType::Float32, {c});
+  g.output(g.call_inferred("gn", "aten.native_group_norm.default",
+                           {test::A(x), test::A(w), test::A(b), test::I(n), test::I(c), test::I(hw * hw),
+                            test::I(groups), test::F(1e-5)}));
+  return g.graph();
+}
+
+Graph log_softmax_f32(int64_t rows, int64_t cols) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {rows, cols});
+  g.output(g.call("aten._log_softmax.default", {test::A(x), test::I(-1), test::B(false)}, DType::Float32,
+                  {rows, cols}));
+  return g.graph();
+}
+
+/// Cross entropy's mean over the rows of -log_softmax(x)[row, target[row]]: the row kernel takes the max and the
+/// sum of exp in one pass (rows of GPT-2's vocabulary, peeled), the loss kernel gathers x at the targets.
+Graph cross_entropy_f32(int64_t rows, int64_t cols) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {rows, cols});
+  ValueRef target = g.input("target", DType::Int64, {rows});
+  ValueRef lsm = g.call("aten._log_softmax.default", {test::A(x), test::I(-1), test::B(false)}, DType::Float32,
+                        {rows, cols});
+  ValueRef index = g.call("aten.unsqueeze.default", {test::A(target), test::I(1)}, DType::Int64, {rows, 1});
+  ValueRef picked = g.call("aten.gather.default", {test::A(lsm), test::I(1), test::A(index)}, DType::Float32, {rows, 1});
+  g.output(g.call("aten.mean.default", {test::A(g.call("aten.neg.default", {test::A(picked)}, DType::Float32,
+                                                       {rows, 1}))},
+                  DType::Float32, {}));
+  return g.graph();
+}
+
 struct QualityCase {
   std::string name;
   Graph graph;
@@ -172,6 +207,12 @@ const std::vector<QualityCase>& quality_cases() {
       {"argmin_columns_sliced_f32", arg_reduction_f32(2048, 512, 0, false), false, false},
       {"max_with_indices_f32", max_with_indices(4096, 4096, DType::Float32), true, false},
       {"max_with_indices_bf16", max_with_indices(4096, 4096, DType::BFloat16), true, false},
+      // Rows too wide to hold in registers stream in row loops: group norm's groups (Welford, weights by channel),
+      // log_softmax over 32000 columns (online softmax), cross entropy (the loss kernel reads one element per row:
+      // reported only).
+      {"group_norm_f32_25088", group_norm_f32(32, 256, 56, 32), true, true},
+      {"log_softmax_f32_32000", log_softmax_f32(524, 32000), true, true},
+      {"cross_entropy_f32_50257", cross_entropy_f32(333, 50257), false, false},
   };
   return cases;
 }

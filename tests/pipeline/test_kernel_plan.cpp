@@ -252,6 +252,44 @@ TEST(KernelPlan, RowLoopsTakeSoftmaxAndLayerNormStatisticsInOnePass) {
   EXPECT_EQ(held.reciprocal_divisors.size(), 1u);
 }
 
+TEST(KernelPlan, WideWrittenRowsOfAWholeBlockAreLooped) {
+  // log_softmax over 32000 f32: 8000 groups of 4 would hold 32 values per thread of a 1024-thread block, written
+  // back: one block per SM. Looped instead, max and sum in one online pass.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {524, 32000});
+  g.output(g.call("aten._log_softmax.default", {A(x), test::I(-1), test::B(false)}, DType::Float32, {524, 32000}));
+  KernelPlan wide = only_plan(g.graph());
+  const auto& rows = std::get<RowPlan>(wide.shape);
+  ASSERT_EQ(rows.form, RowPlan::Form::Looped) << to_string(wide);
+  EXPECT_NE(rows.form_reason.find("one block per SM"), std::string::npos) << rows.form_reason;
+  EXPECT_EQ(rows.width, 4);
+  ASSERT_EQ(rows.one_pass.size(), 1u) << to_string(wide);
+  EXPECT_TRUE(rows.one_pass[0].online_softmax);
+  // Group norm over 32 groups of 8 x 56 x 56 (25088 elements per row, weights by channel): looped, Welford.
+  test::GraphBuilder gn;
+  ValueRef im = gn.input("x", DType::Float32, {32, 256, 56, 56});
+  ValueRef w = gn.input("w", DType::Float32, {256});
+  ValueRef b = gn.input("b", DType::Float32, {256});
+  gn.output(gn.call_inferred("gn", "aten.native_group_norm.default",
+                             {A(im), A(w), A(b), test::I(32), test::I(256), test::I(3136), test::I(32), test::F(1e-5)}));
+  KernelPlan norm = only_plan(gn.graph());
+  const auto& norm_rows = std::get<RowPlan>(norm.shape);
+  ASSERT_EQ(norm_rows.form, RowPlan::Form::Looped) << to_string(norm);
+  EXPECT_EQ(norm_rows.width, 4);
+  ASSERT_EQ(norm_rows.one_pass.size(), 1u) << to_string(norm);
+  EXPECT_FALSE(norm_rows.one_pass[0].online_softmax);
+  // 16 values per thread of a 1024-thread block stay in registers (softmax over 16384), and so do plain reductions
+  // of the 32000-wide rows, which write nothing back.
+  const auto& held = std::get<RowPlan>(only_plan(test::softmax_graph(512, 16384)).shape);
+  EXPECT_EQ(held.form, RowPlan::Form::Persistent);
+  EXPECT_EQ(held.threads, 1024);
+  EXPECT_EQ(held.groups_per_thread * held.width, 16);
+  test::GraphBuilder sum;
+  ValueRef y = sum.input("x", DType::Float32, {524, 32000});
+  sum.output(sum.call("aten.sum.dim_IntList", {A(y), L({-1})}, DType::Float32, {524}));
+  EXPECT_EQ(std::get<RowPlan>(only_plan(sum.graph()).shape).form, RowPlan::Form::Persistent);
+}
+
 TEST(KernelPlan, IndexWidthFollowsTheLargestExtent) {
   EXPECT_TRUE(only_plan(add_relu_graph(DType::Float32, {1024, 1024})).index32);
   KernelPlan big = only_plan(add_relu_graph(DType::Float32, {32768, 32768}));

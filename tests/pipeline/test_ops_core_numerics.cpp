@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/op_schema.h"
+#include "lowering/lower_graph.h"
 #include "lowering/op_registry.h"
 #include "run_on_cpu.h"
 
@@ -294,7 +295,7 @@ TEST_P(CoreOps, IndirectLoads) {
   ValueRef wb = g.input("wb", DType::BFloat16, {12, 9});
   ValueRef ids = g.call("aten.remainder.Scalar", {t(raw), i(10)});
   g.output(g.call("aten.embedding.default", {t(w), t(ids)}));
-  // The weight computed in the graph (realized before the indirect load), and bfloat16 storage.
+  // The weight computed in the graph (evaluated at the indexed rows), and bfloat16 storage.
   g.output(g.call("aten.embedding.default", {t(g.call("aten.tanh.default", {t(w)})), t(ids)}));
   g.output(g.call("aten.embedding.default", {t(wb), t(g.call("aten.remainder.Scalar", {t(raw), i(12)}))}));
   ValueRef sel = g.call("aten.remainder.Scalar", {t(g.call("aten.view.default", {t(raw), ints({15})})), i(7)});
@@ -315,6 +316,53 @@ TEST_P(CoreOps, IndirectLoads) {
   // An indirect load feeding a reduction.
   g.output(g.call("aten.sum.dim_IntList", {t(g.call("aten.embedding.default", {t(w), t(ids)})), ints({-1})}));
   check(g, GetParam());
+}
+
+TEST_P(CoreOps, IndirectLoadsOfComputedValues) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {6, 7, 8});
+  ValueRef raw = g.input("raw", DType::Int64, {3, 5});
+  ValueRef row = g.input("row", DType::Float32, {1, 1, 8});
+  ValueRef logits = g.input("logits", DType::Float32, {5, 37});
+  ValueRef target = g.input("target", DType::Int64, {5});
+  // Cross entropy as AOTAutograd writes it: the log_softmax read at each row's target (ignore_index -100 for the
+  // negative targets), never stored whole.
+  ValueRef tgt = g.call("aten.where.ScalarOther", {t(g.call("aten.ge.Scalar", {t(target), i(0)})),
+                                                   t(g.call("aten.remainder.Scalar", {t(target), i(37)})), i(-100)});
+  ValueRef keep = g.call("aten.ne.Scalar", {t(tgt), i(-100)});
+  ValueRef safe = g.call("aten.where.ScalarOther", {t(keep), t(tgt), i(0)});
+  ValueRef lsm = g.call("aten._log_softmax.default", {t(logits), i(1), b(false)});
+  ValueRef picked = g.call("aten.squeeze.dim", {t(g.call("aten.gather.default",
+                                                       {t(lsm), i(1), t(g.call("aten.unsqueeze.default", {t(safe), i(1)}))})),
+                                                i(1)});
+  ValueRef losses = g.call("aten.where.ScalarOther", {t(keep), t(g.call("aten.neg.default", {t(picked)})), f(0.0)});
+  ValueRef count = g.call("aten._to_copy.default", {t(g.call("aten.sum.default", {t(keep)}))},
+                          {{"dtype", dt(DType::Float32)}});
+  g.output(g.call("aten.div.Tensor", {t(g.call("aten.sum.default", {t(losses)})), t(count)}));
+  // index.Tensor of a sum whose operands each reach one of the two indexed dims (their loads bind one index each),
+  // and a gather of a value holding its own coordinate (iota: stored first, an index value cannot be indirect).
+  ValueRef i0 = g.call("aten.remainder.Scalar", {t(g.call("aten.select.int", {t(raw), i(0), i(2)})), i(6)});  // [5]
+  ValueRef i2 = g.call("aten.remainder.Scalar", {t(g.call("aten.select.int", {t(raw), i(0), i(1)})), i(8)});  // [5]
+  ValueRef xr = g.call("aten.add.Tensor", {t(g.call("aten.exp.default", {t(x)})), t(row)});
+  g.output(g.call("aten.index.Tensor", {t(xr), tensors({i0, std::nullopt, i2})}));
+  ValueRef iota = g.call("aten.arange.start", {i(0), i(8)}, {{"dtype", dt(DType::Float32)}});
+  ValueRef gi = g.call("aten.remainder.Scalar", {t(g.call("aten.view.default", {t(raw), ints({3, 5, 1})})), i(8)});
+  ValueRef xi = g.call("aten.add.Tensor", {t(g.call("aten.slice.Tensor", {t(x), i(1), i(0), i(5)})), t(iota)});
+  g.output(g.call("aten.gather.default", {t(g.call("aten.slice.Tensor", {t(xi), i(0), i(0), i(3)})), i(2), t(gi)}));
+  check(g, GetParam());
+}
+
+TEST(IndirectLoads, CrossEntropyDoesNotStoreTheLogSoftmax) {
+  Builder g;
+  ValueRef logits = g.input("logits", DType::Float32, {64, 1000});
+  ValueRef target = g.input("target", DType::Int64, {64});
+  ValueRef lsm = g.call("aten._log_softmax.default", {t(logits), i(1), b(false)});
+  ValueRef picked = g.call("aten.gather.default", {t(lsm), i(1), t(g.call("aten.unsqueeze.default", {t(target), i(1)}))});
+  g.output(g.call("aten.neg.default", {t(g.call("aten.sum.default", {t(picked)}))}));
+  LoopProgram p = lower_graph(g.graph());
+  for (const Buffer& buf : p.buffers)
+    EXPECT_FALSE(buf.kind == BufferKind::Intermediate && buf.sizes.size() == 2 && buf.sizes[1] == Index(1000))
+        << buf.name << " holds the whole log_softmax:\n" << p.str();
 }
 
 TEST_P(CoreOps, Factories) {

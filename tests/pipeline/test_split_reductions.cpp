@@ -118,6 +118,24 @@ TEST(SplitReductions, RowSumWithManyRowsIsNotSplit) {
   expect_kernel(p, 2, KernelKind::ColumnReduction, 4096, 16);
 }
 
+TEST(SplitReductions, RowsOtherComputationsReadStayWholeUnlessVeryFew) {
+  // Softmax over 333 rows of GPT-2's vocabulary: its max, sum and output read the same rows, so one row kernel (the
+  // statistics in one pass, the output in a second) beats five kernels reading the rows three times.
+  LoopProgram p = scheduled(test::softmax_graph(333, 50257));
+  ASSERT_EQ(p.kernels.size(), 1u) << p.str();
+  expect_kernel(p, 0, KernelKind::RowReduction, 333, 50257);
+  // A plain sum of those rows, which nothing else reads, is still split, and so is softmax over 64 rows.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {333, 50257});
+  g.output(g.call("aten.sum.dim_IntList", {A(x), L({1})}, DType::Float32, {333}));
+  EXPECT_EQ(scheduled(g.graph()).kernels.size(), 2u);
+  EXPECT_EQ(scheduled(test::softmax_graph(64, 50257)).kernels.size(), 5u);
+  // The threshold is an option.
+  SplitOptions o;
+  o.shared_rows_min_rows = 512;
+  EXPECT_EQ(scheduled(test::softmax_graph(333, 50257), o).kernels.size(), 5u);
+}
+
 TEST(SplitReductions, ShortReductionsAndDisabledOptionsAreUntouched) {
   LoopProgram ln = scheduled(test::layer_norm_graph(64, 256, true));
   EXPECT_EQ(ln.kernels.size(), 1u) << ln.str();
