@@ -233,23 +233,41 @@ class GraphLowering {
     v.body = Expr::load(c.buffer, v.body->index, stored);
     return v;
   }
-  /// `v` itself when it is a plain load of a buffer, else `v` realized into one (indirect loads address buffers).
+  /// Whether a gather can read `v` without a buffer of its own: its body reads buffers with plain loads only and
+  /// names no coordinate outside them (the loads then take the gather's computed coordinates), and is cheap to
+  /// evaluate per read. A gather may read one element many times (a 2x upsampling reads each source element four
+  /// times), so the bound is that of a value with several readers (max_inline_ops), transcendentals excluded. An
+  /// upsampling of a bf16 tensor (a cast to float, then the gather) then reads the bf16 source, not a float copy.
+  bool gatherable(const TensorValue& v) const {
+    if (op_count(v.body) > options_.max_inline_ops || has_transcendental(v.body)) return false;
+    bool ok = true;
+    visit(v.body, [&](const Expr& e) {
+      if (e->op == ExprOp::Reduce || (e->op == ExprOp::Load && !e->args.empty()) ||
+          (e->op == ExprOp::IndexValue && !free_vars(e->index).empty()))
+        ok = false;
+    });
+    return ok;
+  }
+  /// `v` itself when a gather can read it (a plain load of a buffer, or gatherable), else `v` realized into a buffer.
   TensorValue realize_if_computed(const TensorValue& v) {
     if (v.body->op == ExprOp::Load && v.body->args.empty()) return v;
+    if (gatherable(v)) return v;
     return realize(v);
   }
   /// `v` read at `coords`, where the coordinates of the dims in `indirect` (dim -> Int64 expression, non-negative)
-  /// are values computed at run time: an indirect load (see Expr::indirect_load). `v` is realized first unless it
-  /// already is a plain load of a buffer.
+  /// are values computed at run time: each load of `v` becomes an indirect load (see Expr::indirect_load) with the
+  /// same operands. `v` is realized first unless it is gatherable.
   Expr at_indirect(TensorValue& v, std::vector<Index> coords, const std::map<size_t, Expr>& indirect) {
-    if (v.body->op != ExprOp::Load || !v.body->args.empty()) v = realize(v);
+    if ((v.body->op != ExprOp::Load || !v.body->args.empty()) && !gatherable(v)) v = realize(v);
     std::vector<Expr> args;
     for (const auto& [d, e] : indirect) {
       coords[d] = Index::var(indirect_var(args.size()));
       args.push_back(Expr::cast(e, DType::Int64));
     }
-    Expr plain = at(v, coords);
-    return Expr::indirect_load(plain->buffer, plain->index, plain->dtype, std::move(args));
+    return rewrite(at(v, coords), [&](const Expr& e) -> std::optional<Expr> {
+      if (e->op != ExprOp::Load) return std::nullopt;
+      return Expr::indirect_load(e->buffer, e->index, e->dtype, args);
+    });
   }
 
   /// The graph input buffer `v` reads, when `v` is that input itself (a plain load in the input's own layout).
