@@ -118,6 +118,18 @@ Graph cummax_rows_f32(int64_t rows, int64_t cols) {
   return g.graph();
 }
 
+/// max_pool2d_with_indices(x, 3, 2, 1) of NCHW f32, values and int64 positions: window taps gathered lane by lane.
+Graph max_pool_f32(int64_t n, int64_t c, int64_t hw) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {n, c, hw, hw});
+  const int64_t o = (hw + 2 - 3) / 2 + 1;
+  ValueRef m = g.call_multi("aten.max_pool2d_with_indices.default", {A(x), L({3, 3}), L({2, 2}), L({1, 1})},
+                            {{DType::Float32, {n, c, o, o}}, {DType::Int64, {n, c, o, o}}});
+  g.output(m);
+  g.output(ValueRef{m.node, 1});
+  return g.graph();
+}
+
 struct QualityCase {
   std::string name;
   Graph graph;
@@ -145,6 +157,8 @@ const std::vector<QualityCase>& quality_cases() {
       {"logcumsumexp_rows_f32", scan("aten.logcumsumexp.default", 4096, 1000, 1, DType::Float32), true, true},
       {"cumsum_columns_f32", scan("aten.cumsum.default", 4096, 4096, 0, DType::Float32), false, false},
       {"cummax_rows_f32", cummax_rows_f32(4096, 4096), true, false},  // int64 indices: reported only
+      // Pooling windows: taps gathered with one element per thread (fewest cache lines), reported only.
+      {"max_pool2d_f32", max_pool_f32(8, 64, 112), false, false},
   };
   return cases;
 }
