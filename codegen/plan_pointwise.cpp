@@ -225,7 +225,7 @@ class LaneLines {
           std::map<std::string, int64_t> at{{"i", i}};
           for (size_t a = 0; a < e->args.size(); ++a) {
             std::optional<double> x = value_at(e->args[a], at);
-            if (!x) return std::nullopt;
+            if (!x || !(std::fabs(*x) < 0x1p62)) return std::nullopt;  // NaN or far out of any buffer
             at[indirect_var(a)] = static_cast<int64_t>(*x);
           }
           std::optional<int64_t> v = evaluate(e->index, at);
@@ -309,8 +309,8 @@ class LaneLines {
   std::vector<std::vector<std::optional<std::vector<int64_t>>>> samples_;  ///< per wave, per access: byte addresses
 };
 
-/// Whether kernel `k` at vector width `v` reads or writes lane by lane where the lanes' addresses differ: a gather
-/// (not a concatenation's selected load) or an indirect load.
+/// Whether kernel `k`, in lane views `bodies` and `stores` (lane variable j), reads or writes lane by lane where the
+/// lanes' addresses differ: a gather (not a concatenation's selected load) or an indirect load.
 bool gathers_lanes(const LoopProgram& p, const Kernel& k, const std::vector<Expr>& bodies,
                    const std::vector<Index>& stores, const std::vector<SelectedLoad>& selected,
                    const VarRanges& ranges) {
