@@ -1,6 +1,10 @@
 // Plans of pointwise kernels: transposed tiles, vector groups (V, E, selected loads) or one element per iteration.
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "codegen/kernel_lanes.h"
 #include "codegen/plan_shapes.h"
@@ -121,6 +125,233 @@ std::vector<SelectedLoad> selected_loads(const LoopProgram& p, const std::vector
   return out;
 }
 
+/// `e`'s operation on its operands' values `a` (nullopt: not plain arithmetic), before rounding to its dtype.
+std::optional<double> apply(const Expr& e, const std::vector<double>& a, const std::map<std::string, int64_t>& at) {
+  switch (e->op) {
+    case ExprOp::Constant: return e->value;
+    case ExprOp::IndexValue: {
+      std::optional<int64_t> v = evaluate(e->index, at);
+      if (!v) return std::nullopt;
+      return static_cast<double>(*v);
+    }
+    case ExprOp::Cast: return is_floating(e->dtype) ? a[0] : e->dtype == DType::Bool ? (a[0] != 0) : std::trunc(a[0]);
+    case ExprOp::Where: return a[0] != 0 ? a[1] : a[2];
+    case ExprOp::Unary:
+      switch (e->unary_op()) {
+        case UnaryOp::Neg: return -a[0];
+        case UnaryOp::Abs: return std::fabs(a[0]);
+        case UnaryOp::Floor: return std::floor(a[0]);
+        case UnaryOp::Ceil: return std::ceil(a[0]);
+        case UnaryOp::Trunc: return std::trunc(a[0]);
+        case UnaryOp::Round: return std::nearbyint(a[0]);
+        default: return std::nullopt;
+      }
+    case ExprOp::Binary:
+      switch (e->binary_op()) {
+        case BinaryOp::Add: return a[0] + a[1];
+        case BinaryOp::Sub: return a[0] - a[1];
+        case BinaryOp::Mul: return a[0] * a[1];
+        case BinaryOp::Div:
+          if (a[1] == 0) return std::nullopt;
+          return is_floating(e->dtype) ? a[0] / a[1] : std::trunc(a[0] / a[1]);
+        case BinaryOp::FloorDiv:
+          if (a[1] == 0) return std::nullopt;
+          return std::floor(a[0] / a[1]);
+        case BinaryOp::Maximum: return std::max(a[0], a[1]);
+        case BinaryOp::Minimum: return std::min(a[0], a[1]);
+        case BinaryOp::Eq: return a[0] == a[1];
+        case BinaryOp::Ne: return a[0] != a[1];
+        case BinaryOp::Lt: return a[0] < a[1];
+        case BinaryOp::Le: return a[0] <= a[1];
+        case BinaryOp::Gt: return a[0] > a[1];
+        case BinaryOp::Ge: return a[0] >= a[1];
+        case BinaryOp::LogicalAnd: return a[0] != 0 && a[1] != 0;
+        case BinaryOp::LogicalOr: return a[0] != 0 || a[1] != 0;
+        default: return std::nullopt;
+      }
+    default: return std::nullopt;
+  }
+}
+
+/// The value of `e`, an expression of index values and constants, with the kernel's variables at `at`: how an
+/// indirect load's computed coordinates (an upsampling's source row) are known at plan time. nullopt for anything
+/// that reads memory or is not plain arithmetic. Float32 results are rounded as the kernel rounds them.
+std::optional<double> value_at(const Expr& e, const std::map<std::string, int64_t>& at) {
+  std::vector<double> a;
+  for (const Expr& x : e->args) {
+    std::optional<double> v = value_at(x, at);
+    if (!v) return std::nullopt;
+    a.push_back(*v);
+  }
+  std::optional<double> r = apply(e, a, at);
+  if (r && e->dtype == DType::Float32) r = static_cast<float>(*r);
+  return r;
+}
+
+/// Bytes of the lines in which a GPU's L1 serves a wave's memory instruction (NVIDIA's and gfx942's are 128): each
+/// distinct line one instruction touches costs the load/store unit a pass, whatever the bytes used in it.
+constexpr int64_t kLineBytes = 128;
+/// Waves sampled per kernel, spread evenly over its elements, when lane widths are compared by the lines they touch.
+constexpr int64_t kSampledWaves = 4;
+/// A narrower vector width is taken only when it touches at most this fraction of the lines of the wider one:
+/// wider groups issue fewer instructions for the same data.
+constexpr double kNarrowerLines = 0.875;
+
+/// Cache lines per element that pointwise kernel `k` touches with vector groups of a given width, over waves of
+/// `wave` threads sampled across its elements: a vector access is one instruction per group and touches the lines of
+/// all its lanes; any other access is one instruction per lane (lanes of identical addresses merge, as the compiler
+/// merges their loads) and touches the lines of that lane's `wave` addresses. Addresses are evaluated once, from the
+/// index expressions (indirect ones from their computed coordinates), for the widest width asked; accesses whose
+/// addresses are not known at plan time are left out. A direct access counts as a vector access where the sampled
+/// groups' lanes are consecutive elements: the printer proves that for contiguous lanes, and a concatenation's
+/// selected load is consecutive wherever its group does not straddle the seam.
+class LaneLines {
+ public:
+  LaneLines(const LoopProgram& p, const Kernel& k, int64_t numel, int widest, int wave) : wave_(wave) {
+    const VarRanges ranges = kernel_var_ranges(p, k);
+    std::vector<std::function<std::optional<int64_t>(int64_t)>> address;
+    std::vector<Expr> reads;
+    for (int ci : k.computations) {
+      const Computation& c = p.computations[ci];
+      visit(kernel_body(p, k, c, ranges), [&](const Expr& e) {
+        if (e->op != ExprOp::Load || produced_here(p, k, e->buffer) ||
+            std::find(reads.begin(), reads.end(), e) != reads.end())
+          return;
+        reads.push_back(e);
+        const int64_t bytes = dtype_bytes(p.buffers[e->buffer].dtype);
+        direct_.push_back(e->args.empty());
+        element_bytes_.push_back(bytes);
+        address.push_back([e, bytes](int64_t i) -> std::optional<int64_t> {
+          std::map<std::string, int64_t> at{{"i", i}};
+          for (size_t a = 0; a < e->args.size(); ++a) {
+            std::optional<double> x = value_at(e->args[a], at);
+            if (!x || !(std::fabs(*x) < 0x1p62)) return std::nullopt;  // NaN or far out of any buffer
+            at[indirect_var(a)] = static_cast<int64_t>(*x);
+          }
+          std::optional<int64_t> v = evaluate(e->index, at);
+          if (!v) return std::nullopt;
+          return *v * bytes;
+        });
+      });
+    }
+    for (int ci : k.computations) {
+      const Computation& c = p.computations[ci];
+      if (is_local(k, c.buffer)) continue;
+      const int64_t bytes = dtype_bytes(p.buffers[c.buffer].dtype);
+      direct_.push_back(true);
+      element_bytes_.push_back(bytes);
+      address.push_back([store = kernel_store_index(p, k, c, ranges), bytes](int64_t i) -> std::optional<int64_t> {
+        std::optional<int64_t> v = evaluate(store, {{"i", i}});
+        if (!v) return std::nullopt;
+        return *v * bytes;
+      });
+    }
+    const int64_t span = int64_t{wave} * widest;
+    for (int64_t s = 0; s < kSampledWaves; ++s) {
+      const int64_t first = std::max<int64_t>(0, std::min(numel - span, numel * s / kSampledWaves / span * span));
+      const int64_t count = std::min(span, numel - first);
+      if (count <= 0) continue;
+      std::vector<std::optional<std::vector<int64_t>>> sample;
+      for (const auto& f : address) {
+        std::vector<int64_t> at(count);
+        bool ok = true;
+        for (int64_t x = 0; x < count && ok; ++x) {
+          std::optional<int64_t> a = f(first + x);
+          ok = a.has_value();
+          if (ok) at[x] = *a;
+        }
+        sample.push_back(ok ? std::optional(std::move(at)) : std::nullopt);
+      }
+      samples_.push_back(std::move(sample));
+    }
+  }
+
+  /// Lines per element with groups of `v` lanes (v at most the widest width), nullopt when no address is known.
+  std::optional<double> per_element(int v) const {
+    auto lines_of = [](const std::vector<int64_t>& addresses) {
+      std::set<int64_t> l;
+      for (int64_t b : addresses) l.insert(b >= 0 ? b / kLineBytes : -((-b + kLineBytes - 1) / kLineBytes));
+      return static_cast<int64_t>(l.size());
+    };
+    const int64_t span = int64_t{wave_} * v;
+    int64_t lines = 0, elements = 0;
+    bool known = false;
+    for (const auto& sample : samples_) {
+      int64_t count = 0;
+      for (size_t a = 0; a < sample.size(); ++a) {
+        if (!sample[a]) continue;
+        known = true;
+        const std::vector<int64_t>& address = *sample[a];
+        count = std::min<int64_t>(span, static_cast<int64_t>(address.size()));
+        bool vector = v > 1 && direct_[a] && count % v == 0;
+        for (int64_t x = 0; x < count && vector; ++x) vector = address[x] == address[x - x % v] + x % v * element_bytes_[a];
+        if (vector) {
+          lines += lines_of(std::vector<int64_t>(address.begin(), address.begin() + count));
+          continue;
+        }
+        std::set<std::vector<int64_t>> lanes;  // one instruction per lane, lanes of identical addresses merged
+        for (int64_t j = 0; j < v; ++j) {
+          std::vector<int64_t> lane;
+          for (int64_t x = j; x < count; x += v) lane.push_back(address[x]);
+          if (lanes.insert(lane).second) lines += lines_of(lane);
+        }
+      }
+      elements += count;
+    }
+    if (!known || elements == 0) return std::nullopt;
+    return static_cast<double>(lines) / static_cast<double>(elements);
+  }
+
+ private:
+  int wave_;
+  std::vector<bool> direct_;             ///< per access (loads, then stores): a direct load or a store
+  std::vector<int64_t> element_bytes_;   ///< per access
+  std::vector<std::vector<std::optional<std::vector<int64_t>>>> samples_;  ///< per wave, per access: byte addresses
+};
+
+/// Whether kernel `k`, in lane views `bodies` and `stores` (lane variable j), reads or writes lane by lane where the
+/// lanes' addresses differ: a gather (not a concatenation's selected load) or an indirect load.
+bool gathers_lanes(const LoopProgram& p, const Kernel& k, const std::vector<Expr>& bodies,
+                   const std::vector<Index>& stores, const std::vector<SelectedLoad>& selected,
+                   const VarRanges& ranges) {
+  bool any = false;
+  for (const Expr& body : bodies)
+    visit(body, [&](const Expr& e) {
+      if (e->op != ExprOp::Load || produced_here(p, k, e->buffer)) return;
+      if (!e->args.empty()) {
+        any = true;
+        return;
+      }
+      if (classify_lanes(e->index, "j", ranges) != LaneAccess::Gather) return;
+      for (const SelectedLoad& s : selected)
+        if (e == s.if_true || e == s.if_false) return;
+      any = true;
+    });
+  for (size_t c = 0; c < stores.size(); ++c)
+    if (!is_local(k, p.computations[k.computations[c]].buffer) &&
+        classify_lanes(stores[c], "j", ranges) == LaneAccess::Gather)
+      any = true;
+  return any;
+}
+
+/// The width, of `v` and the narrower powers of two, whose lanes touch the fewest cache lines per element
+/// (LaneLines), a narrower one only where it touches at most kNarrowerLines of the best so far; `v` where the addresses
+/// are not known at plan time.
+int fewest_lines_width(const LoopProgram& p, const Kernel& k, int64_t numel, int v, int wave) {
+  const LaneLines lines(p, k, numel, v, wave);
+  std::optional<double> best_lines = lines.per_element(v);
+  if (!best_lines) return v;
+  int best = v;
+  for (int w = v / 2; w >= 1; w /= 2) {
+    std::optional<double> l = lines.per_element(w);
+    if (l && *l <= kNarrowerLines * *best_lines) {
+      best = w;
+      best_lines = l;
+    }
+  }
+  return best;
+}
+
 /// Pointwise kernels reading an operand transposed (contiguous along the walk's second-innermost dim, not its
 /// innermost) while every store is contiguous along the innermost: tiles of such operands go through shared memory,
 /// read with lanes along the dim they are contiguous in, so loads and stores both coalesce. False where that does
@@ -214,59 +445,77 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
     pw.width_reason = "transcendentals over " + std::to_string(*n) + " elements are bound by instructions: " +
                       "narrowed until 64k threads share them";
   }
-  pw.width = v;
-  if (v == 1) {
-    pw.form = PointwisePlan::Form::Elements;
-    pw.form_reason = "no vector groups (V = 1)";
-    pw.groups_reason = "one element per iteration";
-    plan.grid = floordiv(k.numel + (plan.block - 1), Index(plan.block));
+  bool compared_lines = false;
+  for (;;) {
+    pw.width = v;
+    if (v == 1) {
+      pw.form = PointwisePlan::Form::Elements;
+      pw.form_reason = "no vector groups (V = 1)";
+      pw.groups_reason = "one element per iteration";
+      plan.grid = floordiv(k.numel + (plan.block - 1), Index(plan.block));
+      plan.shape = std::move(pw);
+      return;
+    }
+    pw.form = PointwisePlan::Form::VectorGroups;
+    pw.form_reason = "vector groups of " + std::to_string(v) + " elements";
+    const Index groups = simplify(floordiv(numel, Index(v)), p.size_ranges);
+    const std::optional<int64_t> known_groups = groups.as_const();
+    pw.groups = groups;
+    ranges["g"] = group_range(numel, v, p.size_ranges);
+    ranges["j"] = Range::loop(v);
+    std::vector<Expr> bodies;
+    std::vector<Index> stores;
+    lane_views(p, k, {{"i", Index::var("g") * v + Index::var("j")}}, ranges, bodies, stores);
+    std::vector<Expr> loads = external_loads(p, k, bodies);
+    // Concatenations: where the cat's condition holds for a whole vector group or for none of it, the group loads
+    // the taken operand with one vector load from a selected address, into one array both operands read from.
+    pw.selected_loads = selected_loads(p, bodies, loads, v, ranges);
+    // Lanes read one by one from different addresses (pooling windows, upsampling sources) spread each wave-wide
+    // instruction over V times the memory of one lane per thread: max_pool2d's stride-2 taps over f32 touched 8 lines
+    // per instruction in groups of 4 against 2 with one element per thread. The width whose accesses touch the fewest
+    // cache lines wins there.
+    if (n && !compared_lines && gathers_lanes(p, k, bodies, stores, pw.selected_loads, ranges)) {
+      compared_lines = true;
+      if (int w = fewest_lines_width(p, k, *n, v, target.warp_size); w < v) {
+        pw.width_reason = "lanes gathered from different addresses: " + std::to_string(w) +
+                          " lane(s) touch the fewest "
+                          "cache lines per element (of " +
+                          std::to_string(v) + " and narrower)";
+        v = w;
+        continue;
+      }
+    }
+    const int64_t arrays =
+        static_cast<int64_t>(pw.selected_loads.size()) +
+        std::count_if(loads.begin(), loads.end(), [&](const Expr& l) { return contiguous_lanes(l->index, ranges); });
+    int64_t store_arrays = 0;
+    for (size_t c = 0; c < k.computations.size(); ++c)
+      store_arrays += !is_local(k, p.computations[k.computations[c]].buffer) && contiguous_lanes(stores[c], ranges);
+    // A symbolic group count sets no limit of its own (any count runs correctly; few groups leave threads idle).
+    const int64_t limits[4] = {kBytesInFlight / (v * narrowest_bytes(kernel_accesses(p, k, ranges))),
+                               known_groups ? ceil_div(*known_groups, plan.block) : kBytesInFlight,
+                               kMaxLoadArrays / std::max<int64_t>(1, arrays),
+                               kMaxArrays / std::max<int64_t>(1, arrays + store_arrays)};
+    const char* why[4] = {"64 bytes of the narrowest operand in flight per thread", "one iteration covers every group",
+                          "at most 4 groups' load arrays per thread (registers bound occupancy)",
+                          "at most 10 groups' load and store arrays per thread (registers bound occupancy)"};
+    const int binding = static_cast<int>(std::min_element(limits, limits + 4) - limits);
+    int e = static_cast<int>(pow2_at_most(limits[binding]));
+    pw.groups_reason = std::string(why[binding]) + " (" + std::to_string(arrays) + " load and " +
+                       std::to_string(store_arrays) + " store arrays)";
+    if (known_groups && transcendental && e > 1 && *known_groups / e < kComputeThreads) {
+      while (e > 1 && *known_groups / e < kComputeThreads) e /= 2;
+      pw.groups_reason = "transcendentals over few groups: fewer groups per thread until 64k threads share them";
+    }
+    pw.groups_per_thread = e;
+    const int64_t span = int64_t{plan.block} * e;
+    plan.grid = simplify(floordiv(groups + Index(span - 1), Index(span)), p.size_ranges);
+    // The scalar loop over numel % V runs in the same blocks: with fewer elements than V there are no groups, and one
+    // block must still run.
+    if (!known_groups) plan.grid = simplify(max(plan.grid, min(numel, Index(1))), p.size_ranges);
     plan.shape = std::move(pw);
     return;
   }
-  pw.form = PointwisePlan::Form::VectorGroups;
-  pw.form_reason = "vector groups of " + std::to_string(v) + " elements";
-  const Index groups = simplify(floordiv(numel, Index(v)), p.size_ranges);
-  const std::optional<int64_t> known_groups = groups.as_const();
-  pw.groups = groups;
-  ranges["g"] = group_range(numel, v, p.size_ranges);
-  ranges["j"] = Range::loop(v);
-  std::vector<Expr> bodies;
-  std::vector<Index> stores;
-  lane_views(p, k, {{"i", Index::var("g") * v + Index::var("j")}}, ranges, bodies, stores);
-  std::vector<Expr> loads = external_loads(p, k, bodies);
-  // Concatenations: where the cat's condition holds for a whole vector group or for none of it, the group loads
-  // the taken operand with one vector load from a selected address, into one array both operands read from.
-  pw.selected_loads = selected_loads(p, bodies, loads, v, ranges);
-  const int64_t arrays = static_cast<int64_t>(pw.selected_loads.size()) +
-                         std::count_if(loads.begin(), loads.end(),
-                                       [&](const Expr& l) { return contiguous_lanes(l->index, ranges); });
-  int64_t store_arrays = 0;
-  for (size_t c = 0; c < k.computations.size(); ++c)
-    store_arrays += !is_local(k, p.computations[k.computations[c]].buffer) && contiguous_lanes(stores[c], ranges);
-  // A symbolic group count sets no limit of its own (any count runs correctly; few groups leave threads idle).
-  const int64_t limits[4] = {kBytesInFlight / (v * narrowest_bytes(kernel_accesses(p, k, ranges))),
-                             known_groups ? ceil_div(*known_groups, plan.block) : kBytesInFlight,
-                             kMaxLoadArrays / std::max<int64_t>(1, arrays),
-                             kMaxArrays / std::max<int64_t>(1, arrays + store_arrays)};
-  const char* why[4] = {"64 bytes of the narrowest operand in flight per thread",
-                        "one iteration covers every group",
-                        "at most 4 groups' load arrays per thread (registers bound occupancy)",
-                        "at most 10 groups' load and store arrays per thread (registers bound occupancy)"};
-  const int binding = static_cast<int>(std::min_element(limits, limits + 4) - limits);
-  int e = static_cast<int>(pow2_at_most(limits[binding]));
-  pw.groups_reason = std::string(why[binding]) + " (" + std::to_string(arrays) + " load and " +
-                     std::to_string(store_arrays) + " store arrays)";
-  if (known_groups && transcendental && e > 1 && *known_groups / e < kComputeThreads) {
-    while (e > 1 && *known_groups / e < kComputeThreads) e /= 2;
-    pw.groups_reason = "transcendentals over few groups: fewer groups per thread until 64k threads share them";
-  }
-  pw.groups_per_thread = e;
-  const int64_t span = int64_t{plan.block} * e;
-  plan.grid = simplify(floordiv(groups + Index(span - 1), Index(span)), p.size_ranges);
-  // The scalar loop over numel % V runs in the same blocks: with fewer elements than V there are no groups, and one
-  // block must still run.
-  if (!known_groups) plan.grid = simplify(max(plan.grid, min(numel, Index(1))), p.size_ranges);
-  plan.shape = std::move(pw);
 }
 
 }  // namespace hi::codegen_detail

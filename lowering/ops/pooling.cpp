@@ -171,6 +171,9 @@ struct PoolWindows {
   /// (count_include_pad) or to the input itself (at least 1: a window wholly in the padding sums to 0).
   Expr divisor(const std::vector<Index>& c, DType t) const {
     if (divisor_override) return Expr::constant(static_cast<double>(*divisor_override), t);
+    // A dim whose windows all lie inside the input (no padding) contributes its kernel size: a constant, not a
+    // clipped extent computed per output.
+    if (always_inside[0] && always_inside[1]) return Expr::constant(static_cast<double>(k[0] * k[1]), t);
     const Index hs = start(c, 0), ws = start(c, 1);
     const Index he = min(hs + Index(k[0]), in[0] + Index(p[0])), we = min(ws + Index(k[1]), in[1] + Index(p[1]));
     Index n = (he - hs) * (we - ws);
@@ -306,24 +309,25 @@ std::vector<TensorValue> lower_max_pool2d_with_indices(GraphLowering& L, const B
     return Expr::binary(BinaryOp::Add, i64(win.start(c, i)),
                         Expr::binary(BinaryOp::Mul, k, lit(win.d[i]), DType::Int64), DType::Int64);
   };
-  // The first tap at or after 0 of a window starting at `st`: st + ceil(-st / dilation) * dilation when st < 0.
-  auto first_inside = [&](const std::vector<Index>& c, size_t i) {
-    Expr st = i64(win.start(c, i));
+  // Positions of known taps (unrolled windows) and the first tap inside the input, st + ceil(max(-st, 0) / d) * d,
+  // are index expressions: computed in the kernel's index width rather than in int64 arithmetic.
+  auto first_tap = [&](const std::vector<Index>& c, size_t i) {
+    const Index st = win.start(c, i);
     if (win.always_inside[i]) return st;
-    Expr skip = Expr::binary(BinaryOp::FloorDiv, Expr::binary(BinaryOp::Sub, lit(win.d[i] - 1), st, DType::Int64),
-                             lit(win.d[i]), DType::Int64);
-    return Expr::where(
-        Expr::binary(BinaryOp::Lt, st, lit(0), DType::Bool),
-        Expr::binary(BinaryOp::Add, st, Expr::binary(BinaryOp::Mul, skip, lit(win.d[i]), DType::Int64), DType::Int64),
-        st);
+    return st + floordiv(max(Index(0) - st, Index(0)) + Index(win.d[i] - 1), Index(win.d[i])) * Index(win.d[i]);
   };
   return lower_max_with_positions(
       L, self, t, win.k,
       [&](const std::vector<Index>& c, const Index& i, const Index& j) {
         return win.value(L, self, c, i, j, t, -INFINITY);
       },
-      [&](const std::vector<Index>& c, const Expr& i, const Expr& j) { return flat(coord(c, 0, i), coord(c, 1, j)); },
-      [&](const std::vector<Index>& c) { return flat(first_inside(c, 0), first_inside(c, 1)); });
+      [&](const std::vector<Index>& c, const Expr& i, const Expr& j) {
+        if (i->op == ExprOp::Constant && j->op == ExprOp::Constant)
+          return i64(win.tap(c, 0, Index(static_cast<int64_t>(i->value))) * win.in[1] +
+                     win.tap(c, 1, Index(static_cast<int64_t>(j->value))));
+        return flat(coord(c, 0, i), coord(c, 1, j));
+      },
+      [&](const std::vector<Index>& c) { return i64(first_tap(c, 0) * win.in[1] + first_tap(c, 1)); });
 }
 
 /// max_pool2d_with_indices_backward: each input position gathers the gradients of the outputs whose recorded

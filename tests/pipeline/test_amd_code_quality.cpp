@@ -172,6 +172,18 @@ Graph cross_entropy_f32(int64_t rows, int64_t cols) {
   return g.graph();
 }
 
+/// max_pool2d_with_indices(x, 3, 2, 1) of NCHW f32, values and int64 positions: window taps gathered lane by lane.
+Graph max_pool_f32(int64_t n, int64_t c, int64_t hw) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {n, c, hw, hw});
+  const int64_t o = (hw + 2 - 3) / 2 + 1;
+  ValueRef m = g.call_multi("aten.max_pool2d_with_indices.default", {A(x), L({3, 3}), L({2, 2}), L({1, 1})},
+                            {{DType::Float32, {n, c, o, o}}, {DType::Int64, {n, c, o, o}}});
+  g.output(m);
+  g.output(ValueRef{m.node, 1});
+  return g.graph();
+}
+
 struct QualityCase {
   std::string name;
   Graph graph;
@@ -213,6 +225,8 @@ const std::vector<QualityCase>& quality_cases() {
       {"group_norm_f32_25088", group_norm_f32(32, 256, 56, 32), true, true},
       {"log_softmax_f32_32000", log_softmax_f32(524, 32000), true, true},
       {"cross_entropy_f32_50257", cross_entropy_f32(333, 50257), false, false},
+      // Pooling windows: taps gathered with one element per thread (fewest cache lines), reported only.
+      {"max_pool2d_f32", max_pool_f32(8, 64, 112), false, false},
   };
   return cases;
 }

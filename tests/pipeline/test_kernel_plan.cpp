@@ -123,6 +123,39 @@ TEST(KernelPlan, ConcatenationSelectsItsVectorLoad) {
   EXPECT_TRUE(std::get<PointwisePlan>(straddling.shape).selected_loads.empty());
 }
 
+/// max_pool2d_with_indices(x, k, stride, padding)'s values of x [n, c, h, w] (the indices stay in registers).
+Graph max_pool_graph(DType dt, int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t s, int64_t pad) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", dt, {n, c, h, w});
+  const int64_t oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
+  ValueRef m = g.call_multi("aten.max_pool2d_with_indices.default", {A(x), L({k, k}), L({s, s}), L({pad, pad})},
+                            {{dt, {n, c, oh, ow}}, {DType::Int64, {n, c, oh, ow}}});
+  g.output(m);
+  return g.graph();
+}
+
+TEST(KernelPlan, WindowGathersTakeTheLanesTouchingFewestCacheLines) {
+  // 3x3 windows of stride 2 over f32: groups of 4 lanes would spread each tap's wave-wide load over 8 lines (lanes
+  // 32 bytes apart per thread), one element per thread keeps it to 2.
+  KernelPlan plan = only_plan(max_pool_graph(DType::Float32, 2, 8, 64, 64, 3, 2, 1));
+  const auto& pw = std::get<PointwisePlan>(plan.shape);
+  EXPECT_EQ(pw.width, 1) << to_string(plan);
+  EXPECT_EQ(pw.form, PointwisePlan::Form::Elements);
+  EXPECT_NE(pw.width_reason.find("cache lines"), std::string::npos) << pw.width_reason;
+  // 2x2 average pooling over bf16 likewise: 8 lanes of stride-2 taps touch four times the lines of one.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::BFloat16, {2, 8, 64, 64});
+  g.output(g.call("aten.avg_pool2d.default", {A(x), L({2, 2})}, DType::BFloat16, {2, 8, 32, 32}));
+  KernelPlan avg = only_plan(g.graph());
+  EXPECT_LT(std::get<PointwisePlan>(avg.shape).width, 8) << to_string(avg);
+  // Contiguous kernels and broadcasts (uniform lanes) are not affected.
+  test::GraphBuilder b;
+  ValueRef y = b.input("y", DType::Float32, {1024, 1024});
+  ValueRef r = b.input("r", DType::Float32, {1024, 1});
+  b.output(b.call("aten.add.Tensor", {A(y), A(r)}, DType::Float32, {1024, 1024}));
+  EXPECT_EQ(std::get<PointwisePlan>(only_plan(b.graph()).shape).width, 4);
+}
+
 TEST(KernelPlan, SoftmaxOver1024F32IsPersistentWithThreadsPerRowByWaveWidth) {
   // 256 groups of 4 per row. Warps of 32: past 4 warps' worth, so about 16 values per thread (64 threads), a row
   // per block. Wavefronts of 64: 256 groups fit 4 waves' worth, so one wave per row, 4 rows per 256-thread block.

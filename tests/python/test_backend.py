@@ -1200,6 +1200,28 @@ def test_uint8_cpu_bilinear_and_bicubic_interpolation_equal_eagers_fixed_point_k
     assert report["kernels"] >= 1 and "hipinductor.eager_interpolation.default" not in report["fallback_ops"]
 
 
+def test_gathers_read_cheap_producers_in_place_of_a_buffer():
+    """An upsampling or an embedding of a computed value (a bf16 image cast to float by the decomposition, a relu, a
+    weight cast to half) reads that value's own inputs at the gathered positions: one kernel, no buffer between."""
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 5, 7).to(torch.bfloat16)
+    w = torch.randn(10, 6)
+    idx = torch.tensor([[3, 0, 9], [9, 1, 1]])
+    cases = [
+        (lambda t: F.interpolate(t, scale_factor=2, mode="nearest"), (x,)),
+        (lambda t: F.interpolate(torch.relu(t) * 3, size=(9, 4), mode="nearest"), (x.float(),)),
+        (lambda t, i: F.embedding(i, t.to(torch.float16)), (w, idx)),
+    ]
+    for fn, args in cases:
+        torch._dynamo.reset()
+        hipinductor.clear_reports()
+        assert torch.equal(compile(fn)(*args), fn(*args))
+        (report,) = hipinductor.reports()
+        assert report["kernels"] == 1 and report["fallback_ops"] == [], report
+
+
 def test_a_python_float_argument_dynamo_asks_to_specialize_still_compiles():
     """Dynamo traces a Python float argument as a tensor and, where AOTAutograd cannot keep it one (clamp's bound),
     asks to trace the frame again with the float specialized (TensorifyScalarRestartAnalysis, raised from inside the
