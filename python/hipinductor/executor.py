@@ -228,7 +228,7 @@ class Executor:
             if call is None:
                 call = self._eager_calls[step] = EagerCall(step)
             env[step] = call(env)
-        if launches is not None:
+        if launches is not None and self.graph_eager_reason is None:  # (another thread's call may have failed)
             self.fast_paths[key] = self._write_fast_path(launches, env, symbols)
         return fx.node.map_arg(self.output.args[0], env.__getitem__)
 
