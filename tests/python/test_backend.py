@@ -514,6 +514,22 @@ def _own_work_of_one_call(step):
     return frames, c_calls
 
 
+def _profiler_reports_extension_calls() -> bool:
+    """Whether sys.setprofile sees calls of the extension's pybind11 functions as c_call events: pybind11 releases
+    whose functions are not plain builtin functions (vectorcall objects of their own type) are invisible to it."""
+    import sys
+
+    from hipinductor import _C
+
+    seen = []
+    sys.setprofile(lambda frame, event, arg: seen.append(getattr(arg, "__name__", None)) if event == "c_call" else None)
+    try:
+        _C.has_lowering("aten.add.Tensor")
+    finally:
+        sys.setprofile(None)
+    return "has_lowering" in seen
+
+
 def test_a_one_kernel_graph_calls_only_its_entry_key_and_fast_path():
     """The per-call host cost of a compiled graph: past dynamo's guards and AOTAutograd's wrappers, one call runs
     three Python functions of hipinductor's (the boxed entry, the layout key, the fast path) and allocates nothing but
@@ -528,7 +544,8 @@ def test_a_one_kernel_graph_calls_only_its_entry_key_and_fast_path():
     assert frames == ["call_boxed", "key_of", "fast_call"]
     allocations = [c for c in c_calls if "empty" in c or c in ("zeros", "tensor", "contiguous", "clone")]
     assert len(allocations) == 1, c_calls  # the output
-    assert c_calls.count("run") == 1, c_calls  # one launch of the compiled segment
+    launches_visible = _profiler_reports_extension_calls()
+    assert c_calls.count("run") == (1 if launches_visible else 0), c_calls  # one launch of the compiled segment
 
     xg, g = torch.randn(8, 16, requires_grad=True), torch.randn(8, 16)
     torch._dynamo.reset()
@@ -542,7 +559,7 @@ def test_a_one_kernel_graph_calls_only_its_entry_key_and_fast_path():
     frames, c_calls = _own_work_of_one_call(train_step)
     assert frames == ["call_boxed", "key_of", "fast_call"] * 2
     assert len([c for c in c_calls if "empty" in c or c in ("contiguous", "clone")]) == 2, c_calls
-    assert c_calls.count("run") == 2, c_calls
+    assert c_calls.count("run") == (2 if launches_visible else 0), c_calls
 
 
 def test_fast_path_key_leaves_out_the_modules_parameters_and_buffers():
