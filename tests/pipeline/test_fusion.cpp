@@ -90,6 +90,18 @@ TEST(Fusion, ReductionOverLeadingDimIsAColumnReduction) {
   EXPECT_EQ(p.kernels[0].kind, KernelKind::ColumnReduction);
 }
 
+TEST(Fusion, SumOfLogSoftmaxOverItsRowsJoinsTheRowKernel) {
+  // Label smoothing sums log_softmax over each row: x - max - log(sum) reads two per-row statistics and the row
+  // itself; only the row, streamed, decides the kernel's kind, so the three reductions share one row kernel.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {64, 1000});
+  ValueRef lsm = g.call("aten._log_softmax.default", {A(x), test::I(1), B(false)}, DType::Float32, {64, 1000});
+  g.output(g.call("aten.sum.dim_IntList", {A(lsm), L({1})}, DType::Float32, {64}));
+  LoopProgram p = scheduled(g.graph());
+  ASSERT_EQ(p.kernels.size(), 1u) << p.str();
+  EXPECT_EQ(p.kernels[0].kind, KernelKind::RowReduction);
+}
+
 TEST(Fusion, ConsumerOfReductionAtAnotherIndexIsNotFused) {
   // y = x - sum(x, dim=0): the sum is per column, the row kernel would need other rows' results.
   test::GraphBuilder g;
