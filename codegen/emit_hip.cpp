@@ -1,6 +1,7 @@
 #include "codegen/emit_hip.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -113,6 +114,60 @@ EmittedModule combine_modules(const std::vector<const EmittedModule*>& modules) 
   m.source = preamble(m.target, m.kernels.size()) + body;
   if (!trampolines.empty()) m.source += "\n" + std::string(kCpuEntryPoints) + trampolines;
   return m;
+}
+
+std::vector<EmittedModule> split_module(const EmittedModule& module, size_t max_kernel_bytes) {
+  const std::string text = kernels_text(module);
+  // Each kernel's text starts at its header line "// NAME: " at column 0 (see kernels_text), in kernel order.
+  std::vector<size_t> starts;
+  size_t from = 0;
+  for (const EmittedKernel& k : module.kernels) {
+    const std::string header = "// " + k.name + ": ";
+    size_t at = from == 0 && text.starts_with(header) ? 0 : text.find("\n" + header, from);
+    if (at == std::string::npos) return {module};  // not printed by emit_hip: left whole
+    if (text.compare(at, header.size(), header) != 0) ++at;  // past the newline
+    starts.push_back(at);
+    from = at + header.size();
+  }
+  starts.push_back(text.size());
+  std::vector<std::pair<size_t, size_t>> groups;  // [first, last) kernel of each unit
+  for (size_t first = 0, k = 0; k < module.kernels.size(); ++k) {
+    const bool last = k + 1 == module.kernels.size();
+    if (last || starts[k + 2] - starts[first] > max_kernel_bytes) {
+      groups.emplace_back(first, k + 1);
+      first = k + 1;
+    }
+  }
+  if (groups.size() <= 1) return {module};
+
+  // Each kernel's cpu entry point, by name.
+  std::map<std::string, std::string> entry_points;
+  if (size_t entry = module.source.find(kCpuEntryPoints); entry != std::string::npos) {
+    std::istringstream lines(module.source.substr(entry + kCpuEntryPoints.size()));
+    for (std::string line; std::getline(lines, line);)
+      for (const EmittedKernel& k : module.kernels)
+        if (line.starts_with("extern \"C\" void " + k.name + "__hi_cpu(")) entry_points[k.name] = line + "\n";
+  }
+  std::vector<EmittedModule> units;
+  for (size_t u = 0; u < groups.size(); ++u) {
+    auto [first, end] = groups[u];
+    EmittedModule unit;
+    unit.target = module.target;
+    unit.kernels.assign(module.kernels.begin() + first, module.kernels.begin() + end);
+    if (module.plans.size() == module.kernels.size())
+      unit.plans.assign(module.plans.begin() + first, module.plans.begin() + end);
+    std::string source = preamble(module.target, unit.kernels.size());
+    if (u > 0 && module.target.kind == TargetKind::Cpu)
+      source.insert(source.find('\n') + 1, "#define HI_CPU_LATER_UNIT 1\n");
+    source += text.substr(starts[first], starts[end] - starts[first]);
+    std::string trampolines;
+    for (const EmittedKernel& k : unit.kernels)
+      if (auto found = entry_points.find(k.name); found != entry_points.end()) trampolines += found->second;
+    if (!trampolines.empty()) source += "\n" + std::string(kCpuEntryPoints) + trampolines;
+    unit.source = std::move(source);
+    units.push_back(std::move(unit));
+  }
+  return units;
 }
 
 std::string kernels_text(const EmittedModule& m) {

@@ -60,6 +60,13 @@ EmittedModule emit_hip(const LoopProgram& program, const Target& target);
 /// distinct; throws std::invalid_argument otherwise, or for modules of different targets.
 EmittedModule combine_modules(const std::vector<const EmittedModule*>& modules);
 
+/// `module` as compile units: consecutive kernels grouped until a group's kernel text passes `max_kernel_bytes` (a
+/// kernel larger than that is a unit of its own), each unit a complete translation unit (the preamble, its kernels
+/// and their cpu entry points) that compiles on its own. The units of a cpu module link into one shared object: all
+/// but the first define HI_CPU_LATER_UNIT, so the prelude's exported symbols are defined once. A module that fits in
+/// one unit is returned as it is (same source, so the same cache key). Kernel order is kept.
+std::vector<EmittedModule> split_module(const EmittedModule& module, size_t max_kernel_bytes);
+
 /// Only the kernels' text (no preamble/preludes), for golden tests and reading.
 std::string kernels_text(const EmittedModule& m);
 

@@ -1,6 +1,7 @@
 #include "pipeline/compile_graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "frontend/graph_json.h"
 #include "lowering/fuse_kernels.h"
@@ -139,6 +141,61 @@ std::optional<CompiledGraph> find_graph_entry(const Graph& graph, const CompileO
   return cached;
 }
 
+/// The host compiler for a cpu module split into units (split_module): compile() of the module's source compiles
+/// the units to objects, in parallel and each through the cache as an entry of its own, and links them into the
+/// shared object compiling the whole source would give. Its name, version and options are the host compiler's, so
+/// compile_cached keys, locks and stores the linked object as it would the whole source's.
+class UnitCompiler final : public Compiler {
+ public:
+  UnitCompiler(Compiler& host, const EmittedModule& module, std::vector<EmittedModule> units, CodeObjectCache* cache)
+      : host_(host), module_(module), units_(std::move(units)), cache_(cache) {}
+
+  std::string name() const override { return host_.name(); }
+  std::string version() const override { return host_.version(); }
+  std::vector<std::string> base_options(const Target& target) const override { return host_.base_options(target); }
+
+  CompiledCode compile(const std::string& source, const std::string& name_hint, const Target& target,
+                       const std::vector<std::string>& extra_options) override {
+    if (&source != &module_.source && source != module_.source)
+      throw std::logic_error("UnitCompiler: compiles only the module it was made for");
+    auto start = std::chrono::steady_clock::now();
+    std::vector<std::string> options = extra_options;
+    options.push_back("-c");
+    std::vector<std::vector<char>> objects(units_.size());
+    std::vector<std::exception_ptr> errors(units_.size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t u; (u = next++) < units_.size();) {
+        try {
+          std::vector<std::string> kernels;
+          for (const EmittedKernel& k : units_[u].kernels) kernels.push_back(k.name);
+          objects[u] = compile_cached(host_, units_[u].source, name_hint + "_unit" + std::to_string(u), target,
+                                      options, std::string(codegen_version()), cache_, nullptr, nullptr, kernels)
+                           .binary;
+        } catch (...) {
+          errors[u] = std::current_exception();
+        }
+      }
+    };
+    const size_t threads = std::min<size_t>(units_.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+    CompiledCode linked = link_host_objects(objects, name_hint);
+    linked.compile_ms = ms_since(start);
+    return linked;
+  }
+
+ private:
+  Compiler& host_;
+  const EmittedModule& module_;
+  std::vector<EmittedModule> units_;
+  CodeObjectCache* cache_;
+};
+
 /// Compiles `module` through the cache of `options` into every graph of `graphs` (which it holds the kernels of),
 /// then writes their graph entries under `graph_keys`.
 void compile_module(const EmittedModule& module, const CompileOptions& options, Compiler& compiler,
@@ -148,8 +205,13 @@ void compile_module(const EmittedModule& module, const CompileOptions& options, 
   for (const EmittedKernel& k : module.kernels) kernel_names.push_back(k.name);
   bool hit = false;
   std::string key;
-  CompiledCode code = compile_cached(compiler, module.source, options.graph_name, options.target, {},
-                                     std::string(codegen_version()), options.cache, &hit, &key, kernel_names);
+  std::optional<UnitCompiler> units;
+  if (options.target.kind == TargetKind::Cpu)
+    if (std::vector<EmittedModule> parts = split_module(module, options.max_unit_kernel_bytes); parts.size() > 1)
+      units.emplace(compiler, module, std::move(parts), options.cache);
+  CompiledCode code = compile_cached(units ? static_cast<Compiler&>(*units) : compiler, module.source,
+                                     options.graph_name, options.target, {}, std::string(codegen_version()),
+                                     options.cache, &hit, &key, kernel_names);
   double ms = hit ? 0 : ms_since(start);
   for (size_t i = 0; i < graphs.size(); ++i) {
     CompiledGraph& g = *graphs[i];

@@ -34,6 +34,12 @@ struct CompileOptions {
   SplitOptions split;
   /// Appended to every kernel's name (compile_graphs keeps the names of graphs compiled together distinct).
   std::string kernel_suffix;
+  /// cpu target: a module whose kernels' text passes this many bytes is compiled as several translation units
+  /// (split_module), in parallel, one host compiler process per hardware thread, each unit cached on its own, then
+  /// linked into the one shared object a whole compile would give. The host compiler's time grows with a unit's size
+  /// and each unit pays the preludes once (about a kernel's worth of time), so units of a few kernels keep that
+  /// overhead small while a graph of a thousand kernels still spreads over every core.
+  size_t max_unit_kernel_bytes = 64 * 1024;
   /// Run verify_loop_program after every loop-IR pass and throw LoweringError naming the pass and the first problem.
   /// On in debug builds and wherever HIPINDUCTOR_VERIFY_PASSES=1 (the test suites set it); off otherwise, since a
   /// sound pipeline never trips it and the check walks every expression.

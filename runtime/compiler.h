@@ -59,6 +59,10 @@ std::unique_ptr<Compiler> make_hiprtc_compiler();
 std::unique_ptr<Compiler> make_nvrtc_compiler();
 /// The host C++ compiler named by $CXX (split on whitespace), default `c++`.
 std::unique_ptr<Compiler> make_host_compiler();
+/// Links objects of the host compiler (its compile() with the extra option "-c") into one shared object, as compile()
+/// makes of a whole source: how the units of a large cpu module (split_module) become one code object. Throws
+/// CompileError naming `name_hint` when the link fails (a symbol defined twice or missing).
+CompiledCode link_host_objects(const std::vector<std::vector<char>>& objects, const std::string& name_hint);
 /// The compiler for target.kind (one of the three above). Throws std::runtime_error when its library is missing.
 std::unique_ptr<Compiler> compiler_for(const Target& target);
 /// Compiles a trivial kernel for an NVIDIA `target`, so that NVRTC's once-per-process start (loading it and its

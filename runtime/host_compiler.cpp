@@ -107,4 +107,33 @@ class HostCompiler final : public Compiler {
 
 std::unique_ptr<Compiler> make_host_compiler() { return std::make_unique<HostCompiler>(); }
 
+CompiledCode link_host_objects(const std::vector<std::vector<char>>& objects, const std::string& name_hint) {
+  auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> command = host_compiler_command();
+  TempDirectory work("hipinductor-ld-");
+  std::vector<std::string> argv = command;
+  // The link half of HostCompiler::base_options (the compile half went into the objects).
+  for (std::string option : {"-shared", "-fPIC", "-Wl,--no-undefined"}) argv.push_back(option);
+  for (size_t i = 0; i < objects.size(); ++i) {
+    std::filesystem::path path = work.path() / ("unit" + std::to_string(i) + ".o");
+    write_file_synced(path, objects[i].data(), objects[i].size());
+    argv.push_back(path.string());
+  }
+  std::filesystem::path output_path = work.path() / "kernel.so";
+  argv.push_back("-o");
+  argv.push_back(output_path.string());
+  ProcessResult result = run_process(argv);
+  std::string log = result.output;
+  while (!log.empty() && log.back() == '\n') log.pop_back();
+  if (result.exit_code != 0) throw CompileError(command[0], name_hint, "cpu", log);
+  CompiledCode linked;
+  linked.log = log;
+  std::ifstream in(output_path, std::ios::binary);
+  if (!in) throw std::runtime_error(command[0] + " reported success linking '" + name_hint + "' but wrote no " +
+                                    output_path.string());
+  linked.binary.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  linked.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return linked;
+}
+
 }  // namespace hi

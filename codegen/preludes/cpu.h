@@ -99,11 +99,14 @@ inline T shuffle_xor(T value, int lane_mask) {
 
 }  // namespace hi_cpu
 
+// A module compiled as several translation units linked into one shared object (split_module) defines these once,
+// in its first unit; the others define HI_CPU_LATER_UNIT. hi_cpu::hooks is an inline variable, shared by all.
+#ifndef HI_CPU_LATER_UNIT
 /// {HI_CPU_HOOKS_VERSION, HI_WARP_SIZE}: read by the runtime before binding, to explain a mismatch.
 extern "C" __attribute__((visibility("default"))) const unsigned hi_cpu_prelude_abi[2] = {HI_CPU_HOOKS_VERSION,
                                                                                         HI_WARP_SIZE};
 
-// Defined here, not just declared: the prelude is prepended to the one translation unit of a module.
+// Defined here, not just declared: the prelude is prepended to the translation unit(s) of a module.
 /// Accepts the runtime's hooks table; returns 1, or 0 (and keeps nothing) when its version, size or warp width
 /// differs from this prelude's.
 extern "C" __attribute__((visibility("default"))) int hi_cpu_bind(const void* hooks) {
@@ -114,6 +117,7 @@ extern "C" __attribute__((visibility("default"))) int hi_cpu_bind(const void* ho
   hi_cpu::hooks = table;
   return 1;
 }
+#endif  // HI_CPU_LATER_UNIT
 
 // HIP keywords. Kernels are ordinary functions; launch bounds only matter to GPU register allocation.
 #define __global__

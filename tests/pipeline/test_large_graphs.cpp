@@ -60,5 +60,40 @@ TEST(LargeGraphs, TwoHundredChainedSoftmaxesMatchTheReference) {
   test::expect_matches(r, 1e-4, 1e-6);
 }
 
+/// A module past CompileOptions::max_unit_kernel_bytes is compiled as several units (split_module), linked into one
+/// shared object on the cpu device: the results are the reference's, and the units are complete translation units
+/// holding every kernel once, in order.
+TEST(LargeGraphs, ModulesCompiledAsSeveralUnitsMatchTheReference) {
+  const Graph g = long_softmax_chain(40, 4, 32);
+  CompileOptions o;
+  o.target = parse_target("cpu");
+  o.graph_name = "units";
+  o.max_unit_kernel_bytes = 1;  // a unit per kernel
+  CompiledGraph generated = generate(g, o);
+  ASSERT_GT(generated.module.kernels.size(), 2u);
+  std::vector<EmittedModule> units = split_module(generated.module, o.max_unit_kernel_bytes);
+  ASSERT_EQ(units.size(), generated.module.kernels.size());
+  for (size_t u = 0; u < units.size(); ++u) {
+    ASSERT_EQ(units[u].kernels.size(), 1u);
+    EXPECT_EQ(units[u].kernels[0].name, generated.module.kernels[u].name);
+    EXPECT_NE(units[u].source.find(" " + units[u].kernels[0].name + "("), std::string::npos);
+    EXPECT_NE(units[u].source.find(units[u].kernels[0].name + "__hi_cpu("), std::string::npos);
+    EXPECT_EQ(units[u].source.find("#define HI_CPU_LATER_UNIT") != std::string::npos, u > 0);
+    for (size_t other = 0; other < units.size(); ++other) {
+      if (other != u) EXPECT_EQ(units[u].source.find(" " + units[other].kernels[0].name + "("), std::string::npos);
+    }
+  }
+  // Two kernels' worth per unit groups them; a bound no module reaches leaves the module whole, source unchanged.
+  size_t two = kernels_text(units[0]).size() + kernels_text(units[1]).size();
+  EXPECT_EQ(split_module(generated.module, two).size(), (units.size() + 1) / 2);
+  std::vector<EmittedModule> whole = split_module(generated.module, size_t{1} << 40);
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].source, generated.module.source);
+
+  o.max_unit_kernel_bytes = two;
+  NumericsCheck r = run_against_reference(g, o);
+  test::expect_matches(r, 1e-4, 1e-6);
+}
+
 }  // namespace
 }  // namespace hi
