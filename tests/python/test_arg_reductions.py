@@ -1,6 +1,6 @@
 """argmax / argmin / max and min with indices through torch.compile on the cpu device, against eager PyTorch itself:
 every reduced-dim position (last, first, middle, all) and the kernel shapes they take, ties, NaNs, signed zeros,
-keepdim, dims of one, empty non-reduced dims, in every dtype."""
+keepdim, dims of one, empty non-reduced dims; float, 16-bit and integer dtypes."""
 import pytest
 import torch
 
@@ -29,22 +29,28 @@ def _input(shape, dtype, seed):
     return x
 
 
-def _everything(*xs):
-    out = []
-    for x, (_, dim) in zip(xs, LAYOUTS):
-        if dim is None:
-            out += [torch.argmax(x), torch.argmin(x), torch.argmax(x, keepdim=True)]
-            continue
-        out += [torch.argmax(x, dim), torch.argmin(x, dim, keepdim=True)]
-        out += list(torch.max(x, dim)) + list(torch.min(x, dim, keepdim=True))
-    return out
+def _everything(layouts):
+    def f(*xs):
+        out = []
+        for x, (_, dim) in zip(xs, layouts):
+            if dim is None:
+                out += [torch.argmax(x), torch.argmin(x), torch.argmax(x, keepdim=True)]
+                continue
+            out += [torch.argmax(x, dim), torch.argmin(x, dim, keepdim=True)]
+            out += list(torch.max(x, dim)) + list(torch.min(x, dim, keepdim=True))
+        return out
+    return f
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int32,
-                                   torch.int64, torch.int8, torch.uint8])
-def test_arg_reductions_match_eager(dtype):
-    xs = [_input(shape, dtype, seed) for seed, (shape, _) in enumerate(LAYOUTS)]
-    got, want = compile(_everything)(*xs), _everything(*xs)
+# Every layout in f32; the other dtypes' kernels differ in their types only: rows, vector column slices, split columns.
+@pytest.mark.parametrize("dtype,picked", [(torch.float32, range(len(LAYOUTS))), (torch.bfloat16, (0, 2, 5)),
+                                          (torch.float16, (0, 2, 5)), (torch.int32, (0, 2, 5)),
+                                          (torch.uint8, (0, 2, 5))])
+def test_arg_reductions_match_eager(dtype, picked):
+    layouts = [LAYOUTS[i] for i in picked]
+    xs = [_input(LAYOUTS[i][0], dtype, i) for i in picked]
+    f = _everything(layouts)
+    got, want = compile(f)(*xs), f(*xs)
     assert len(got) == len(want)
     for n, (g, w) in enumerate(zip(got, want)):
         assert g.dtype == w.dtype and g.shape == w.shape, n
