@@ -325,7 +325,6 @@ TEST_P(CoreOps, IndirectAdds) {
   ValueRef x = g.input("x", DType::Float32, {6, 7, 8});
   ValueRef raw = g.input("raw", DType::Int64, {6, 4, 9});
   ValueRef src = g.input("src", DType::Float32, {6, 5, 9});
-  ValueRef xb = g.input("xb", DType::BFloat16, {6, 7, 8});
   ValueRef xi = g.input("xi", DType::Int32, {6, 7, 8});
   ValueRef rows = g.input("rows", DType::Int64, {5});
   ValueRef s2 = g.input("s2", DType::Float32, {5, 7, 8});
@@ -339,8 +338,6 @@ TEST_P(CoreOps, IndirectAdds) {
   g.output(g.call("aten.scatter_add.default", {t(g.call("aten.exp.default", {t(x)})), i(-1),
                                                t(g.call("aten.remainder.Scalar", {t(si), i(8)})),
                                                t(g.call("aten.tanh.default", {t(s8)}))}));
-  ValueRef sb = g.call("aten._to_copy.default", {t(s8)}, {{"dtype", dt(DType::BFloat16)}});
-  g.output(g.call("aten.scatter_add.default", {t(xb), i(1), t(idx), t(sb)}));
   ValueRef r = g.call("aten.remainder.Scalar", {t(rows), i(3)});
   g.output(g.call("aten.index_add.default", {t(x), i(0), t(r), t(s2)}, {{"alpha", f(0.5)}}));
   g.output(g.call("aten.index_add.default", {t(xi), i(2), t(g.call("aten.remainder.Scalar", {t(rows), i(8)})), t(si2)}));
@@ -351,6 +348,14 @@ TEST_P(CoreOps, IndirectAdds) {
                   {t(x), tensors({std::nullopt, g.call("aten.remainder.Scalar", {t(rows), i(7)})}),
                    t(g.call("aten.full.default", {ints({8}), f(1.5)})), b(true)}));
   check(g, GetParam(), 1e-2, 1e-5);
+  // bf16 storage: each atomic add rounds to bf16 (as eager's CUDA kernel's), the reference rounds the exact sum once,
+  // so a few additions may differ by a few bf16 ulps.
+  Builder h;
+  ValueRef hb = h.input("xb", DType::BFloat16, {6, 7, 8});
+  ValueRef hraw = h.input("raw", DType::Int64, {6, 4, 8});
+  ValueRef hs = h.input("src", DType::BFloat16, {6, 4, 8});
+  h.output(h.call("aten.scatter_add.default", {t(hb), i(1), t(h.call("aten.remainder.Scalar", {t(hraw), i(3)})), t(hs)}));
+  check(h, GetParam(), 4e-2, 4e-2);
 }
 
 TEST_P(CoreOps, Factories) {
