@@ -78,7 +78,7 @@ KernelOperands kernel_operands(const LoopProgram& p, const Kernel& k) {
   };
   for (int c : k.computations) {
     const Computation& comp = p.computations[c];
-    visit(comp.body, [&](const Expr& e) {
+    visit_computation(comp, [&](const Expr& e) {
       if (e->index.defined()) note_index(e->index);
       if (e->op == ExprOp::Load && !is_local(k, e->buffer)) o.read.insert(e->buffer);
     });

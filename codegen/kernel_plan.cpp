@@ -104,7 +104,7 @@ void plan_extreme_pairs(const LoopProgram& p, const Kernel& k, KernelPlan& plan)
 /// once, none for pointwise kernels and rows held in registers.
 void plan_hints(const LoopProgram& p, const Kernel& k, const KernelOperands& operands, bool persistent,
                 KernelPlan& plan) {
-  if (k.kind == KernelKind::Pointwise || k.kind == KernelKind::Scan) return;
+  if (k.kind == KernelKind::Pointwise || k.kind == KernelKind::Scan || k.kind == KernelKind::Scatter) return;
   for (int b : operands.read) {
     if (operands.written.count(b)) continue;
     EvictionHint h;
@@ -177,6 +177,7 @@ KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& targ
       plan_columns(p, k, target, plan);
       break;
     case KernelKind::Scan: plan_scan(p, k, target, plan); break;
+    case KernelKind::Scatter: plan_scatter(p, k, target, plan); break;
   }
   plan.grid = simplify(plan.grid, p.size_ranges);
   plan_hints(p, k, operands, persistent, plan);

@@ -142,6 +142,8 @@ std::string KernelPrinter::compute(const Expr& e) {
         case BinaryOp::Nextafter: return libm("nextafter", at) + "(" + a + ", " + b + ")";
         case BinaryOp::Zeta:
           return "hi_zeta(" + a + ", " + b + ")";
+        case BinaryOp::ShiftLeft: return "hi_shift_left<" + value_type(at) + ">(" + a + ", " + b + ")";
+        case BinaryOp::ShiftRight: return "hi_shift_right<" + value_type(at) + ">(" + a + ", " + b + ")";
       }
       break;
     }
@@ -176,6 +178,17 @@ void KernelPrinter::collect_params() {
 
 void KernelPrinter::store(const Computation& c, const std::string& value, DType value_dtype, const Index& where) {
   const Buffer& b = p_.buffers[c.buffer];
+  if (c.is_scatter()) {
+    // The target's address, through its index operands as an indirect load's; the value added in the buffer's
+    // compute type (float for 16-bit floats, whose atomic add rounds once per addition, as eager's).
+    const Expr target = substitute_vars(c.scatter_target, kernel_var_map(c, k_), ranges_);
+    std::map<std::string, Index> bound;
+    for (size_t k = 0; k < target->args.size(); ++k) bound[indirect_var(k)] = Index::var(expr(target->args[k]));
+    const DType add_type = narrow_float(b.dtype) ? DType::Float32 : b.dtype;
+    line("hi_atomic_add(" + param_name(c.buffer) + " + (" + index(substitute(target->index, bound)) + "), " +
+         convert(value, value_dtype, add_type) + ");");
+    return;
+  }
   if (is_local(c.buffer)) {
     std::string name = "v_" + b.name;
     line("const " + value_type(b.dtype) + " " + name + " = " + convert(value, value_dtype, b.dtype) + ";");

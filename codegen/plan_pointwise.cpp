@@ -415,6 +415,21 @@ bool plan_transposed(const LoopProgram& p, const Kernel& k, PointwisePlan& pw) {
 
 }  // namespace
 
+void plan_scatter(const LoopProgram& p, const Kernel& k, const Target&, KernelPlan& plan) {
+  PointwisePlan pw;
+  plan.block = kPointwiseBlock;
+  plan.block_reason = "pointwise blocks of 128";
+  plan.whole_grid = true;
+  plan.grid_reason = "one element per thread: the block scheduler spreads the atomics over the SMs";
+  plan.grid = floordiv(k.numel + (plan.block - 1), Index(plan.block));
+  pw.form = PointwisePlan::Form::Elements;
+  pw.form_reason = "a scatter: each element's value added atomically where its index says";
+  pw.width_reason = "targets known only at run time: no vector stores";
+  pw.groups_reason = "one element per iteration";
+  plan.shape = std::move(pw);
+  (void)p;
+}
+
 void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan) {
   PointwisePlan pw;
   plan.block = kPointwiseBlock;

@@ -14,6 +14,7 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
 bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
 void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
 void plan_scan(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
+void plan_scatter(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
 
 /// The widest V (8, 4, 2) that gives the most contiguous accesses of `k` when `var` = g*V + j, or 1 when none is
 /// contiguous. `extent` is var's extent (over size symbols, possibly); with `divisible`, V must divide it for every

@@ -62,7 +62,8 @@ std::string_view binary_op_name(BinaryOp op) {
       "add",         "sub",     "mul",     "div",         "floordiv",   "truncdiv",    "remainder",   "fmod",
       "pow",         "maximum", "minimum", "atan2",       "hypot",      "eq",          "ne",          "lt",
       "le",          "gt",      "ge",      "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-      "bitwise_xor", "fmax",    "fmin",    "copysign",    "nextafter",  "zeta"};
+      "bitwise_xor", "fmax",    "fmin",    "copysign",    "nextafter",  "zeta",
+      "shift_left",  "shift_right"};
   return names[static_cast<int>(op)];
 }
 
@@ -77,6 +78,7 @@ std::string_view kernel_kind_name(KernelKind k) {
     case KernelKind::RowReduction: return "row_reduction";
     case KernelKind::ColumnReduction: return "column_reduction";
     case KernelKind::Scan: return "scan";
+    case KernelKind::Scatter: return "scatter";
   }
   return "?";
 }
@@ -244,6 +246,11 @@ void visit(const Expr& e, const std::function<void(const Expr&)>& f) {
   f(e);
 }
 
+void visit_computation(const Computation& c, const std::function<void(const Expr&)>& f) {
+  visit(c.body, f);
+  if (c.is_scatter()) visit(c.scatter_target, f);
+}
+
 int op_count(const Expr& e) {
   int count = 0;
   visit(e, [&](const Expr& x) { count += x->args.empty() ? 0 : 1; });
@@ -372,12 +379,16 @@ std::string LoopProgram::str() const {
   }
   for (const Computation& c : computations) {
     os << c.name << " = "
-       << (c.is_scan() ? "scan along dim " + std::to_string(c.scan_dim) : c.is_reduction() ? "reduction" : "pointwise")
+       << (c.is_scan()        ? "scan along dim " + std::to_string(c.scan_dim)
+           : c.is_reduction() ? "reduction"
+           : c.is_scatter()   ? "scatter-add"
+                              : "pointwise")
        << " over " << join_indices(c.sizes);
     if (c.is_reduction()) os << " x " << join_indices(c.reduce_sizes);
     os << " from";
     for (const auto& o : c.origins) os << " " << o;
     os << "\n    " << c.body.str() << "\n";
+    if (c.is_scatter()) os << "    added at " << c.scatter_target.str() << "\n";
   }
   for (const Kernel& k : kernels) {
     os << "kernel " << k.name << " (" << kernel_kind_name(k.kind) << ", numel " << k.numel.str();
@@ -475,6 +486,7 @@ std::map<std::string, Index> kernel_var_map(const Computation& c, const Kernel& 
       bind_coords(m, unflatten(Index::var("i"), c.sizes), out_var);
       bind_coords(m, unflatten(Index::var("r"), c.reduce_sizes), reduce_var);
       break;
+    case KernelKind::Scatter: bind_coords(m, unflatten(Index::var("i"), c.sizes), out_var); break;
     case KernelKind::Scan: {
       // The line walks every dim but the scanned one, row-major; the scanned dim and the body's r0 are `s`.
       std::vector<Index> others;
@@ -497,7 +509,8 @@ VarRanges kernel_var_ranges(const LoopProgram& p, const Kernel& k) {
     r[name] = c ? Range::loop(std::max<int64_t>(*c, 1)) : Range{0, std::nullopt};
   };
   switch (k.kind) {
-    case KernelKind::Pointwise: loop("i", k.numel); break;
+    case KernelKind::Pointwise:
+    case KernelKind::Scatter: loop("i", k.numel); break;
     case KernelKind::RowReduction:
       loop("row", k.numel);
       loop("col", k.row_length);
@@ -524,7 +537,13 @@ std::vector<std::string> verify_loop_program(const LoopProgram& p) {
       continue;
     }
     if (p.buffers[c.buffer].kind == BufferKind::Input) problems.push_back(where + ": writes input buffer");
-    ++fills[c.buffer];
+    if (c.is_scatter()) {
+      if (fills[c.buffer] != 1) problems.push_back(where + ": scatters into a buffer no computation filled before");
+      if (c.is_reduction() || c.scatter_target->op != ExprOp::Load || c.scatter_target->buffer != c.buffer)
+        problems.push_back(where + ": a scatter is pointwise and its target a load of its own buffer");
+    } else {
+      ++fills[c.buffer];
+    }
     if (!c.body.defined()) {
       problems.push_back(where + ": has no body");
       continue;
@@ -538,7 +557,7 @@ std::vector<std::string> verify_loop_program(const LoopProgram& p) {
     if (c.is_scan() && (c.scan_dim >= static_cast<int>(c.sizes.size()) || c.reduce_sizes.size() != 1 ||
                         c.reduce_sizes[0] != c.sizes[c.scan_dim]))
       problems.push_back(where + ": a scan reduces exactly its scanned dim (reduce_sizes {sizes[scan_dim]})");
-    visit(c.body, [&](const Expr& e) {
+    visit_computation(c, [&](const Expr& e) {
       if (e->op == ExprOp::Reduce && e != c.body) problems.push_back(where + ": Reduce below the root");
       if (e->op == ExprOp::Load && (e->buffer < 0 || e->buffer >= static_cast<int>(p.buffers.size())))
         problems.push_back(where + ": load of missing buffer " + std::to_string(e->buffer));
@@ -561,22 +580,31 @@ std::vector<std::string> verify_loop_program(const LoopProgram& p) {
         if (kernel_of.at(c) != -1) problems.push_back("computation '" + p.computations[c].name + "' in two kernels");
         if (p.computations.at(c).is_scan() != (p.kernels[k].kind == KernelKind::Scan))
           problems.push_back("computation '" + p.computations[c].name + "': scans go in Scan kernels, and only scans");
+        if (p.computations.at(c).is_scatter() != (p.kernels[k].kind == KernelKind::Scatter))
+          problems.push_back("computation '" + p.computations[c].name +
+                             "': scatters go in Scatter kernels, and only scatters");
         kernel_of[c] = static_cast<int>(k);
       }
-    std::vector<int> producer(p.buffers.size(), -1);  // what LoopProgram::producer finds, without a search per load
+    // The last computation writing each buffer (its filling one, or the last scatter into it): readers follow it.
+    std::vector<int> producer(p.buffers.size(), -1), filler(p.buffers.size(), -1);
     for (size_t c = 0; c < p.computations.size(); ++c) {
       int b = p.computations[c].buffer;
-      if (b >= 0 && b < static_cast<int>(p.buffers.size()) && producer[b] < 0) producer[b] = static_cast<int>(c);
+      if (b < 0 || b >= static_cast<int>(p.buffers.size())) continue;
+      producer[b] = static_cast<int>(c);
+      if (filler[b] < 0) filler[b] = static_cast<int>(c);
     }
     for (size_t c = 0; c < p.computations.size(); ++c) {
       if (kernel_of[c] == -1) {
         problems.push_back("computation '" + p.computations[c].name + "' in no kernel");
         continue;
       }
-      visit(p.computations[c].body, [&](const Expr& e) {
+      const int fill = p.computations[c].is_scatter() ? filler[p.computations[c].buffer] : -1;
+      if (fill >= 0 && kernel_of[fill] > kernel_of[c])
+        problems.push_back("kernel of '" + p.computations[c].name + "' scatters before its buffer is filled");
+      visit_computation(p.computations[c], [&](const Expr& e) {
         if (e->op != ExprOp::Load || e->buffer < 0 || e->buffer >= static_cast<int>(p.buffers.size())) return;
         int prod = producer[e->buffer];
-        if (prod >= 0 && kernel_of[prod] > kernel_of[c])
+        if (prod >= 0 && prod != static_cast<int>(c) && kernel_of[prod] > kernel_of[c])
           problems.push_back("kernel of '" + p.computations[c].name + "' runs before the producer of what it reads");
       });
     }

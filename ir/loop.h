@@ -59,6 +59,10 @@ enum class BinaryOp : uint8_t {
   Copysign,
   Nextafter,
   Zeta,  ///< Hurwitz zeta(x, q) = sum over k >= 0 of (k + q)^-x
+  /// Integer shifts as PyTorch's: a shift by a negative amount or by the bit width or more gives 0 (left) or the
+  /// sign fill (right, arithmetic for signed types); a left shift wraps.
+  ShiftLeft,
+  ShiftRight,
 };
 /// ArgMax/ArgMin: a Reduce with two args, (value, position): position is the element's flat (row-major) index over
 /// the reduction domain as an Int64 IndexValue; the result (Int64) is the position of the first extreme element, NaN
@@ -180,14 +184,25 @@ struct Computation {
   /// the body's Reduce combined over r0 = 0, 1, ..., x[scan_dim] in that order (an inclusive prefix). Only Scan
   /// kernels hold scans.
   int scan_dim = -1;
+  /// A scatter-add (scatter_add, index_put with accumulate, index_add): an indirect load of `buffer` (see
+  /// Expr::indirect_load) at the element that the body's value at x is added to, atomically. The buffer already holds
+  /// its starting values: an earlier computation filled it, and this one only adds, so elements may receive any
+  /// number of values (duplicate indices) in any order. Undefined for every other computation. Only Scatter kernels
+  /// hold scatters.
+  Expr scatter_target;
 
   bool is_reduction() const { return !reduce_sizes.empty(); }
   bool is_scan() const { return scan_dim >= 0; }
+  bool is_scatter() const { return scatter_target.defined(); }
   /// Address of output element (x0..) in `buffer`'s storage: sum(x_i * stride_i) + offset.
   static Index store_index(const Buffer& b);
   Index numel() const;
   Index reduce_numel() const;
 };
+
+/// Calls `f` on every node of `c`'s expressions once per occurrence, children first: its body and a scatter's target
+/// (whose load of the scattered buffer stands for the dependence on the values it adds to).
+void visit_computation(const Computation& c, const std::function<void(const Expr&)>& f);
 
 /// Name of the i-th output / reduction loop variable ("x0", "r0").
 std::string out_var(size_t i);
@@ -200,6 +215,7 @@ enum class KernelKind : uint8_t {
   RowReduction,    ///< one block per row of the (rows, row_length) view; reductions and epilogues per row
   ColumnReduction, ///< one thread per output element, serial loop over the reduced dims (non-innermost reductions)
   Scan,            ///< one scan computation over `numel` independent lines of `row_length` elements each
+  Scatter,         ///< one scatter-add computation over `numel` elements, added atomically where its target says
 };
 std::string_view kernel_kind_name(KernelKind k);
 

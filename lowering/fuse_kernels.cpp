@@ -22,7 +22,8 @@ class KernelFusion {
     p_.kernels.clear();
     kernel_ops_.clear();
     kernel_of_.assign(p_.computations.size(), -1);
-    // LoopProgram::producer searches the computations; asked per load of every placement, that was quadratic.
+    // LoopProgram::producer searches the computations; asked per load of every placement, that was quadratic. The
+    // last writer counts: readers of a buffer that scatters add to must follow the scatters.
     producer_.assign(p_.buffers.size(), -1);
     for (int c = 0; c < static_cast<int>(p_.computations.size()); ++c) producer_[p_.computations[c].buffer] = c;
     ops_.clear();
@@ -51,7 +52,11 @@ class KernelFusion {
       if (sources.count(k)) break;
     }
     Kernel k;
-    if (comp.is_scan()) {
+    if (comp.is_scatter()) {
+      // Atomic adds to addresses known only at run time: a kernel of its own, after the one filling its buffer.
+      k.kind = KernelKind::Scatter;
+      k.numel = comp.numel();
+    } else if (comp.is_scan()) {
       // A scan's lines have their own shape (codegen/plan_scans.cpp): a kernel of its own, its prologue inlined in its body.
       k.kind = KernelKind::Scan;
       k.numel = simplify(floordiv(comp.numel(), comp.reduce_numel()), p_.size_ranges);
@@ -73,10 +78,10 @@ class KernelFusion {
   /// The kernels holding a producer of a buffer computation `c` loads.
   std::set<int> kernels_read_by(int c) const {
     std::set<int> kernels;
-    visit(p_.computations[c].body, [&](const Expr& e) {
+    visit_computation(p_.computations[c], [&](const Expr& e) {
       if (e->op != ExprOp::Load) return;
       int prod = producer_[e->buffer];
-      if (prod >= 0) kernels.insert(kernel_of_[prod]);
+      if (prod >= 0 && kernel_of_[prod] >= 0) kernels.insert(kernel_of_[prod]);
     });
     return kernels;
   }
@@ -84,10 +89,11 @@ class KernelFusion {
   bool can_join(int k_index, int c) const {
     const Kernel& k = p_.kernels[k_index];
     const Computation& comp = p_.computations[c];
-    if (comp.is_scan()) return false;
+    if (comp.is_scan() || comp.is_scatter()) return false;
     if (kernel_ops_[k_index] + ops_[c] > kMaxKernelOps) return false;
     switch (k.kind) {
       case KernelKind::Scan: return false;
+      case KernelKind::Scatter: return false;
       case KernelKind::Pointwise:
         if (comp.is_reduction() || comp.numel() != k.numel) return false;
         break;
@@ -146,14 +152,15 @@ class KernelFusion {
   void mark_local_buffers() {
     std::vector<std::set<int>> readers(p_.buffers.size());
     for (size_t c = 0; c < p_.computations.size(); ++c)
-      visit(p_.computations[c].body, [&](const Expr& e) {
+      visit_computation(p_.computations[c], [&](const Expr& e) {
         if (e->op == ExprOp::Load) readers[e->buffer].insert(kernel_of_[c]);
       });
     for (size_t k = 0; k < p_.kernels.size(); ++k) {
       Kernel& kernel = p_.kernels[k];
       for (int c : kernel.computations) {
         int b = p_.computations[c].buffer;
-        if (p_.buffers[b].kind != BufferKind::Intermediate) continue;
+        // A scatter adds to memory: what it adds to is never only a register.
+        if (p_.buffers[b].kind != BufferKind::Intermediate || p_.computations[c].is_scatter()) continue;
         bool only_here = std::all_of(readers[b].begin(), readers[b].end(), [&](int r) { return r == int(k); });
         if (only_here) kernel.local_buffers.push_back(b);
       }

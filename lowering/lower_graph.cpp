@@ -93,6 +93,42 @@ Expr GraphLowering::at_indirect(TensorValue& v, std::vector<Index> coords, const
   });
 }
 
+TensorValue GraphLowering::scatter_add(
+    const TensorValue& base, const std::vector<Index>& sizes, const std::vector<const TensorValue*>& inputs,
+    const std::function<Expr(const std::vector<Index>&, std::vector<Index>&, std::map<size_t, Expr>&)>& fn) {
+  TensorValue copy = make(base.dtype, base.sizes, {&base}, [&](const std::vector<Index>& c) { return at(base, c); });
+  // Always a buffer of its own, even for a plain input: the adds must not reach the caller's tensor.
+  TensorValue result = realize(copy);
+  const int b = result.body->buffer;
+  if (std::any_of(sizes.begin(), sizes.end(), [](const Index& s) { return s.is_const(0); })) return result;
+  for (const auto& s : sizes) note_size(s);
+  Computation c;
+  c.name = p_.buffers[b].name + "_add";
+  c.buffer = b;
+  c.sizes = sizes;
+  {
+    ScopedLoopRanges scope(ranges_, sizes, out_var);
+    std::vector<Index> target(base.sizes.size(), Index(0));
+    std::map<size_t, Expr> indirect;
+    c.body = Expr::cast(fn(coord_vars(sizes.size()), target, indirect), compute_type(base.dtype));
+    std::vector<Expr> args;
+    for (const auto& [d, e] : indirect) {
+      target[d] = Index::var(indirect_var(args.size()));
+      args.push_back(Expr::cast(e, DType::Int64));
+    }
+    Expr plain = at(result, target);
+    c.scatter_target = Expr::indirect_load(b, plain->index, base.dtype, std::move(args));
+  }
+  c.origins = copy.origins;
+  c.op_names = copy.op_names;
+  for (const TensorValue* in : inputs) {
+    merge_names(c.origins, in->origins);
+    merge_names(c.op_names, in->op_names);
+  }
+  p_.computations.push_back(std::move(c));
+  return result;
+}
+
 TensorValue GraphLowering::reduce(const TensorValue& input, std::vector<int64_t> dims, bool keepdim, ReduceOp op,
                                   DType acc, const std::function<Expr(const Expr&)>& prologue) {
   int64_t rank = input.rank();

@@ -73,7 +73,7 @@ class MemoryPlanner {
         int b = p_.computations[c].buffer;
         if (first[b] < 0) first[b] = static_cast<int>(k);
         last[b] = std::max(last[b], static_cast<int>(k));
-        visit(p_.computations[c].body, [&](const Expr& e) {
+        visit_computation(p_.computations[c], [&](const Expr& e) {
           if (e->op == ExprOp::Load) last[e->buffer] = std::max(last[e->buffer], static_cast<int>(k));
         });
       }

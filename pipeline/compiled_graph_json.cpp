@@ -28,7 +28,8 @@ BufferKind parse_buffer_kind(const std::string& name) {
 }
 
 KernelKind parse_kernel_kind(const std::string& name) {
-  for (KernelKind k : {KernelKind::Pointwise, KernelKind::RowReduction, KernelKind::ColumnReduction, KernelKind::Scan})
+  for (KernelKind k : {KernelKind::Pointwise, KernelKind::RowReduction, KernelKind::ColumnReduction, KernelKind::Scan,
+                       KernelKind::Scatter})
     if (kernel_kind_name(k) == name) return k;
   throw std::invalid_argument("unknown kernel kind '" + name + "'");
 }

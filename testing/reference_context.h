@@ -111,6 +111,8 @@ enum class Binary {
   Copysign,
   Nextafter,
   Zeta,
+  ShiftLeft,
+  ShiftRight,
   // Comparisons and logic from here on (they compute in the operands' promoted type).
   Eq,
   Ne,

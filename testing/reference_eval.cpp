@@ -348,6 +348,21 @@ std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool r
       out.storage[i] = round_to_dtype(out.dtype, static_cast<double>(k));
       continue;
     }
+    if (op == Binary::ShiftLeft || op == Binary::ShiftRight) {
+      // PyTorch's shifts: amounts outside [0, bits) shift everything out (a right shift keeps the sign fill, one bit
+      // short of the width for signed types); a left shift wraps.
+      if (!integral || compute == DType::Bool) fail("shifts need integer operands");
+      const int64_t p = to_int64(u), q = to_int64(v), bits = 8 * dtype_bytes(compute);
+      int64_t k = 0;
+      if (op == Binary::ShiftLeft) {
+        k = q < 0 || q >= bits ? 0 : static_cast<int64_t>(static_cast<uint64_t>(p) << q);
+      } else {
+        const int64_t max_shift = bits - (compute == DType::UInt8 ? 0 : 1);
+        k = p >> (q < 0 || q >= max_shift ? max_shift : q);
+      }
+      out.storage[i] = round_to_dtype(out.dtype, static_cast<double>(k));
+      continue;
+    }
     if (integral && op == Binary::Pow) {
       // PyTorch's powi: a Python-number exponent below zero is an error, a tensor one gives 1, +-1 or 0; otherwise
       // by squaring, wrapping.
@@ -416,6 +431,7 @@ std::vector<HostTensor> GraphEvaluator::binary(Binary op, bool has_alpha, bool r
         break;
       case Binary::BitwiseAnd: case Binary::BitwiseOr: case Binary::BitwiseXor:
         fail("bitwise ops need integer or bool operands");
+      case Binary::ShiftLeft: case Binary::ShiftRight: break;  // handled above
     }
     out.storage[i] = round_to_dtype(out.dtype, r);
   }

@@ -201,6 +201,23 @@ template <class T> HI_FN T hi_remainder(T a, T b) {
 HI_FN float hi_remainder(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 HI_FN double hi_remainder(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 
+/// Integer shifts as PyTorch's kernels: an amount below 0 or at least the bit width shifts everything out (0 for a
+/// left shift, the sign fill for a right shift: arithmetic for signed types); a left shift wraps, done unsigned.
+template <class T> struct hi_unsigned_of { typedef T type; };
+template <> struct hi_unsigned_of<hi_i8> { typedef hi_u8 type; };
+template <> struct hi_unsigned_of<hi_i16> { typedef unsigned short type; };
+template <> struct hi_unsigned_of<hi_i32> { typedef unsigned type; };
+template <> struct hi_unsigned_of<hi_i64> { typedef hi_u64 type; };
+template <class T> HI_FN T hi_shift_left(T a, T b) {
+  if ((hi_i64)b < 0 || (hi_i64)b >= (hi_i64)(8 * sizeof(T))) return T(0);
+  return (T)((typename hi_unsigned_of<T>::type)a << b);
+}
+template <class T> HI_FN T hi_shift_right(T a, T b) {
+  const int max_shift = 8 * (int)sizeof(T) - (T(-1) < T(0) ? 1 : 0);
+  if ((hi_i64)b < 0 || (hi_i64)b >= max_shift) return (T)(a >> max_shift);
+  return (T)(a >> b);
+}
+
 /// fmax/fmin ignore NaN: the other operand wins, NaN only when both are NaN (torch.fmax / torch.fmin).
 template <class T> HI_FN T hi_fmax(T a, T b) { return a != a ? b : (b != b ? a : (a < b ? b : a)); }
 template <class T> HI_FN T hi_fmin(T a, T b) { return a != a ? b : (b != b ? a : (b < a ? b : a)); }
@@ -241,64 +258,66 @@ template <class T> HI_FN T hi_digamma_impl(T x) {
 HI_FN float hi_digamma(float x) { return hi_digamma_impl(x); }
 HI_FN double hi_digamma(double x) { return hi_digamma_impl(x); }
 
-/// Hurwitz zeta(x, q) = sum over k >= 0 of (k + q)^-x, in double, as PyTorch's zeta (Cephes): direct terms until the
-/// base passes 9, then the Euler-Maclaurin tail, whose coefficients are (2j)! / B_2j (B: Bernoulli numbers).
-HI_FN double hi_zeta_d(double x, double q) {
-  const double machep = 1.11022302462515654042e-16;
-  const double A[] = {2.0 / (1.0 / 6),
-                      24.0 / (-1.0 / 30),
-                      720.0 / (1.0 / 42),
-                      40320.0 / (-1.0 / 30),
-                      3628800.0 / (5.0 / 66),
-                      479001600.0 / (-691.0 / 2730),
-                      87178291200.0 / (7.0 / 6),
-                      20922789888000.0 / (-3617.0 / 510),
-                      6402373705728000.0 / (43867.0 / 798),
-                      2432902008176640000.0 / (-174611.0 / 330),
-                      1.1240007277776077e21 / (854513.0 / 138),
-                      6.2044840173323941e23 / (-236364091.0 / 2730)};
-  if (x == 1.0) return hi_inf_d();
-  if (x < 1.0) return hi_nan_d();
-  if (q <= 0.0) {
-    if (q == floor(q)) return hi_inf_d();
-    if (x != floor(x)) return hi_nan_d();
+/// Hurwitz zeta(x, q) = sum over k >= 0 of (k + q)^-x, as PyTorch's zeta (Cephes): direct terms until the base
+/// passes 9, then the Euler-Maclaurin tail, whose coefficients are (2j)! / B_2j (B: Bernoulli numbers). T is the
+/// accumulation type: PyTorch's CPU kernel accumulates float inputs in double, its CUDA kernel in float.
+template <class T> HI_FN T hi_zeta_impl(T x, T q) {
+  const T machep = T(1.11022302462515654042e-16);
+  const T A[] = {T(2.0 / (1.0 / 6)),
+                 T(24.0 / (-1.0 / 30)),
+                 T(720.0 / (1.0 / 42)),
+                 T(40320.0 / (-1.0 / 30)),
+                 T(3628800.0 / (5.0 / 66)),
+                 T(479001600.0 / (-691.0 / 2730)),
+                 T(87178291200.0 / (7.0 / 6)),
+                 T(20922789888000.0 / (-3617.0 / 510)),
+                 T(6402373705728000.0 / (43867.0 / 798)),
+                 T(2432902008176640000.0 / (-174611.0 / 330)),
+                 T(1.1240007277776077e21 / (854513.0 / 138)),
+                 T(6.2044840173323941e23 / (-236364091.0 / 2730))};
+  if (x == T(1)) return T(hi_inf_d());
+  if (x < T(1)) return T(hi_nan_d());
+  if (q <= T(0)) {
+    if (q == hi_floor(q)) return T(hi_inf_d());
+    if (x != hi_floor(x)) return T(hi_nan_d());
   }
-  double s = pow(q, -x), a = q, b = 0.0;
+  T s = hi_pow(q, -x), a = q, b = T(0);
   int i = 0;
-  while (i < 9 || a <= 9.0) {
+  while (i < 9 || a <= T(9)) {
     i += 1;
-    a += 1.0;
-    b = pow(a, -x);
+    a += T(1);
+    b = hi_pow(a, -x);
     s += b;
     if (-machep * s < b && b < machep * s) return s;
   }
-  const double w = a;
-  s += b * w / (x - 1.0);
-  s -= 0.5 * b;
-  a = 1.0;
-  double k = 0.0;
+  const T w = a;
+  s += b * w / (x - T(1));
+  s -= T(0.5) * b;
+  a = T(1);
+  T k = T(0);
   for (int j = 0; j < 12; ++j) {
     a *= x + k;
     b /= w;
-    double t = a * b / A[j];
+    T t = a * b / A[j];
     s = s + t;
-    if (fabs(t / s) < machep) return s;
-    k += 1.0;
+    if (hi_abs(t / s) < machep) return s;
+    k += T(1);
     a *= x + k;
     b /= w;
-    k += 1.0;
+    k += T(1);
   }
   return s;
 }
-HI_FN float hi_zeta(float x, float q) {
-  return (float)hi_zeta_d(x, q);
-}
-HI_FN double hi_zeta(double x, double q) {
-  return hi_zeta_d(x, q);
-}
+HI_FN double hi_zeta(double x, double q) { return hi_zeta_impl(x, q); }
+#if defined(HI_TARGET_CPU)
+HI_FN float hi_zeta(float x, float q) { return (float)hi_zeta_impl((double)x, (double)q); }
+#else
+HI_FN float hi_zeta(float x, float q) { return hi_zeta_impl(x, q); }
+#endif
 
-/// erfinv: Giles' single-precision approximation ("Approximating the erfinv function", 2010), refined by Newton
-/// steps in double on erf (|y| <= 0.5) or erfc (larger |y|, where erf(x) - y would cancel).
+/// erfinv on the cpu device, for PyTorch CPU's results (calc_erfinv, exact to double's rounding): Giles'
+/// single-precision approximation ("Approximating the erfinv function", 2010), refined by Newton steps in double on
+/// erf (|y| <= 0.5) or erfc (larger |y|, where erf(x) - y would cancel).
 HI_FN double hi_erfinv_refine(double x, double y) {
   const double a = fabs(y), s = y < 0 ? -1.0 : 1.0;
   double v = fabs(x);
@@ -339,13 +358,93 @@ HI_FN float hi_erfinv_approx(float x) {
   }
   return p * x;
 }
-HI_FN double hi_erfinv(double y) {
+HI_FN double hi_erfinv_cpu(double y) {
   if (y != y || y < -1.0 || y > 1.0) return hi_nan_d();
   if (y == 1.0 || y == -1.0) return y * hi_inf_d();
   if (y == 0.0) return y;
   return hi_erfinv_refine((double)hi_erfinv_approx((float)y), y);
 }
-HI_FN float hi_erfinv(float y) { return (float)hi_erfinv((double)y); }
+#if defined(HI_TARGET_CPU)
+HI_FN double hi_erfinv(double y) { return hi_erfinv_cpu(y); }
+HI_FN float hi_erfinv(float y) { return (float)hi_erfinv_cpu((double)y); }
+#else
+/// GPU targets call the device math library's erfinvf / erfinv, as PyTorch's CUDA and ROCm kernels do: the same
+/// results as eager there, in float for float (the double refinement above costs 30 times as much).
+HI_FN double hi_erfinv(double y) { return erfinv(y); }
+HI_FN float hi_erfinv(float y) { return erfinvf(y); }
+#endif
+
+// ---- atomic adds (scatter kernels): `v` added to *p; concurrent adds to one element all land, in any order ----
+/// Compare-and-swap of a 32-bit word: the word's value before (the swap happened when that equals `expected`).
+HI_FN unsigned hi_atomic_cas32(unsigned* w, unsigned expected, unsigned desired) {
+#if defined(HI_TARGET_CPU)
+  __atomic_compare_exchange_n(w, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return expected;
+#else
+  return atomicCAS(w, expected, desired);
+#endif
+}
+HI_FN hi_bfloat16 hi_from_bits(hi_bfloat16, unsigned b) { hi_bfloat16 r; r.bits = (unsigned short)b; return r; }
+HI_FN hi_half hi_from_bits(hi_half, unsigned b) { hi_half r; r.bits = (unsigned short)b; return r; }
+template <class S> HI_FN S hi_from_bits(S, unsigned b) { return (S)b; }
+HI_FN unsigned hi_to_bits(hi_bfloat16 v) { return v.bits; }
+HI_FN unsigned hi_to_bits(hi_half v) { return v.bits; }
+template <class S> HI_FN unsigned hi_to_bits(S v) { return (unsigned)v; }
+HI_FN hi_bfloat16 hi_add_narrow(hi_bfloat16 a, float v) { return hi_make_bf16(hi_to_float(a) + v); }
+HI_FN hi_half hi_add_narrow(hi_half a, float v) { return hi_make_half(hi_to_float(a) + v); }
+template <class S, class V> HI_FN S hi_add_narrow(S a, V v) { return (S)(a + v); }
+/// A 1- or 2-byte element: a CAS loop on the aligned 32-bit word that holds it (every target has that CAS); the sum
+/// rounds to the element's type once per addition, as a native 16-bit atomic add does.
+template <class S, class V> HI_FN void hi_atomic_add_narrow(S* p, V v) {
+  unsigned* w = (unsigned*)((hi_u64)p & ~(hi_u64)3);
+  const int shift = (int)((hi_u64)p & 3) * 8;
+  const unsigned mask = (sizeof(S) == 1 ? 0xffu : 0xffffu) << shift;
+  unsigned old = *(volatile unsigned*)w, assumed;
+  do {
+    assumed = old;
+    const S cur = hi_from_bits(S(), (assumed & mask) >> shift);
+    const unsigned sum = (hi_to_bits(hi_add_narrow(cur, v)) << shift) & mask;
+    old = hi_atomic_cas32(w, assumed, (assumed & ~mask) | sum);
+  } while (old != assumed);
+}
+#if defined(HI_TARGET_CPU)
+template <class T> HI_FN void hi_atomic_add(T* p, T v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+template <class T, class U> HI_FN void hi_atomic_add_float(T* p, T v) {
+  U old = __atomic_load_n((U*)p, __ATOMIC_RELAXED), sum;
+  do {
+    T cur;
+    __builtin_memcpy(&cur, &old, sizeof(T));
+    cur += v;
+    __builtin_memcpy(&sum, &cur, sizeof(T));
+  } while (!__atomic_compare_exchange_n((U*)p, &old, sum, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+HI_FN void hi_atomic_add(float* p, float v) { hi_atomic_add_float<float, unsigned>(p, v); }
+HI_FN void hi_atomic_add(double* p, double v) { hi_atomic_add_float<double, hi_u64>(p, v); }
+#else
+HI_FN void hi_atomic_add(float* p, float v) { atomicAdd(p, v); }
+HI_FN void hi_atomic_add(double* p, double v) { atomicAdd(p, v); }
+HI_FN void hi_atomic_add(int* p, int v) { atomicAdd(p, v); }
+/// Two's complement: the unsigned 64-bit add is the signed one.
+HI_FN void hi_atomic_add(hi_i64* p, hi_i64 v) { atomicAdd((hi_u64*)p, (hi_u64)v); }
+HI_FN void hi_atomic_add(hi_i16* p, hi_i16 v) { hi_atomic_add_narrow(p, v); }
+HI_FN void hi_atomic_add(hi_i8* p, hi_i8 v) { hi_atomic_add_narrow(p, v); }
+HI_FN void hi_atomic_add(hi_u8* p, hi_u8 v) { hi_atomic_add_narrow(p, v); }
+#endif
+#if defined(HI_TARGET_NVIDIA) && __CUDA_ARCH__ >= 900
+/// sm_90 adds bf16 in memory (what PyTorch's atomicAdd on __nv_bfloat16 compiles to there).
+HI_FN void hi_atomic_add(hi_bfloat16* p, float v) {
+  asm volatile("red.global.add.noftz.bf16 [%0], %1;" ::"l"(p), "h"(hi_bf16_bits(v)) : "memory");
+}
+#else
+HI_FN void hi_atomic_add(hi_bfloat16* p, float v) { hi_atomic_add_narrow(p, v); }
+#endif
+#if defined(HI_TARGET_NVIDIA) && __CUDA_ARCH__ >= 700
+HI_FN void hi_atomic_add(hi_half* p, float v) {
+  asm volatile("red.global.add.noftz.f16 [%0], %1;" ::"l"(p), "h"(hi_half_bits(v)) : "memory");
+}
+#else
+HI_FN void hi_atomic_add(hi_half* p, float v) { hi_atomic_add_narrow(p, v); }
+#endif
 
 // ---- reductions ----
 template <class T> HI_FN T hi_lowest();

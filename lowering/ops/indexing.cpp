@@ -1,5 +1,7 @@
 // Indexing: reads at positions held in index tensors (embedding, index_select, gather, index.Tensor), lowered to
-// indirect loads, and the inverse question, where values fall in a sorted sequence (bucketize, searchsorted).
+// indirect loads; adds at such positions (scatter_add, index_put with accumulate, index_add), lowered to scatter
+// kernels of atomic adds; and the inverse question, where values fall in a sorted sequence (bucketize,
+// searchsorted).
 #include <optional>
 #include <string>
 
@@ -95,6 +97,22 @@ Metas index_tensor(const MetaInference& m) {
   }
   if (!adjacent) sizes.insert(sizes.begin(), b.begin(), b.end());
   return one(in.dtype, sizes);
+}
+
+/// scatter_add, index_put, index_add: the result is self's dtype and shape.
+Metas scatter_like(const MetaInference& m, const char* index_name) {
+  TensorMeta in = m.tensor("self");
+  if (std::string_view(index_name) == "indices") {
+    for (const auto& r : m.arg("indices").tensors())
+      if (r) {
+        const TensorMeta t = m.graph().meta(*r);
+        if (t.dtype != DType::Bool && t.dtype != DType::UInt8) require_index_tensor(m, "indices", t);
+      }
+  } else {
+    require_index_tensor(m, index_name, m.tensor(index_name));
+    if (in.rank() > 0) m.wrap_dim("dim", m.int_arg("dim"), in.rank());
+  }
+  return one(in.dtype, in.sizes);
 }
 
 /// bucketize / searchsorted: an insertion point per value (a number: one, 0-d), int64 or, with out_int32, int32.
@@ -195,6 +213,110 @@ std::vector<TensorValue> lower_index(GraphLowering& L, const BoundArgs&) {
   })};
 }
 
+/// The element types atomic adds exist for on every target (bool sums are logical ors: eager's).
+void require_atomic_add_type(GraphLowering& L, DType t) {
+  if (t == DType::Bool) L.fail("adds into a bool tensor are not lowered");
+}
+
+/// scatter_add(self, dim, index, src): self[x with x[dim] = index[x]] += src[x] for every x of index's shape.
+std::vector<TensorValue> lower_scatter_add(GraphLowering& L, const BoundArgs& args) {
+  TensorValue self = L.tensor("self"), index = L.tensor("index"), src = L.tensor("src");
+  require_atomic_add_type(L, self.dtype);
+  if (self.rank() == 0 || index.rank() != self.rank() || src.rank() != self.rank())
+    L.fail("scatter_add of 0-d tensors or of operands of different ranks is not lowered");
+  const int64_t dim = L.wrap_dim(args.get_int("dim"), self.rank());
+  return {L.scatter_add(self, index.sizes, {&index, &src},
+                        [&](const std::vector<Index>& x, std::vector<Index>& target, std::map<size_t, Expr>& ind) {
+                          target = x;
+                          ind[dim] = wrapped_index(L, index, x, self.sizes[dim]);
+                          return L.at(src, x);
+                        })};
+}
+
+/// index_add(self, dim, index, source, alpha): self[x with x[dim] = index[x[dim]]] += alpha * source[x].
+std::vector<TensorValue> lower_index_add(GraphLowering& L, const BoundArgs& args) {
+  TensorValue self = L.tensor("self"), index = L.tensor("index"), source = L.tensor("source");
+  require_atomic_add_type(L, self.dtype);
+  if (self.rank() == 0 || source.rank() != self.rank() || index.rank() > 1)
+    L.fail("index_add of 0-d tensors, of operands of different ranks or with a multi-dim index is not lowered");
+  const int64_t dim = L.wrap_dim(args.get_int("dim"), self.rank());
+  const DType compute = compute_type(self.dtype);
+  const std::optional<Scalar> alpha = L.scalar("alpha");
+  return {L.scatter_add(self, source.sizes, {&index, &source},
+                        [&](const std::vector<Index>& x, std::vector<Index>& target, std::map<size_t, Expr>& ind) {
+                          target = x;
+                          std::vector<Index> ic;
+                          if (index.rank() == 1) ic.push_back(x[dim]);
+                          ind[dim] = wrapped_index(L, index, ic, self.sizes[dim]);
+                          Expr v = Expr::cast(L.at(source, x), compute);
+                          if (alpha && alpha->value != 1)
+                            v = Expr::binary(BinaryOp::Mul, v, scalar_expr(*alpha, compute), compute);
+                          return v;
+                        })};
+}
+
+/// index_put(self, indices, values, accumulate=True): values (broadcast to the shape self[indices] has, see
+/// lower_index) added at the positions the index tensors name. Without accumulate, elements named twice get one of
+/// the values, which one unspecified: that stays eager's.
+std::vector<TensorValue> lower_index_put(GraphLowering& L, const BoundArgs& args) {
+  if (!args.get_bool("accumulate")) L.fail("index_put without accumulate is not lowered");
+  TensorValue self = L.tensor("self"), values = L.tensor("values");
+  require_atomic_add_type(L, self.dtype);
+  std::vector<std::optional<TensorValue>> indices = L.tensor_list("indices");
+  if (static_cast<int64_t>(indices.size()) > self.rank()) L.fail("too many indices for the tensor's rank");
+  std::vector<size_t> indexed;
+  std::vector<Index> b_sizes;  // the index tensors' broadcast shape
+  for (size_t d = 0; d < indices.size(); ++d) {
+    if (!indices[d]) continue;
+    if (indices[d]->dtype == DType::Bool || indices[d]->dtype == DType::UInt8)
+      L.fail("boolean mask indices are not supported (they make data-dependent shapes)");
+    indexed.push_back(d);
+    const std::vector<Index>& t = indices[d]->sizes;
+    std::vector<Index> merged(std::max(b_sizes.size(), t.size()));
+    for (size_t i = 0; i < merged.size(); ++i) {
+      const Index* x = i < b_sizes.size() ? &b_sizes[b_sizes.size() - 1 - i] : nullptr;
+      const Index* y = i < t.size() ? &t[t.size() - 1 - i] : nullptr;
+      Index& r = merged[merged.size() - 1 - i];
+      if (!y) r = *x;
+      else if (!x || x->is_const(1)) r = *y;
+      else if (y->is_const(1) || *x == *y) r = *x;
+      else L.fail("index shapes do not broadcast");
+    }
+    b_sizes = std::move(merged);
+  }
+  if (indexed.empty()) L.fail("index_put without index tensors is not lowered");
+  const bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
+  const size_t b_start = adjacent ? indexed.front() : 0, b_rank = b_sizes.size();
+  std::vector<Index> sizes;  // the shape of self[indices]
+  for (size_t d = 0; d < self.sizes.size(); ++d) {
+    if (d < indices.size() && indices[d]) {
+      if (adjacent && d == indexed.front()) sizes.insert(sizes.end(), b_sizes.begin(), b_sizes.end());
+      continue;
+    }
+    sizes.push_back(self.sizes[d]);
+  }
+  if (!adjacent) sizes.insert(sizes.begin(), b_sizes.begin(), b_sizes.end());
+  if (values.rank() > static_cast<int64_t>(sizes.size())) L.fail("values have more dims than self[indices]");
+  std::vector<const TensorValue*> ts{&values};
+  for (auto& t : indices)
+    if (t) ts.push_back(&*t);
+  return {L.scatter_add(self, sizes, ts,
+                        [&](const std::vector<Index>& x, std::vector<Index>& target, std::map<size_t, Expr>& ind) {
+                          std::vector<Index> bc(x.begin() + b_start, x.begin() + b_start + b_rank);
+                          size_t out = 0;
+                          for (int64_t d = 0; d < self.rank(); ++d) {
+                            if (d < static_cast<int64_t>(indices.size()) && indices[d]) {
+                              const TensorValue& t = *indices[d];
+                              ind[d] = wrapped_index(L, t, L.broadcast_coords(t, b_sizes, bc), self.sizes[d]);
+                              continue;
+                            }
+                            if (out == b_start) out += b_rank;
+                            target[d] = x[out++];
+                          }
+                          return L.at(values, L.broadcast_coords(values, sizes, x));
+                        })};
+}
+
 /// bucketize / searchsorted over a sorted sequence of at most kMaxSearchLength entries: the insertion point counts
 /// the entries the binary search passes, !(b >= v) (left) or !(b > v) (right), so a NaN value lands after every entry
 /// as eager's search puts it. A masked sum rather than a search (the IR has no data-dependent loops): quadratic, so
@@ -260,6 +382,15 @@ void register_indexing_ops(OpTable& t) {
   t.lowered(
       "aten::index_select(Tensor self, int dim, Tensor index) -> Tensor",
       index_select, lower_index_select);
+  t.lowered(
+      "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+      [](const MetaInference& m) { return scatter_like(m, "index"); }, lower_scatter_add);
+  t.lowered(
+      "aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+      [](const MetaInference& m) { return scatter_like(m, "index"); }, lower_index_add);
+  t.lowered(
+      "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+      [](const MetaInference& m) { return scatter_like(m, "indices"); }, lower_index_put);
   t.lowered(
       "aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
       [](const MetaInference& m) { return search(m, true); },

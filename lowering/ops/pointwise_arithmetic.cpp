@@ -48,6 +48,14 @@ Metas bitwise_binary(const MetaInference& m) {
   return one(t, m.broadcast({"self", "other"}));
 }
 
+/// Shifts: bitwise ops' promotion, integer operands only (PyTorch defines no shift of bool or floating tensors).
+Metas shift(const MetaInference& m) {
+  DType t = m.result_type({"self", "other"});
+  if (!is_integral_or_bool(t) || t == DType::Bool)
+    m.fail("other", "shifts need integer operands, got " + std::string(dtype_name(t)));
+  return one(t, m.broadcast({"self", "other"}));
+}
+
 Metas neg(const MetaInference& m) {
   TensorMeta in = m.tensor("self");
   if (in.dtype == DType::Bool) m.fail("self", "negation of a bool tensor is not supported (use logical_not)");
@@ -356,6 +364,18 @@ void register_pointwise_arithmetic_ops(OpTable& t) {
       "aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor",
       bitwise_binary,
       [](GraphLowering& L, const BoundArgs&) { return lower_binary(L, BinaryOp::BitwiseXor, true); });
+  // Shifts: the operator overloads (x << n, x >> n) and the functions, with a tensor or a number on either side.
+  for (const char* dir : {"left", "right"}) {
+    const std::string d = dir, op = d == "left" ? "__lshift__" : "__rshift__";
+    const BinaryOp b = d == "left" ? BinaryOp::ShiftLeft : BinaryOp::ShiftRight;
+    auto tensor_other = [b](GraphLowering& L, const BoundArgs&) { return lower_binary(L, b, false); };
+    auto scalar_other = [b](GraphLowering& L, const BoundArgs&) { return lower_binary(L, b, true); };
+    t.lowered("aten::" + op + ".Tensor(Tensor self, Tensor other) -> Tensor", shift, tensor_other);
+    t.lowered("aten::" + op + ".Scalar(Tensor self, Scalar other) -> Tensor", shift, scalar_other);
+    t.lowered("aten::bitwise_" + d + "_shift.Tensor(Tensor self, Tensor other) -> Tensor", shift, tensor_other);
+    t.lowered("aten::bitwise_" + d + "_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor", shift, scalar_other);
+    t.lowered("aten::bitwise_" + d + "_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", shift, tensor_other);
+  }
   t.lowered(
       "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
       "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",

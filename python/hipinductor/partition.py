@@ -33,6 +33,10 @@ EMPTY = "an empty tensor"
 #: Collectives and their waits run eagerly, as PyTorch's ops, in the graph's order (nodes.has_side_effects): never in a
 #: kernel, whatever lowerings exist.
 COLLECTIVE = "a collective"
+# Ops lowered to atomic adds, whose sums depend on the order the adds land in: under
+# torch.use_deterministic_algorithms they run in eager PyTorch (whose deterministic mode has kernels for them, or
+# raises where it has none). Dynamo guards on the mode, so turning it on or off compiles the graph anew.
+ATOMIC_ADD_OPS = frozenset({"aten.scatter_add.default", "aten.index_add.default", "aten.index_put.default"})
 
 
 @dataclass
@@ -129,6 +133,8 @@ def _lowerable(node: fx.Node, options: Options, forced_eager: set) -> tuple[bool
         return False, "listed in options['fallback_ops']"
     if not _C.has_lowering(name):
         return False, "no lowering"
+    if name in ATOMIC_ADD_OPS and torch.are_deterministic_algorithms_enabled():
+        return False, "deterministic algorithms are enabled (its atomic adds sum in no fixed order)"
     if node in forced_eager:
         return False, "the compiler rejected this node"
     if copies_for_another_device(node):

@@ -1,6 +1,7 @@
 // References of the indexing ops (lowering/ops/indexing.cpp): reads at index tensors' positions (negative ones
 // wrapped, out-of-range ones rejected) and eager's binary search for bucketize / searchsorted.
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "testing/reference/families.h"
@@ -111,6 +112,104 @@ std::vector<HostTensor> index_tensor(GraphEvaluator& E, const BoundArgs&) {
       }))};
 }
 
+/// Row-major flat position of coordinates `c` in a tensor of `sizes`.
+int64_t flat_of(const std::vector<int64_t>& c, const std::vector<int64_t>& sizes) {
+  int64_t f = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) f = f * sizes[d] + c[d];
+  return f;
+}
+
+/// self's values with `value(x)` added at `target(x)` for every x of `sizes`, in order, in double.
+std::vector<HostTensor> scatter_add_into(GraphEvaluator& E, const HostTensor& self, const std::vector<int64_t>& sizes,
+                                         const std::function<double(const std::vector<int64_t>&)>& value,
+                                         const std::function<void(const std::vector<int64_t>&, std::vector<int64_t>&)>& target) {
+  std::vector<double> out = self.values();
+  std::vector<int64_t> t(self.sizes.size());
+  for_each_index(sizes, [&](const std::vector<int64_t>& x, int64_t) {
+    target(x, t);
+    out[static_cast<size_t>(flat_of(t, self.sizes))] += value(x);
+  });
+  return {E.output_from_values(0, out)};
+}
+
+std::vector<HostTensor> scatter_add(GraphEvaluator& E, const BoundArgs& args) {
+  const HostTensor& self = E.tensor("self");
+  const HostTensor& idx = E.tensor("index");
+  const HostTensor& src = E.tensor("src");
+  const int64_t dim = E.wrap_dim(args.get_int("dim"), self.rank());
+  return scatter_add_into(
+      E, self, idx.sizes, [&](const std::vector<int64_t>& x) { return src.at(x); },
+      [&](const std::vector<int64_t>& x, std::vector<int64_t>& t) {
+        t = x;
+        t[dim] = E.checked_index(idx.at(x), self.sizes[dim]);
+      });
+}
+
+std::vector<HostTensor> index_add(GraphEvaluator& E, const BoundArgs& args) {
+  const HostTensor& self = E.tensor("self");
+  const HostTensor& idx = E.tensor("index");
+  const HostTensor& source = E.tensor("source");
+  const int64_t dim = E.wrap_dim(args.get_int("dim"), self.rank());
+  const double alpha = args.given("alpha") ? args.get_float("alpha") : 1.0;
+  return scatter_add_into(
+      E, self, source.sizes, [&](const std::vector<int64_t>& x) { return alpha * source.at(x); },
+      [&](const std::vector<int64_t>& x, std::vector<int64_t>& t) {
+        t = x;
+        t[dim] = E.checked_index(idx.rank() == 0 ? idx.at({}) : idx.at({x[dim]}), self.sizes[dim]);
+      });
+}
+
+std::vector<HostTensor> index_put(GraphEvaluator& E, const BoundArgs& args) {
+  if (!args.get_bool("accumulate")) E.fail("only index_put with accumulate is referenced");
+  const HostTensor& self = E.tensor("self");
+  const HostTensor& values = E.tensor("values");
+  std::vector<const HostTensor*> indices = E.tensor_list("indices");
+  std::vector<size_t> indexed;
+  std::vector<int64_t> b;  // the index tensors' broadcast shape
+  for (size_t d = 0; d < indices.size(); ++d) {
+    if (!indices[d]) continue;
+    indexed.push_back(d);
+    const std::vector<int64_t>& s = indices[d]->sizes;
+    std::vector<int64_t> merged(std::max(b.size(), s.size()), 1);
+    for (size_t i = 0; i < merged.size(); ++i) {
+      int64_t x = i < b.size() ? b[b.size() - 1 - i] : 1, y = i < s.size() ? s[s.size() - 1 - i] : 1;
+      merged[merged.size() - 1 - i] = x == 1 ? y : x;
+    }
+    b = merged;
+  }
+  const bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
+  const size_t b_start = adjacent ? indexed.front() : 0;
+  std::vector<int64_t> sizes;
+  for (size_t d = 0; d < self.sizes.size(); ++d) {
+    if (d < indices.size() && indices[d]) {
+      if (adjacent && d == indexed.front()) sizes.insert(sizes.end(), b.begin(), b.end());
+      continue;
+    }
+    sizes.push_back(self.sizes[d]);
+  }
+  if (!adjacent) sizes.insert(sizes.begin(), b.begin(), b.end());
+  auto broadcast_at = [](const HostTensor& t, const std::vector<int64_t>& c) {
+    std::vector<int64_t> tc(t.sizes.size());
+    const size_t lead = c.size() - tc.size();
+    for (size_t j = 0; j < tc.size(); ++j) tc[j] = t.sizes[j] == 1 ? 0 : c[lead + j];
+    return t.at(tc);
+  };
+  return scatter_add_into(
+      E, self, sizes, [&](const std::vector<int64_t>& x) { return broadcast_at(values, x); },
+      [&](const std::vector<int64_t>& x, std::vector<int64_t>& t) {
+        std::vector<int64_t> bc(x.begin() + b_start, x.begin() + b_start + b.size());
+        size_t o = 0;
+        for (int64_t d = 0; d < self.rank(); ++d) {
+          if (static_cast<size_t>(d) < indices.size() && indices[d]) {
+            t[d] = E.checked_index(broadcast_at(*indices[d], bc), self.sizes[d]);
+            continue;
+          }
+          if (o == b_start) o += b.size();
+          t[d] = x[o++];
+        }
+      });
+}
+
 }  // namespace
 
 void register_indexing_references(ReferenceTable& t) {
@@ -118,6 +217,9 @@ void register_indexing_references(ReferenceTable& t) {
   t.add("aten.index_select.default", index_select);
   t.add("aten.gather.default", gather);
   t.add("aten.index.Tensor", index_tensor);
+  t.add("aten.scatter_add.default", scatter_add);
+  t.add("aten.index_add.default", index_add);
+  t.add("aten.index_put.default", index_put);
   for (const char* name : {"aten.bucketize.Tensor", "aten.bucketize.Scalar"})
     t.add(name, [](GraphEvaluator& E, const BoundArgs& a) { return search(E, a, true); });
   for (const char* name : {"aten.searchsorted.Tensor", "aten.searchsorted.Scalar"})

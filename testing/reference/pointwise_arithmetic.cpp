@@ -99,6 +99,12 @@ void register_pointwise_arithmetic_references(ReferenceTable& t) {
   t.add("aten.bitwise_not.default", bitwise_not);
   t.add("aten.bitwise_xor.Tensor", binary(Binary::BitwiseXor, false));
   t.add("aten.bitwise_xor.Scalar", binary(Binary::BitwiseXor, false));
+  for (const char* name : {"__lshift__.Tensor", "__lshift__.Scalar", "bitwise_left_shift.Tensor",
+                           "bitwise_left_shift.Tensor_Scalar", "bitwise_left_shift.Scalar_Tensor"})
+    t.add(std::string("aten.") + name, binary(Binary::ShiftLeft, false));
+  for (const char* name : {"__rshift__.Tensor", "__rshift__.Scalar", "bitwise_right_shift.Tensor",
+                           "bitwise_right_shift.Tensor_Scalar", "bitwise_right_shift.Scalar_Tensor"})
+    t.add(std::string("aten.") + name, binary(Binary::ShiftRight, false));
   t.add("aten._to_copy.default", member(&GraphEvaluator::convert));
   t.add("prims.convert_element_type.default", member(&GraphEvaluator::convert));
   t.add("aten.fmax.default", binary(Binary::Fmax, false));

@@ -365,6 +365,47 @@ TEST(IndirectLoads, CrossEntropyDoesNotStoreTheLogSoftmax) {
         << buf.name << " holds the whole log_softmax:\n" << p.str();
 }
 
+TEST_P(CoreOps, IndirectAdds) {
+  // scatter_add, index_add and index_put with accumulate: scatter kernels of atomic adds into a copy of self, with
+  // duplicate positions (index values from a small range), negative ones where PyTorch wraps them (index_put),
+  // computed operands, bf16 / int storage, and readers of the result after the adds.
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {6, 7, 8});
+  ValueRef raw = g.input("raw", DType::Int64, {6, 4, 9});
+  ValueRef src = g.input("src", DType::Float32, {6, 5, 9});
+  ValueRef xi = g.input("xi", DType::Int32, {6, 7, 8});
+  ValueRef rows = g.input("rows", DType::Int64, {5});
+  ValueRef s2 = g.input("s2", DType::Float32, {5, 7, 8});
+  ValueRef si2 = g.input("si2", DType::Int32, {6, 7, 5});
+  ValueRef si = g.call("aten.slice.Tensor", {t(raw), i(2), i(0), i(8)});  // [6, 4, 8], a strided view
+  ValueRef idx = g.call("aten.remainder.Scalar", {t(si), i(3)});           // positions 0..2 of dim 1, hit often
+  ValueRef s8 = g.call("aten.slice.Tensor", {t(src), i(2), i(0), i(8)});
+  ValueRef sum = g.call("aten.scatter_add.default", {t(x), i(1), t(idx), t(s8)});
+  g.output(sum);
+  g.output(g.call("aten.mul.Scalar", {t(sum), f(2.0)}));  // a reader of the scattered buffer
+  g.output(g.call("aten.scatter_add.default", {t(g.call("aten.exp.default", {t(x)})), i(-1),
+                                               t(g.call("aten.remainder.Scalar", {t(si), i(8)})),
+                                               t(g.call("aten.tanh.default", {t(s8)}))}));
+  ValueRef r = g.call("aten.remainder.Scalar", {t(rows), i(3)});
+  g.output(g.call("aten.index_add.default", {t(x), i(0), t(r), t(s2)}, {{"alpha", f(0.5)}}));
+  g.output(g.call("aten.index_add.default", {t(xi), i(2), t(g.call("aten.remainder.Scalar", {t(rows), i(8)})), t(si2)}));
+  ValueRef neg = g.call("aten.sub.Scalar", {t(g.call("aten.remainder.Scalar", {t(rows), i(4)})), i(2)});  // -2..1
+  g.output(g.call("aten.index_put.default",
+                  {t(x), tensors({neg}), t(g.call("aten.slice.Tensor", {t(s2), i(1), i(0), i(1)})), b(true)}));
+  g.output(g.call("aten.index_put.default",
+                  {t(x), tensors({std::nullopt, g.call("aten.remainder.Scalar", {t(rows), i(7)})}),
+                   t(g.call("aten.full.default", {ints({8}), f(1.5)})), b(true)}));
+  check(g, GetParam(), 1e-2, 1e-5);
+  // bf16 storage: each atomic add rounds to bf16 (as eager's CUDA kernel's), the reference rounds the exact sum once,
+  // so a few additions may differ by a few bf16 ulps.
+  Builder h;
+  ValueRef hb = h.input("xb", DType::BFloat16, {6, 7, 8});
+  ValueRef hraw = h.input("raw", DType::Int64, {6, 4, 8});
+  ValueRef hs = h.input("src", DType::BFloat16, {6, 4, 8});
+  h.output(h.call("aten.scatter_add.default", {t(hb), i(1), t(h.call("aten.remainder.Scalar", {t(hraw), i(3)})), t(hs)}));
+  check(h, GetParam(), 4e-2, 4e-2);
+}
+
 TEST_P(CoreOps, Factories) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {4, 9});
@@ -413,6 +454,68 @@ TEST_P(CoreOps, IntegerPowers) {
       EXPECT_EQ(r.actual[0].storage[(a + 3) * 8 + (e + 2)], static_cast<double>(powi(a, e))) << a << " ** " << e;
   for (int e = -2; e <= 5; ++e) EXPECT_EQ(r.actual[1].storage[e + 2], static_cast<double>(powi(2, e))) << e;
   EXPECT_EQ(r.actual[2].storage, (std::vector<double>{3, 27, -13, -117}));
+}
+
+TEST_P(CoreOps, Shifts) {
+  // PyTorch's shifts: amounts below 0 or at least the bit width shift everything out (0 left; right, the sign fill:
+  // arithmetic for signed types, one bit short of the width), left shifts wrap. Checked against written-out values
+  // for int8, int32 and int64 and uint8, and against the reference interpreter for every overload.
+  Builder g;
+  ValueRef v = g.call("aten.arange.start", {i(-3), i(4)});  // int64 -3..3
+  ValueRef vals = g.call("aten.view.default", {t(g.call("aten.mul.Scalar", {t(v), i(37)})), ints({7, 1})});
+  ValueRef amounts = g.call("aten.view.default", {t(g.call("aten.arange.start", {i(-2), i(66)})), ints({1, 68})});
+  g.output(g.call("aten.__lshift__.Tensor", {t(vals), t(amounts)}));
+  g.output(g.call("aten.__rshift__.Tensor", {t(vals), t(amounts)}));
+  for (DType d : {DType::Int8, DType::Int32, DType::UInt8}) {
+    ValueRef x = g.call("aten._to_copy.default", {t(vals)}, {{"dtype", dt(d)}});
+    ValueRef n = g.call("aten._to_copy.default", {t(amounts)}, {{"dtype", dt(d)}});
+    g.output(g.call("aten.bitwise_left_shift.Tensor", {t(x), t(n)}));
+    g.output(g.call("aten.bitwise_right_shift.Tensor", {t(x), t(n)}));
+  }
+  ValueRef x32 = g.call("aten._to_copy.default", {t(vals)}, {{"dtype", dt(DType::Int32)}});
+  g.output(g.call("aten.__rshift__.Scalar", {t(x32), i(2)}));
+  g.output(g.call("aten.__lshift__.Scalar", {t(x32), i(30)}));
+  g.output(g.call("aten.bitwise_left_shift.Tensor_Scalar", {t(x32), i(40)}));
+  g.output(g.call("aten.bitwise_right_shift.Scalar_Tensor", {i(-1000), t(amounts)}));
+  g.output(g.call("aten.bitwise_left_shift.Scalar_Tensor", {i(3), t(amounts)}));
+  auto r = test::run_on_cpu(g.graph(), GetParam());
+  test::expect_matches(r, 0, 0);
+  ASSERT_EQ(r.actual.size(), 13u);
+  // The expected value of `a` shifted by `n` in a type of `bits` bits (signed or not), as PyTorch computes it.
+  auto expect = [](int64_t a, int64_t n, int bits, bool is_signed, bool left) -> int64_t {
+    auto wrap = [&](uint64_t u) -> int64_t {
+      if (bits == 64) return static_cast<int64_t>(u);
+      u &= (uint64_t{1} << bits) - 1;
+      if (is_signed && (u >> (bits - 1))) return static_cast<int64_t>(u) - (int64_t{1} << bits);
+      return static_cast<int64_t>(u);
+    };
+    a = wrap(static_cast<uint64_t>(a));
+    n = wrap(static_cast<uint64_t>(n));
+    if (left) return n < 0 || n >= bits ? 0 : wrap(static_cast<uint64_t>(a) << n);
+    const int max_shift = bits - (is_signed ? 1 : 0);
+    return a >> (n < 0 || n >= max_shift ? max_shift : n);
+  };
+  const struct {
+    int bits;
+    bool is_signed;
+  } types[] = {{64, true}, {8, true}, {32, true}, {8, false}};
+  for (int k = 0; k < 4; ++k)
+    for (int a = -3; a <= 3; ++a)
+      for (int n = -2; n < 66; ++n)
+        for (int left = 0; left < 2; ++left)
+          EXPECT_EQ(r.actual[2 * k + (1 - left)].storage[(a + 3) * 68 + (n + 2)],
+                    static_cast<double>(expect(37 * a, n, types[k].bits, types[k].is_signed, left)))
+              << types[k].bits << (types[k].is_signed ? "-bit signed " : "-bit unsigned ") << 37 * a
+              << (left ? " << " : " >> ") << n;
+  for (int a = -3; a <= 3; ++a) {
+    EXPECT_EQ(r.actual[8].storage[a + 3], static_cast<double>((37 * a) >> 2));
+    EXPECT_EQ(r.actual[9].storage[a + 3], static_cast<double>(expect(37 * a, 30, 32, true, true)));
+    EXPECT_EQ(r.actual[10].storage[a + 3], 0.0);
+  }
+  for (int n = -2; n < 66; ++n) {
+    EXPECT_EQ(r.actual[11].storage[n + 2], static_cast<double>(expect(-1000, n, 64, true, false))) << n;
+    EXPECT_EQ(r.actual[12].storage[n + 2], static_cast<double>(expect(3, n, 64, true, true))) << n;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(WarpWidths, CoreOps, ::testing::Values("cpu", "cpu-w64"),

@@ -88,9 +88,13 @@ def test_compare_settles_a_disagreement_with_a_float64_reference():
     # A bf16 running sum of 4096 elements: eager's bf16 accumulator drifts, a float accumulator rounded once does not.
     x = torch.rand(4096, dtype=torch.bfloat16)
     exact = torch.cumsum(x.double(), 0)
-    eager = torch.cumsum(x, 0)
+    acc, sums = torch.zeros((), dtype=torch.bfloat16), []
+    for v in x:  # a bf16 accumulator, as a 16-bit scan that rounds every step
+        acc = acc + v
+        sums.append(acc)
+    eager = torch.stack(sums)
     ours = exact.to(torch.bfloat16)
-    worse = (exact * 1.1).to(torch.bfloat16)
+    worse = (eager.double() + 2 * (eager.double() - exact)).to(torch.bfloat16)  # three times eager's error
     assert not torch.allclose(ours.float(), eager.float(), atol=3e-2, rtol=3e-2)
     reference = perf_sweep._float64_reference(lambda t: torch.cumsum(t, 0), [x])
     assert perf_sweep._compare(ours, eager, reference)[::2] == (True, True)
