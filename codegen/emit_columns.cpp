@@ -9,11 +9,12 @@ void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
   std::string numel = index(k_.numel), len = index(k_.row_length);
   const int v = plan.width;
   if (plan.form == ColumnPlan::Form::VectorRowSlices) {
-    emit_column_vector_slices(*simplify(k_.numel, p_.size_ranges).as_const() / v, v, plan.slices_x, plan.slices_y);
+    emit_column_vector_slices(simplify(floordiv(k_.numel, Index(v)), p_.size_ranges), v, plan.slices_x,
+                              plan.slices_y);
     return;
   }
   if (plan.form == ColumnPlan::Form::RowSlices) {
-    emit_column_slices(*simplify(k_.numel, p_.size_ranges).as_const(), plan.slices_x, plan.slices_y);
+    emit_column_slices(simplify(k_.numel, p_.size_ranges), plan.slices_x, plan.slices_y);
     return;
   }
   if (v == 1) {
@@ -39,14 +40,14 @@ void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
     return;
   }
   // V neighbouring outputs per thread: each reduced step reads V consecutive elements with one vector load.
-  const int64_t groups = *simplify(k_.numel, p_.size_ranges).as_const() / v;
+  const Index groups = simplify(floordiv(k_.numel, Index(v)), p_.size_ranges);
   std::vector<Expr> bodies;
   std::vector<Index> stores;
   column_lane_views(groups, v, bodies, stores);
   const std::string vs = std::to_string(v);
   line("// " + vs + " outputs per thread");
-  open("for (" + I + " g = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; g < " + std::to_string(groups) +
-       "; g += (" + I + ")gridDim.x * " + blk + ")");
+  open("for (" + I + " g = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; g < " + index(groups) + "; g += (" + I +
+       ")gridDim.x * " + blk + ")");
   for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
     if (computed_with_extreme(n_c)) continue;
     // A max with its argmax accumulates the argmax's {value, position} pairs (KernelPlan::extreme_pairs).
@@ -96,7 +97,7 @@ void KernelPrinter::store_group(size_t n, const std::string& acc, const Accumula
   if (contiguous) line(vector_call("store", c.buffer, lane0(where), v, st));
 }
 
-void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_count, int ty_count) {
+void KernelPrinter::emit_column_vector_slices(const Index& groups, int v, int tx_count, int ty_count) {
   // Thread (tx, ty) accumulates V neighbouring outputs over rows ty, ty + TY, ... with one vector load per row; the
   // slices meet in shared memory, where slice 0 combines them in slice order and stores. The kernel's one reduction
   // is its first computation, or the argmax a max computes with (KernelPlan::extreme_pairs).
@@ -104,21 +105,21 @@ void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_coun
   const size_t r = arg ? *arg : 0;
   const Buffer& b = p_.buffers[p_.computations[k_.computations[r]].buffer];
   const std::string I = index_type_, tx = std::to_string(tx_count), ty = std::to_string(ty_count),
-                    vs = std::to_string(v), gs = std::to_string(groups), len = index(k_.row_length);
+                    vs = std::to_string(v), gs = index(groups), len = index(k_.row_length);
   std::vector<Expr> bodies;
   std::vector<Index> stores;
   column_lane_views(groups, v, bodies, stores);
   const Expr& body = bodies[r];
   const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + b.name, smem = "smem_" + b.name;
   Accumulation a = accumulation(body);
-  const bool ragged = groups % tx_count != 0;
+  const bool ragged = !groups.is_const() || groups.value() % tx_count != 0;
   line("// " + vs + " outputs per thread, " + tx + " threads x " + ty + " row slices per block");
   line("const int tx = threadIdx.x % " + tx + ", ty = threadIdx.x / " + tx + ";");
   open("for (" + I + " g0 = (" + I + ")blockIdx.x * " + tx + "; g0 < " + gs + "; g0 += (" + I + ")gridDim.x * " + tx +
        ")");
   // Spare lanes of a ragged last block reduce the last group again (their loads stay in bounds) and store nothing.
   line("const " + I + " g = " +
-       (ragged ? "(" + I + ")hi_imin(g0 + tx, " + std::to_string(groups - 1) + ")" : std::string("g0 + tx")) + ";");
+       (ragged ? "(" + I + ")hi_imin(g0 + tx, " + index(groups - Index(1)) + ")" : std::string("g0 + tx")) + ";");
   accumulate_group(body, acc, v, "for (" + I + " r = ty; r < " + len + "; r += " + ty + ")");
   // Lane-major in shared memory ([TY][V][TX]): neighbouring threads touch neighbouring words.
   line("__shared__ " + a.type + " " + smem + "[" + ty + "][" + vs + "][" + tx + "];");
@@ -143,21 +144,21 @@ void KernelPrinter::emit_column_vector_slices(int64_t groups, int v, int tx_coun
   close();
 }
 
-void KernelPrinter::emit_column_slices(int64_t outputs, int tx_count, int ty_count) {
+void KernelPrinter::emit_column_slices(const Index& outputs, int tx_count, int ty_count) {
   // Too few outputs to give every thread its own: a block holds TX consecutive outputs (so loads coalesce) times TY
   // row slices. Thread (tx, ty) accumulates rows ty, ty+TY, ...; the slices meet in shared memory, every thread of
   // the column combines them in the same order (so the kernel's later computations read the result from a
   // register), and slice 0 stores it.
   const std::string I = index_type_, tx = std::to_string(tx_count), ty = std::to_string(ty_count),
-                    ns = std::to_string(outputs), len = index(k_.row_length);
+                    ns = index(outputs), len = index(k_.row_length);
   line("// " + tx + " outputs x " + ty + " row slices per block");
   line("const int tx = threadIdx.x % " + tx + ", ty = threadIdx.x / " + tx + ";");
-  const bool ragged = outputs % tx_count != 0;
+  const bool ragged = !outputs.is_const() || outputs.value() % tx_count != 0;
   open("for (" + I + " i0 = (" + I + ")blockIdx.x * " + tx + "; i0 < " + ns + "; i0 += (" + I + ")gridDim.x * " + tx +
        ")");
   // Spare lanes of a ragged last block recompute the last output (their loads stay in bounds) and store nothing.
   line("const " + I + " i = " +
-       (ragged ? "(" + I + ")hi_imin(i0 + tx, " + std::to_string(outputs - 1) + ")" : std::string("i0 + tx")) + ";");
+       (ragged ? "(" + I + ")hi_imin(i0 + tx, " + index(outputs - Index(1)) + ")" : std::string("i0 + tx")) + ";");
   // Every thread holds the result: later computations of the kernel read it from here, never from memory (slice
   // 0's store is not ordered with their reads).
   auto keep = [&](const Computation& c, const std::string& value, DType value_dtype) {

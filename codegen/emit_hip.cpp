@@ -79,13 +79,18 @@ EmittedModule emit_hip(const LoopProgram& program, const Target& target) {
     throw std::invalid_argument("emit_hip: program has no kernels (run fuse_kernels first)");
   EmittedModule m;
   m.target = target;
+  std::vector<const Kernel*> planned;  // the kernel each plan prints (a kernel's variants print it several times)
+  for (const Kernel& k : program.kernels)
+    for (KernelPlan& plan : plan_kernels(program, k, target)) {
+      m.plans.push_back(std::move(plan));
+      planned.push_back(&k);
+    }
   std::ostringstream src;
-  src << preamble(target, program.kernels.size());
+  src << preamble(target, m.plans.size());
   std::string trampolines;
-  for (const Kernel& k : program.kernels) {
+  for (size_t n = 0; n < m.plans.size(); ++n) {
     std::string text;
-    m.plans.push_back(plan_kernel(program, k, target));
-    m.kernels.push_back(KernelPrinter(program, k, target, m.plans.back()).emit(text));
+    m.kernels.push_back(KernelPrinter(program, *planned[n], target, m.plans[n]).emit(text));
     src << "\n" << text;
     if (target.kind == TargetKind::Cpu) trampolines += cpu_trampoline(m.kernels.back(), program);
   }

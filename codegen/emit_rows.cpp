@@ -44,8 +44,12 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
          index(k_.numel - Index(1)) + ";");
     row_store_guard_ = "lane == 0 && row_ok";
   }
-  const bool ragged = int64_t{e_count} * t > groups;
-  const std::string valid = ragged ? "cg < " + std::to_string(groups) : "";
+  // Lanes past the row's groups are idle: where the plan's threads x E exceed them, or where the group count is
+  // symbolic (a variant planned for rows up to plan.length).
+  const bool ragged = int64_t{e_count} * t > groups || !plan.groups.is_const();
+  const std::string valid = !ragged                  ? ""
+                            : plan.groups.is_const() ? "cg < " + std::to_string(groups)
+                                                     : "cg < " + index(plan.groups);
   auto guarded = [&](const std::string& extra, const std::string& statement) {
     std::string cond = valid;
     if (!extra.empty()) cond = cond.empty() ? extra : cond + " && " + extra;

@@ -184,6 +184,30 @@ KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& targ
   return plan;
 }
 
+std::vector<KernelPlan> plan_kernels(const LoopProgram& p, const Kernel& k, const Target& target) {
+  std::vector<ShapeVariant> variants;
+  if (k.kind == KernelKind::RowReduction) variants = row_variants(p, k, target);
+  if (k.kind == KernelKind::ColumnReduction) variants = column_variants(p, k, target);
+  if (variants.empty()) return {plan_kernel(p, k, target)};
+  std::vector<KernelPlan> out;
+  for (ShapeVariant& v : variants) {
+    KernelPlan plan = v.planned ? std::move(v.plan) : plan_kernel(p, k, target);
+    if (v.planned) {
+      plan.kernel = k.name;
+      plan.kind = k.kind;
+      const KernelOperands operands = kernel_operands(p, k);
+      plan_index(p, k, operands, plan);
+      const auto* rows = std::get_if<RowPlan>(&plan.shape);
+      plan_hints(p, k, operands, rows && rows->form == RowPlan::Form::Persistent, plan);
+    }
+    plan.kernel += v.suffix;
+    plan.grid = simplify(plan.grid * v.selected, p.size_ranges);
+    plan.grid_reason += "; a variant: " + v.why;
+    out.push_back(std::move(plan));
+  }
+  return out;
+}
+
 std::string to_string(const KernelPlan& plan) {
   std::ostringstream os;
   os << plan.kernel << ": " << kernel_kind_name(plan.kind) << ", " << form_name(plan) << "\n";

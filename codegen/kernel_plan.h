@@ -74,7 +74,12 @@ struct RowPlan {
   int groups_per_thread = 1;  ///< Persistent: E vector groups per thread
   int rows_per_block = 1;     ///< Persistent: rows sharing a block (T <= warp), else 1
   std::string rows_reason;
-  int64_t length = 0;  ///< Persistent: the known row length (the row count may be symbolic: Kernel::numel)
+  /// Persistent: the row length the plan is made for: the known one, or the bound of a variant for a symbolic one
+  /// (plan_kernels); the row count may be symbolic (Kernel::numel).
+  int64_t length = 0;
+  /// Persistent: the row's vector groups, length / V over the symbols (V divides the length for every value); below
+  /// length / V in a variant, the lanes of groups past it are idle.
+  Index groups;
   bool reads_only = false;       ///< no output has a row's elements (a plain reduction)
   /// Persistent: the contiguous operands, read with vector loads from lane-0 index `base` (over row and cg): once per
   /// row into registers when several of the kernel's computations use one (the row itself), else at the start of
@@ -187,6 +192,11 @@ struct KernelPlan {
 
 /// The plan of kernel `k` of `p` (after plan_memory) for `target`.
 KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& target);
+/// The plans of the kernels compiled for `k`: plan_kernel's alone, or, where the best shape depends on the magnitude
+/// of a symbolic size (a symbolic row length: persistent rows up to a bound; a symbolic output count of a column
+/// reduction: row slices for few outputs), one plan per variant, named `k.name` plus a suffix, whose grids are 0
+/// except for the sizes each serves, so that exactly one of them runs at any binding of the symbols.
+std::vector<KernelPlan> plan_kernels(const LoopProgram& p, const Kernel& k, const Target& target);
 
 /// Several lines: the plan's choices with their reasons.
 std::string to_string(const KernelPlan& plan);

@@ -246,7 +246,7 @@ void KernelPrinter::alias_vector_array(const Expr& load, const std::string& name
 
 EmittedKernel KernelPrinter::emit(std::string& text) {
   EmittedKernel ek;
-  ek.name = k_.name;
+  ek.name = plan_.kernel;
   ek.kind = k_.kind;
   collect_params();
   if (const auto* pw = std::get_if<PointwisePlan>(&plan_.shape)) {
@@ -267,14 +267,14 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
   ek.params = params_;
 
   std::ostringstream os;
-  os << "// " << k_.name << ": " << kernel_kind_name(k_.kind) << ", computes";
+  os << "// " << plan_.kernel << ": " << kernel_kind_name(k_.kind) << ", computes";
   for (int ci : k_.computations) os << " " << p_.computations[ci].name;
   os << "\n// from graph nodes:";
   std::unordered_set<std::string_view> seen;  // a fused chain names thousands of nodes: no search per name
   for (int ci : k_.computations)
     for (const auto& o : p_.computations[ci].origins)
       if (seen.insert(o).second) os << " " << o;
-  os << "\nextern \"C\" __global__ void __launch_bounds__(" << plan_.block << ") " << k_.name << "(";
+  os << "\nextern \"C\" __global__ void __launch_bounds__(" << plan_.block << ") " << plan_.kernel << "(";
   for (size_t i = 0; i < params_.size(); ++i) {
     const KernelParam& kp = params_[i];
     if (i) os << ", ";

@@ -254,8 +254,8 @@ class KernelPrinter {
     codegen_detail::lane_views(p_, k_, lanes, ranges_, bodies, stores);
   }
   /// Column kernels over `groups` groups of V outputs: lane_views with output i = g*V + j (g < groups, j < V).
-  void column_lane_views(int64_t groups, int v, std::vector<Expr>& bodies, std::vector<Index>& stores) {
-    ranges_["g"] = Range::loop(groups);
+  void column_lane_views(const Index& groups, int v, std::vector<Expr>& bodies, std::vector<Index>& stores) {
+    ranges_["g"] = groups.is_const() ? Range::loop(groups.value()) : Range{0, std::nullopt};
     ranges_["j"] = Range::loop(v);
     lane_views({{"i", Index::var("g") * v + Index::var("j")}}, bodies, stores);
   }
@@ -275,11 +275,11 @@ class KernelPrinter {
   void emit_scan_across_threads(const ScanPlan& plan, const std::string& functor, const std::string& type);
   /// Column kernel with TX outputs x TY row slices per block, the slices combined through shared memory: for
   /// outputs too few to give each thread its own.
-  void emit_column_slices(int64_t outputs, int tx_count, int ty_count);
+  void emit_column_slices(const Index& outputs, int tx_count, int ty_count);
   /// Column kernel with TX groups of V consecutive outputs (one vector load per row) x TY row slices per block, the
   /// slices combined through shared memory by slice 0, which stores: a single reduction (split reductions' stage 1,
   /// bias gradients) whose output groups are too few to fill the GPU.
-  void emit_column_vector_slices(int64_t groups, int v, int tx_count, int ty_count);
+  void emit_column_vector_slices(const Index& groups, int v, int tx_count, int ty_count);
   /// Column kernels: `acc`[V], the reduction `body` of V lanes (j) accumulated over the rows `loop` (a for header
   /// over r) opens, one vector load per contiguous operand and row.
   void accumulate_group(const Expr& body, const std::string& acc, int v, const std::string& loop);

@@ -87,18 +87,27 @@ void plan_row_registers(const LoopProgram& p, const Kernel& k, const std::vector
   }
 }
 
+/// Persistent rows planned as rows of `planned` columns: the known row length, or for a symbolic one the bound of
+/// the variant (persistent_row_variant) that runs it for lengths up to there. `not_persistent` says why not, where a
+/// rule (not the length alone) refuses them.
 std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, const Target& target,
-                                       std::string& not_persistent) {
-  // Only the row length must be known: it decides the registers each thread holds. The row count may be symbolic
-  // (a dynamic batch or sequence length): it sets only the loop bound and the grid, both evaluated per call.
+                                       std::string& not_persistent, std::optional<int64_t> bound = std::nullopt) {
+  // Only the row length decides the registers each thread holds: it must be known, or bounded by the variant. The
+  // row count may be symbolic (a dynamic batch or sequence length): it sets only the loop bound and the grid, both
+  // evaluated per call.
   const Index rows = simplify(k.numel, p.size_ranges);
-  auto length = simplify(k.row_length, p.size_ranges).as_const();
+  const Index row_length = simplify(k.row_length, p.size_ranges);
+  std::optional<int64_t> length = row_length.as_const();
+  if (!length) length = bound;
   if (!length || *length < 1 || (rows.is_const() && rows.value() < 1)) return std::nullopt;
   RowPlan plan;
   plan.form = RowPlan::Form::Persistent;
   plan.length = *length;
-  plan.width = vector_width(p, k, kernel_var_ranges(p, k), "col", *length, true);
+  // V divides the row length for every value (a symbolic length without a promised divisor takes V = 1); a row
+  // shorter than planned leaves its last groups' lanes idle (RowPlan::groups).
+  plan.width = vector_width(p, k, kernel_var_ranges(p, k), "col", row_length, true);
   plan.width_reason = vector_width_reason(plan.width, "col");
+  plan.groups = simplify(floordiv(row_length, Index(plan.width)), p.size_ranges);
   const int64_t groups = *length / plan.width;
   const int warp = target.warp_size;
   plan.reads_only = !writes_rows(p, k);
@@ -268,23 +277,117 @@ std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, 
   return {tx, slices(tx)};
 }
 
+/// The row length bounds of a symbolic row length's persistent variants, each planned as a row of that length and
+/// run for lengths above the bound before it: a factor of 4 apart, so a row keeps at least a quarter of the lanes
+/// its variant plans (and at most the plan's registers); the last, 16384, is 1024 threads x 16 values (f32 rows in
+/// registers at the values per thread persistent_rows aims for). Longer rows take the row loop.
+constexpr int64_t kSymbolicRowBounds[] = {1024, 4096, 16384};
+
+/// 1 where lo < x <= hi, else 0 (x >= 1, a size), as an index expression: a variant's grid times this launches it
+/// only for those values (GraphRunner launches nothing for a grid of 0).
+Index within(const Index& x, int64_t lo, std::optional<int64_t> hi, const VarRanges& ranges) {
+  Index above = min(Index(1), max(Index(0), x - Index(lo)));
+  Index below = hi ? min(Index(1), max(Index(0), Index(*hi + 1) - x)) : Index(1);
+  return simplify(above * below, ranges);
+}
+
 }  // namespace
 
-bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan) {
+std::vector<ShapeVariant> row_variants(const LoopProgram& p, const Kernel& k, const Target& target) {
+  const Index length = simplify(k.row_length, p.size_ranges);
+  std::vector<ShapeVariant> out;
+  if (length.is_const()) return out;
+  int64_t lo = 0;
+  for (int64_t bound : kSymbolicRowBounds) {
+    ShapeVariant v;
+    if (!plan_persistent_rows(p, k, target, v.plan, bound)) continue;
+    v.planned = true;
+    v.suffix = "_upto" + std::to_string(bound);
+    v.selected = within(length, lo, bound, p.size_ranges);
+    v.why = "runs where " + std::to_string(lo) + " < " + length.str() + " <= " + std::to_string(bound) +
+            " (persistent rows planned for " + std::to_string(bound) + " columns)";
+    out.push_back(std::move(v));
+    lo = bound;
+  }
+  if (out.empty()) return out;
+  ShapeVariant loop;  // the kernel's own plan: the row loop
+  loop.selected = within(length, lo, std::nullopt, p.size_ranges);
+  loop.why = "runs where " + length.str() + " > " + std::to_string(lo) + " (rows longer than the persistent variants)";
+  out.push_back(std::move(loop));
+  return out;
+}
+
+std::vector<ShapeVariant> column_variants(const LoopProgram& p, const Kernel& k, const Target& target) {
+  const Index outputs = simplify(k.numel, p.size_ranges);
+  std::vector<ShapeVariant> out;
+  if (outputs.is_const()) return out;
+  for (int ci : k.computations)
+    if (is_arg_reduction(p.computations[ci].body->reduce_op())) return out;  // pairs keep one output per thread
+  // Few outputs leave one thread per output (group) too few to fill the GPU (x[16384, n].sum(0)): those counts
+  // take row slices of a 1024-thread block, as the static plans do below the same counts. A single reduction whose
+  // output count V divides for every value (a promised divisor) takes vector row slices of TX = 8 groups (a 128-byte
+  // line per row for f32) x TY = 128 slices, the shape the static plan picks for x[16384, 4096].sum(0), whose shared
+  // memory (TY x TX x V accumulators of at most 8 bytes x 16 bytes / V) fits kVectorSliceSharedBytes for every
+  // dtype; others take TX = 32 consecutive outputs (a warp's loads coalesce) x TY = 32 slices, so that even a few
+  // outputs keep 32 threads each streaming their rows.
+  const int v = vector_width(p, k, kernel_var_ranges(p, k), "i", outputs, true);
+  const bool vector = v > 1 && k.computations.size() == 1;
+  const int64_t few = vector ? v * kVectorSliceGroups : kMinColumnThreads;
+  ShapeVariant slices;
+  slices.planned = true;
+  slices.suffix = "_slices";
+  KernelPlan& plan = slices.plan;
+  ColumnPlan cols;
+  cols.form = vector ? ColumnPlan::Form::VectorRowSlices : ColumnPlan::Form::RowSlices;
+  cols.form_reason = "an output count below " + std::to_string(few) +
+                     ", too few for a thread each: row slices met in shared memory";
+  cols.width = vector ? v : 1;
+  cols.width_reason = vector ? vector_width_reason(v, "i") : "a symbolic output count: one output per lane";
+  cols.slices_x = vector ? 8 : 32;
+  cols.slices_y = vector ? 128 : 32;
+  plan.block = cols.slices_x * cols.slices_y;
+  plan.block_reason = std::to_string(cols.slices_x) + (vector ? " output groups x " : " outputs x ") +
+                      std::to_string(cols.slices_y) + " row slices";
+  const Index lanes = simplify(floordiv(outputs, Index(cols.width)), p.size_ranges);
+  plan.grid = simplify(floordiv(lanes + Index(cols.slices_x - 1), Index(cols.slices_x)), p.size_ranges);
+  plan.grid_reason = "blocks stream many outputs each";
+  plan.needs_sync = true;
+  plan.shape = std::move(cols);
+  slices.selected = within(outputs, 0, few - 1, p.size_ranges);
+  slices.why = "runs where " + outputs.str() + " < " + std::to_string(few);
+  out.push_back(std::move(slices));
+  ShapeVariant own;
+  own.selected = within(outputs, few - 1, std::nullopt, p.size_ranges);
+  own.why = "runs where " + outputs.str() + " >= " + std::to_string(few);
+  out.push_back(std::move(own));
+  return out;
+}
+
+bool plan_persistent_rows(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan,
+                          std::optional<int64_t> bound, std::string* not_persistent) {
+  std::string why;
+  std::optional<RowPlan> rows = persistent_rows(p, k, target, why, bound);
+  if (!rows) {
+    if (not_persistent) *not_persistent = why;
+    return false;
+  }
   plan.needs_sync = true;
   plan.reciprocal_divisors = reciprocal_divisors(p, k);
+  plan.whole_grid = rows->reads_only;
+  plan.grid_reason = rows->reads_only ? "a plain reduction, shaped as Triton's" : "blocks stream many rows each";
+  plan.block = rows->threads * rows->rows_per_block;
+  plan.block_reason = std::to_string(rows->rows_per_block) + " row(s) x " + std::to_string(rows->threads) +
+                      " threads";
+  plan.grid = simplify(floordiv(k.numel + (rows->rows_per_block - 1), Index(rows->rows_per_block)), p.size_ranges);
+  plan.shape = std::move(*rows);
+  return true;
+}
+
+bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan) {
   std::string not_persistent;
-  if (std::optional<RowPlan> rows = persistent_rows(p, k, target, not_persistent)) {
-    plan.whole_grid = rows->reads_only;
-    plan.grid_reason = rows->reads_only ? "a plain reduction, shaped as Triton's"
-                                        : "blocks stream many rows each";
-    plan.block = rows->threads * rows->rows_per_block;
-    plan.block_reason = std::to_string(rows->rows_per_block) + " row(s) x " + std::to_string(rows->threads) +
-                        " threads";
-    plan.grid = simplify(floordiv(k.numel + (rows->rows_per_block - 1), Index(rows->rows_per_block)), p.size_ranges);
-    plan.shape = std::move(*rows);
-    return true;
-  }
+  if (plan_persistent_rows(p, k, target, plan, std::nullopt, &not_persistent)) return true;
+  plan.needs_sync = true;
+  plan.reciprocal_divisors = reciprocal_divisors(p, k);
   RowPlan rows;
   rows.form = RowPlan::Form::Looped;
   auto len = simplify(k.row_length, p.size_ranges).as_const();
@@ -312,10 +415,11 @@ void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, K
   // A single reduction over too few vector groups slices rows across a block with its vector loads. Otherwise the
   // vector width holds only while enough threads remain to fill a GPU (one thread per output group), and fewer
   // outputs than that take scalar row slices. Long columns with few outputs are also split into two reductions
-  // before this (split_reductions).
-  int v = n ? vector_width(p, k, kernel_var_ranges(p, k), "i", *n, true) : 1;
-  cols.width_reason = n ? vector_width_reason(v, "i") : "output count unknown at compile time";
-  if (v > 1) {
+  // before this (split_reductions). A symbolic output count takes the V that divides it for every value (a promised
+  // divisor), one group per thread: few outputs are column_variants' row slices.
+  int v = vector_width(p, k, kernel_var_ranges(p, k), "i", simplify(k.numel, p.size_ranges), true);
+  cols.width_reason = vector_width_reason(v, "i");
+  if (v > 1 && n) {
     if (auto [tx, ty] = column_vector_slices(p, k, target, plan, *n / v, v); ty > 1) {
       cols.form = ColumnPlan::Form::VectorRowSlices;
       cols.form_reason = "a single reduction over " + std::to_string(*n / v) +
@@ -331,7 +435,7 @@ void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, K
       return;
     }
   }
-  if (v > 1 && *n / v < kMinColumnThreads) {
+  if (v > 1 && n && *n / v < kMinColumnThreads) {
     while (v > 1 && *n / v < kMinColumnThreads) v /= 2;
     cols.width_reason = "narrowed to keep 32768 threads (one per output group)";
   }

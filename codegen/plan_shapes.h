@@ -2,6 +2,10 @@
 // fills `plan`'s block, grid, grid policy and synchronisation, and its shape.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "codegen/kernel_plan.h"
 
 namespace hi::codegen_detail {
@@ -13,6 +17,29 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
 /// Returns whether the rows are persistent (which the cache hints depend on).
 bool plan_rows(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
 void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
+/// Persistent rows, as plan_rows plans them, for rows of at most `bound` columns where the row length is symbolic
+/// (nullopt: the known length); false where the rows do not fit in registers, or a rule refuses them (then said in
+/// `not_persistent` where given).
+bool plan_persistent_rows(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan,
+                          std::optional<int64_t> bound, std::string* not_persistent = nullptr);
+
+/// One of several kernels compiled for one fused kernel whose best shape depends on the magnitude of a symbolic size
+/// (persistent rows up to a row length, row slices below an output count): all are compiled, and the sizes of a call
+/// pick the one that runs, through the grid: each variant's grid is multiplied by `selected`, 1 for the sizes it
+/// serves and 0 for the others, which exactly one variant serves (GraphRunner launches nothing for a grid of 0).
+struct ShapeVariant {
+  bool planned = false;  ///< `plan` holds the shape, block and grid; else the kernel's own plan (plan_kernel's)
+  KernelPlan plan;
+  std::string suffix;  ///< appended to the kernel's name (empty for the kernel's own plan)
+  Index selected;
+  std::string why;
+};
+/// A row kernel's variants where its row length is symbolic: persistent rows for each bound in a short ladder (the
+/// ones whose rows fit in registers), then the row loop; empty where one plan serves every size.
+std::vector<ShapeVariant> row_variants(const LoopProgram& p, const Kernel& k, const Target& target);
+/// A column kernel's variants where its output count is symbolic: row slices for few outputs, then one output per
+/// thread; empty where one plan serves every size.
+std::vector<ShapeVariant> column_variants(const LoopProgram& p, const Kernel& k, const Target& target);
 void plan_scan(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
 void plan_scatter(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
 

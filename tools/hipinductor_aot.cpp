@@ -118,7 +118,7 @@ json kernel_json(const CompiledGraph& g, const EmittedKernel& k) {
     params.push_back(jp);
   }
   // The grid (blocks) as an expression over the size symbols (a string, C syntax) and the symbols it names: a loader
-  // evaluates it with the values it binds.
+  // evaluates it with the values it binds, and launches nothing where it is 0 (a variant for other sizes).
   return {{"name", k.name}, {"kind", kernel_kind_name(k.kind)}, {"grid", k.grid.str()},
           {"grid_symbols", free_vars(k.grid)}, {"block", k.block}, {"needs_sync", k.needs_sync},
           {"whole_grid", k.whole_grid}, {"params", params}};

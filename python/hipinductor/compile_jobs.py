@@ -27,8 +27,13 @@ from .options import Options
 from .partition import Segment
 from .symbolic import NotExpressible, SymbolNames
 
-#: The key of a segment's symbolic compile in Segment.compiled and Segment.pending (with aligned-ness).
+#: The key of a segment's symbolic compile in Segment.compiled and Segment.pending (with aligned-ness and the
+#: symbols promised divisible).
 SYMBOLIC = "symbolic"
+#: What a symbolic compile may be promised of a symbol (Options.divisibility_variants): a multiple of 16 makes every
+#: vector width (8 x 2 bytes, 4 x 4, 2 x 8) divide a row of that many elements and keeps rows 16-element aligned;
+#: Triton specialises its launches on the same divisor.
+SIZE_DIVISOR = 16
 #: Whether `_C` compiles graphs with symbolic sizes once for every size (its CompiledGraph names their symbols).
 CORE_COMPILES_SYMBOLICALLY = hasattr(_C.CompiledGraph, "symbols")
 
@@ -105,8 +110,10 @@ def start_compiles(steps: list, graph_name: str, options: Options, symbolic: boo
             if symbolic:
                 if not CORE_COMPILES_SYMBOLICALLY:
                     continue
-                key = (SYMBOLIC, True)
-                graph, _ = symbolic_document(seg, aligned=True)
+                # The variant the first call most likely takes: the one for the sizes traced.
+                divisible = divisible_symbols(seg, traced_values(metas), options)
+                key = (SYMBOLIC, True, divisible)
+                graph, _ = symbolic_document(seg, aligned=True, divisible=divisible)
             else:
                 key = (layout_key(metas), True, symbols_key({}))
                 graph = segment_json(seg, metas, {}, aligned=True)
@@ -146,33 +153,70 @@ def start_compiles(steps: list, graph_name: str, options: Options, symbolic: boo
     pool.shutdown(wait=False)
 
 
-def symbolic_document(seg: Segment, aligned: bool) -> tuple[dict, SymbolNames]:
+def symbolic_document(seg: Segment, aligned: bool, divisible: frozenset = frozenset()) -> tuple[dict, SymbolNames]:
     """The symbolic graph document of `seg` (its inputs' fake tensors' layouts, sizes as written by dynamo) and the
-    names it gives dynamo's symbols. Raises NotExpressible, and Reject as segment_json does."""
+    names it gives dynamo's symbols; `divisible` (dynamo's symbols) are promised multiples of SIZE_DIVISOR. Raises
+    NotExpressible, and Reject as segment_json does."""
     metas = [tensor_meta(n) for n in seg.inputs]
     missing = [n.name for n, m in zip(seg.inputs, metas) if m is None]
     if missing:
         raise NotExpressible(f"input '{missing[0]}' has no traced tensor")
     names = SymbolNames()
-    return segment_json(seg, metas, {}, aligned, names=names), names
+    graph = segment_json(seg, metas, {}, aligned, names=names)
+    promised = {names.to_local[s].name: SIZE_DIVISOR for s in divisible if s in names.to_local}
+    if promised:
+        graph["version"], graph["divisible"] = 3, dict(sorted(promised.items()))
+    return graph, names
 
 
-def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options, report: dict):
-    """`seg` compiled once for every size (a SymbolicGraph), or why it cannot be (a str: the core's error, a value
-    the graph format cannot hold symbolically, a core without symbolic compiles); either is kept on the segment, so
-    each is decided once. Adds the compile's facts to `report`. Raises Reject from the graph-format writer."""
-    done = seg.symbolic.get(aligned)
+def traced_values(metas: list) -> dict:
+    """dynamo's size symbols that `metas` (fake tensors) have as sizes, and the values traced for them (hints)."""
+    from torch.fx.experimental.symbolic_shapes import hint_int
+
+    out = {}
+    for m in metas:
+        for x in m.shape:
+            if isinstance(x, torch.SymInt) and x.node.expr.is_symbol:
+                try:
+                    out[x.node.expr] = hint_int(x)
+                except Exception:  # noqa: BLE001 - a size without a hint predicts nothing
+                    pass
+    return out
+
+
+def divisible_symbols(seg: Segment, symbols: dict, options: Options) -> frozenset:
+    """The symbols of `seg`'s document (dynamo's) whose values in a call (`symbols`) are multiples of SIZE_DIVISOR:
+    which of its symbolic compiles serves the call (Options.divisibility_variants; none without it)."""
+    if not options.divisibility_variants:
+        return frozenset()
+    if seg.symbols is None:
+        try:
+            seg.symbols = frozenset(symbolic_document(seg, aligned=False)[1].to_local)
+        except Exception:  # noqa: BLE001 - compile_symbolic reports why the document cannot be written
+            seg.symbols = frozenset()
+    return frozenset(s for s in seg.symbols if s in symbols and int(symbols[s]) % SIZE_DIVISOR == 0)
+
+
+def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options, report: dict,
+                     divisible: frozenset = frozenset()):
+    """`seg` compiled once for every size (a SymbolicGraph) whose symbols in `divisible` are multiples of
+    SIZE_DIVISOR, or why it cannot be (a str: the core's error, a value the graph format cannot hold symbolically, a
+    core without symbolic compiles); either is kept on the segment, so each is decided once. Adds the compile's facts
+    to `report`: a compile for other divisible symbols than the segment's first is a variant (variant_compiles), not
+    a recompile. Raises Reject from the graph-format writer."""
+    variant = (aligned, divisible)
+    done = seg.symbolic.get(variant)
     if done is not None:
         return done
     if not CORE_COMPILES_SYMBOLICALLY:
-        seg.symbolic[aligned] = why = "this build of the core compiles no graph with symbolic sizes"
+        seg.symbolic[variant] = why = "this build of the core compiles no graph with symbolic sizes"
         return why
-    key = (SYMBOLIC, aligned)
+    key = (SYMBOLIC, aligned, divisible)
     early = seg.pending.pop(key, None)
     try:
-        graph, names = symbolic_document(seg, aligned)
+        graph, names = symbolic_document(seg, aligned, divisible)
     except NotExpressible as e:
-        seg.symbolic[aligned] = why = f"the graph format cannot write it symbolically: {e}"
+        seg.symbolic[variant] = why = f"the graph format cannot write it symbolically: {e}"
         return why
     start = time.perf_counter()
     cg, ms = None, None
@@ -193,17 +237,21 @@ def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options
         order = names.order(list(symbols or []))
     except Exception as e:  # noqa: BLE001 - the segment then compiles per size, which reports its own errors
         msg = str(e).strip().splitlines()
-        seg.symbolic[aligned] = why = f"{type(e).__name__}: {msg[0][:300] if msg else ''}"
+        seg.symbolic[variant] = why = f"{type(e).__name__}: {msg[0][:300] if msg else ''}"
         return why
     if early is not None:
         report["early_compiles"] += 1
         report["shared_compiles"] += int(ms is None)
+    # Another divisibility of the same aligned-ness is a variant chosen per call, not a guard that failed.
+    variant_of = any(k[0] == SYMBOLIC and k[1] == aligned for k in seg.compiled if k)
     _count_compile(seg, cg, ms or 0.0, report,
+                   None if variant_of else
                    f"inputs' first elements {'' if aligned else 'not '}{_C.vector_alignment()}-byte aligned, unlike "
                    "at the earlier compile")
     report["symbolic_compiles"] += 1
+    report["variant_compiles"] += int(variant_of)
     seg.compiled[key] = cg
-    seg.symbolic[aligned] = done = SymbolicGraph(cg, order)
+    seg.symbolic[variant] = done = SymbolicGraph(cg, order)
     return done
 
 

@@ -9,6 +9,7 @@ warning, unless strict.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -21,9 +22,9 @@ import torch
 import torch.fx as fx
 
 from . import _C, fast_path
-from .compile_jobs import compile_segment, compile_symbolic, device_and_target, layout_key
+from .compile_jobs import compile_segment, compile_symbolic, device_and_target, divisible_symbols, layout_key
 from .devices import aligned as all_aligned, current_stream
-from .graph_format import output_layout, symbolic_output_strides
+from .graph_format import input_layout, output_layout, symbolic_output_strides
 from .nodes import op_name, tensor_meta
 from .options import Options
 from .partition import Reject, Segment, partition, warn_fallback_once
@@ -350,14 +351,22 @@ class Executor:
                          outputs: list) -> Launch | str:
         """The launch of `seg`'s compile for every size at this call's symbol values, or why there is none (the
         segment then compiles for this call's layout, as a static graph's does; reported once per segment)."""
-        done = compile_symbolic(seg, aligned, name=self.segment_name(seg), options=self.options, report=self.report)
+        # The variant for the symbols whose values here are multiples of SIZE_DIVISOR (promised to the compiler), or
+        # the one for every size where that cannot compile.
+        divisible = divisible_symbols(seg, symbols, self.options)
+        done = compile_symbolic(seg, aligned, name=self.segment_name(seg), options=self.options, report=self.report,
+                                divisible=divisible)
+        if isinstance(done, str) and divisible:
+            done = compile_symbolic(seg, aligned, name=self.segment_name(seg), options=self.options,
+                                    report=self.report)
         if isinstance(done, str):
             self.report["symbolic_fallbacks"].setdefault(self.segment_name(seg), done)
             return done
         # What the symbolic compile assumes of each input: the layout its trace gives, at these symbol values.
         # dynamo's guards hold it for graph inputs; values made by eager ops (a GEMM's result) are checked here.
         for n, t in zip(seg.inputs, inputs):
-            if not self._layouts.input_matches(n, tensor_meta(n), t, symbols):
+            if not self._layouts.input_matches(n, tensor_meta(n), t, symbols,
+                                               functools.partial(input_layout, seg, n)):
                 return (f"input '{n.name}' has sizes {tuple(t.shape)}, strides {t.stride()}, offset "
                         f"{t.storage_offset()}, not the traced layout at these sizes")
         try:

@@ -76,6 +76,15 @@ def symbolic_output_strides(t: torch.Tensor) -> list:
     return out[::-1]
 
 
+def input_layout(seg: Segment, node: fx.Node, t: torch.Tensor) -> tuple[list, object]:
+    """(strides, storage offset) of input `node` of `seg` (traced `t`, sizes symbolic) as a call brings it: the
+    layout another segment writes it in (symbolic_output_strides, offset 0) where one does (Segment.produced), else
+    the traced one (dynamo guards graph inputs' layouts; eager ops' results are checked per call)."""
+    if node in seg.produced:
+        return symbolic_output_strides(t), 0
+    return list(t.stride()), t.storage_offset()
+
+
 def segment_json(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: bool = False,
                  names: SymbolNames | None = None) -> dict:
     """The graph document of `seg` for `inputs` (its input values, or their fake tensors) and the symbols' values
@@ -91,10 +100,11 @@ def segment_json(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned: b
     names_of: dict[fx.Node, tuple[str, int | None]] = {}
     nodes_json = []
     for node, value in zip(seg.inputs, inputs):
+        strides, offset = (input_layout(seg, node, value) if names is not None
+                           else (value.stride(), value.storage_offset()))
         nodes_json.append({"name": node.name, "op": "placeholder",
                            "meta": {"dtype": SUPPORTED_DTYPES[value.dtype], "sizes": [size(s) for s in value.shape],
-                                    "strides": [size(s) for s in value.stride()],
-                                    "offset": size(value.storage_offset())}})
+                                    "strides": [size(s) for s in strides], "offset": size(offset)}})
         names_of[node] = (node.name, None)
 
     def meta_of(t: torch.Tensor) -> dict:

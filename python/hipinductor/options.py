@@ -40,6 +40,11 @@ class Options:
     #: Capture each compiled GPU graph into a CUDA/HIP graph and replay it per call (what mode="reduce-overhead"
     #: turns on; cuda_graphs.py). Graphs that cannot be captured run without, with the reason in their report.
     cuda_graphs: bool = False
+    #: Graphs with symbolic sizes: compile a segment once per set of its symbols whose values in a call are
+    #: multiples of SIZE_DIVISOR (compile_jobs), promising it to the compiler (vector groups without peeling, aligned
+    #: rows), as Triton specialises its launches on arguments divisible by 16; at most 2^k compiles for k symbols.
+    #: Off: one compile for every size, which proves only the divisibility the size expressions show.
+    divisibility_variants: bool = True
     #: ATen overloads (e.g. "aten.mm.default") to run in eager PyTorch even when hipinductor lowers them.
     fallback_ops: frozenset = frozenset()
 

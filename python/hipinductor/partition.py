@@ -53,6 +53,11 @@ class Segment:
     # Graphs with symbolic sizes: aligned -> compile_jobs.SymbolicGraph (compiled once for every size), or the reason
     # the segment compiles per size instead (a str: the core's error, a value the format cannot write symbolically).
     symbolic: dict = field(default_factory=dict)
+    # Inputs that another segment writes: fresh allocations in graph_format.output_layout's layout, which is not the
+    # traced one where that is not dense (an expand's stride 0 is materialised).
+    produced: set = field(default_factory=set)
+    # dynamo's symbols that the segment's symbolic document holds (compile_jobs.divisible_symbols), once known.
+    symbols: frozenset | None = None
 
 
 class Reject(Exception):
@@ -269,6 +274,9 @@ def _wire_segments(gm: fx.GraphModule, steps: list) -> None:
             if any(u not in inside or order[u] > last for u in n.users):
                 outs.append(n)
         seg.outputs = outs
+    written = {n for seg in steps if isinstance(seg, Segment) for n in seg.outputs}
+    for seg in (s for s in steps if isinstance(s, Segment)):
+        seg.produced = {n for n in seg.inputs if n in written}
 
 
 def copies_for_another_device(node: fx.Node) -> bool:

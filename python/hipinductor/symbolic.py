@@ -134,14 +134,15 @@ class Layouts:
         self._inputs: dict = {}
         self._outputs: dict = {}
 
-    def input_matches(self, node, meta: torch.Tensor, value: torch.Tensor, env: dict) -> bool:
-        """Whether `value` has the layout the symbolic `meta` (node's) predicts at `env`: what a segment compiled
-        symbolically assumes of every input (dynamo guards the graph inputs; eager ops' results are checked)."""
+    def input_matches(self, node, meta: torch.Tensor, value: torch.Tensor, env: dict, layout) -> bool:
+        """Whether `value` has the layout a segment compiled symbolically assumes of input `node` at `env`: its
+        traced sizes (fake `meta`) and `layout(meta)`'s (strides, storage offset) (graph_format.input_layout)."""
         if value.dim() != meta.dim() or value.dtype != meta.dtype:
             return False
         ev = self._inputs.get(node)
         if ev is None:
-            ev = self._inputs[node] = Evaluator([*meta.shape, *meta.stride(), meta.storage_offset()])
+            strides, offset = layout(meta)
+            ev = self._inputs[node] = Evaluator([*meta.shape, *strides, offset])
         want = ev(env)
         d = meta.dim()
         sizes = tuple(value.shape)

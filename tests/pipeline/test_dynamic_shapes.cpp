@@ -198,12 +198,100 @@ TEST(DynamicShapes, SizeExpressionsOfTwoSymbols) {
 }
 
 TEST(DynamicShapes, SymbolicRowsTakeVectorGroups) {
-  // Softmax rows of s1 columns: peeled (head, vector groups, tail per row), for any s1.
+  // Softmax rows of s1 columns: the row loop (the last variant, for the longest rows) is peeled (head, vector
+  // groups, tail per row), for any s1.
   CompiledGraph c = generate(test::softmax_graph(s0, s1), cpu_options());
-  ASSERT_EQ(c.module.plans.size(), 1u);
-  const auto& rows = std::get<RowPlan>(c.module.plans[0].shape);
+  ASSERT_FALSE(c.module.plans.empty());
+  const auto& rows = std::get<RowPlan>(c.module.plans.back().shape);
+  EXPECT_EQ(rows.form, RowPlan::Form::Looped) << to_string(c.module.plans.back());
   EXPECT_GT(rows.width, 1) << rows.width_reason;
-  EXPECT_TRUE(rows.peeled) << to_string(c.module.plans[0]);
+  EXPECT_TRUE(rows.peeled) << to_string(c.module.plans.back());
+}
+
+/// The names of the kernels a run of a graph of one input and one output launches at `values`.
+std::vector<std::string> launched(GraphRunner& runner, const std::vector<int64_t>& values) {
+  int64_t elements = 1;
+  for (int64_t v : values) elements *= v;
+  std::vector<float> x(static_cast<size_t>(elements)), y(static_cast<size_t>(elements));
+  runner.run({x.data()}, {y.data()}, values, nullptr, nullptr);
+  std::vector<std::string> names;
+  for (const auto& [name, grid] : runner.grids()) names.push_back(name);
+  return names;
+}
+
+TEST(DynamicShapes, SymbolicRowLengthsPickAPersistentVariantPerCall) {
+  // One compile, several kernels for the softmax: persistent rows for row lengths up to each bound of the ladder,
+  // the row loop past the last; the call's row length launches exactly one of them, and every one is right.
+  const Graph graph = test::softmax_graph(s0, s1);
+  CompiledGraph c = generate(graph, cpu_options());
+  std::vector<std::string> names;
+  for (const KernelPlan& plan : c.module.plans) {
+    names.push_back(plan.kernel);
+    const auto& rows = std::get<RowPlan>(plan.shape);
+    const bool variant = plan.kernel.find("_upto") != std::string::npos;
+    EXPECT_EQ(rows.form == RowPlan::Form::Persistent, variant) << to_string(plan);
+    EXPECT_NE(plan.grid_reason.find("a variant: runs where"), std::string::npos) << to_string(plan);
+  }
+  ASSERT_EQ(names.size(), 4u) << to_string(c.module.plans[0]);
+  auto compiled = std::make_shared<const CompiledGraph>(compile_graph(graph, cpu_options()));
+  CpuDevice device(compiled->module.target);
+  GraphRunner runner(compiled, device);
+  EXPECT_EQ(launched(runner, {3, 7}), std::vector<std::string>{names[0]});
+  EXPECT_EQ(launched(runner, {3, 1024}), std::vector<std::string>{names[0]});
+  EXPECT_EQ(launched(runner, {3, 1025}), std::vector<std::string>{names[1]});
+  EXPECT_EQ(launched(runner, {1, 16384}), std::vector<std::string>{names[2]});
+  EXPECT_EQ(launched(runner, {1, 16385}), std::vector<std::string>{names[3]});
+  check_bindings(graph, pairs({1, 3}, {1, 2, 7, 1024, 1025, 4099, 16384, 16385}), 1e-5, 1e-6);
+}
+
+TEST(DynamicShapes, SymbolicRowLengthsPersistentBf16AndStatistics) {
+  // Variants where rows keep several operands and values in registers (LayerNorm's weights, mean and rstd outputs;
+  // bf16 softmax's cached exponentials), and a warp of 64.
+  check_bindings(test::layer_norm_graph(s0, s1, true), pairs({1, 3}, {1, 5, 64, 1000, 1031, 4096, 5000}), 1e-4,
+                 1e-5);
+  check_bindings(test::softmax_graph(s0, s1, DType::BFloat16), pairs({2, 5}, {1, 8, 33, 1024, 3001}), 2e-2, 1e-2,
+                 "cpu-w64");
+}
+
+TEST(DynamicShapes, SymbolicColumnCountsPickRowSlicesForFewOutputs) {
+  // x.sum(0) over x[s0, s1]: fewer than 32768 outputs take row slices (32 outputs x 32 slices of the rows per
+  // block), more keep one output per thread; each is right for rows of 1, ragged blocks and past the switch.
+  GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {s0, s1});
+  g.output(g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {s1}));
+  const Graph graph = g.graph();
+  CompiledGraph c = generate(graph, cpu_options());
+  ASSERT_EQ(c.module.plans.size(), 2u);
+  EXPECT_EQ(std::get<ColumnPlan>(c.module.plans[0].shape).form, ColumnPlan::Form::RowSlices)
+      << to_string(c.module.plans[0]);
+  EXPECT_EQ(std::get<ColumnPlan>(c.module.plans[1].shape).form, ColumnPlan::Form::OutputsPerThread)
+      << to_string(c.module.plans[1]);
+  auto compiled = std::make_shared<const CompiledGraph>(compile_graph(graph, cpu_options()));
+  CpuDevice device(compiled->module.target);
+  GraphRunner runner(compiled, device);
+  EXPECT_EQ(launched(runner, {40, 33}), std::vector<std::string>{c.module.plans[0].kernel});
+  EXPECT_EQ(launched(runner, {2, 32768}), std::vector<std::string>{c.module.plans[1].kernel});
+  std::vector<std::map<std::string, int64_t>> bindings = pairs({1, 2, 67}, {1, 31, 33, 1030, 4097});
+  bindings.push_back({{"s0", 3}, {"s1", 32768}});
+  bindings.push_back({{"s0", 1}, {"s1", 40001}});
+  check_bindings(graph, bindings, 1e-4, 1e-4);
+}
+
+TEST(DynamicShapes, ArangeOverSymbolicBounds) {
+  // Positions over a dynamic length: arange(s0), arange(s1, s1 + s0) and arange(1, s0 + 1, 3) as f32; lengths are
+  // the symbolic expressions, values index expressions.
+  GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {s0});
+  ValueRef y = g.input("y", DType::Float32, {s1});  // s1 is a size too, as dynamo's symbols are
+  ValueRef a = g.call("aten.arange.default", {Arg::of(s0)}, DType::Int64, {s0});
+  ValueRef b = g.call("aten.arange.start", {Arg::of(s1), Arg::of(s1 + s0)}, DType::Int64, {s0});
+  ValueRef c = g.call("aten.arange.start_step", {I(1), Arg::of(s0 + 1), I(3)}, DType::Float32,
+                      {floordiv(s0 + 2, Index(3))}, {{"dtype", Arg::of(DType::Float32)}});
+  ValueRef ab = g.call("aten.add.Tensor", {A(a), A(b)}, DType::Int64, {s0});
+  g.output(g.call("aten.mul.Tensor", {A(x), A(ab)}, DType::Float32, {s0}));
+  g.output(c);
+  g.output(g.call("aten.mul.Tensor", {A(y), F(2.0)}, DType::Float32, {s1}));
+  check_bindings(g.graph(), pairs({1, 2, 3, 4, 7, 100}, {1, 5}), 0, 0);
 }
 
 TEST(DynamicShapes, SymbolicPointwiseTakesVectorGroups) {
@@ -217,13 +305,16 @@ TEST(DynamicShapes, SymbolicPointwiseTakesVectorGroups) {
 TEST(DynamicShapes, DivisibilityPromisesGiveAlignedVectorRows) {
   // LayerNorm's weights are indexed by the column alone, out of phase with peeled rows: without a promise its rows
   // stay scalar; with s1 promised divisible by 8, rows take vector groups of 4 f32 unpeeled.
+  // The same for the persistent variants: scalar without the promise, vector groups of 4 with it.
   Graph graph = test::layer_norm_graph(s0, s1, true);
   CompiledGraph plain = generate(graph, cpu_options());
-  EXPECT_EQ(std::get<RowPlan>(plain.module.plans[0].shape).width, 1) << to_string(plain.module.plans[0]);
+  for (const KernelPlan& plan : plain.module.plans)
+    EXPECT_EQ(std::get<RowPlan>(plan.shape).width, 1) << to_string(plan);
   graph.divisible = {{"s1", 8}};
   CompiledGraph promised = generate(graph, cpu_options());
-  const auto& rows = std::get<RowPlan>(promised.module.plans[0].shape);
-  EXPECT_EQ(rows.width, 4) << to_string(promised.module.plans[0]);
+  for (const KernelPlan& plan : promised.module.plans)
+    EXPECT_EQ(std::get<RowPlan>(plan.shape).width, 4) << to_string(plan);
+  const auto& rows = std::get<RowPlan>(promised.module.plans.back().shape);
   EXPECT_FALSE(rows.peeled);
   EXPECT_EQ(promised.program.symbols(), (std::vector<std::string>{"s0", "s1"}));
   check_bindings(graph, pairs({1, 3}, {8, 16, 24, 1000, 4104}), 1e-4, 1e-5);

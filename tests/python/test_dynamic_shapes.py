@@ -29,14 +29,16 @@ def symbolic_reports() -> list[dict]:
 
 
 def assert_compiled_once(expected_graphs: int = 1) -> list[dict]:
-    """Each graph with symbolic sizes compiled every segment once, for every size: no recompile, no fallback.
+    """Each graph with symbolic sizes compiled every segment once for every size (and once more at most per set of
+    its symbols whose values were multiples of 16: variants chosen per call): no recompile, no fallback.
     (A call with a size of 1 is a graph of dynamo's own: it specialises sizes 0 and 1.)"""
     graphs = symbolic_reports()
     assert len(graphs) == expected_graphs, hipinductor.reports()
     for r in graphs:
         assert r["symbolic_fallbacks"] == {}, r
         assert r["recompiles"] == 0 and r["recompile_reasons"] == {}, r
-        assert r["compiles"] == r["symbolic_compiles"] == r["segments"] > 0, r
+        assert r["compiles"] == r["symbolic_compiles"] == r["segments"] + r["variant_compiles"], r
+        assert r["segments"] > 0, r
     return graphs
 
 
@@ -147,6 +149,69 @@ def test_transformer_block_over_many_sequence_lengths_compiles_once():
     assert any(".size(1)=" in d for d in r["symbolic_dims"]), r["symbolic_dims"]
 
 
+def test_arange_over_symbolic_bounds_compiles_once():
+    # Positions over a dynamic sequence length: arange's length is the symbolic expression and its values an index
+    # expression (an integer start that is itself a size, a step other than 1, a float result type).
+    def f(x):
+        n = x.shape[0]
+        pos = torch.arange(n) * 2 + torch.arange(n, 2 * n)
+        odd = torch.arange(1, n + 1, 3, dtype=torch.float32)
+        return x * pos.float() + torch.arange(n, 0, -1) + odd.sum(), torch.arange(n).unsqueeze(1) <= torch.arange(n)
+
+    _reset()
+    g = compile(f, dynamic=True)
+    # From 5 on: a trace at a length below 4 gives arange(1, n + 1, 3) one element, under a guard of dynamo's.
+    for n in [5, 7, 13, 31, 97, 257, 1031, 4, 6, 64]:
+        x = torch.randn(n)
+        got, want = g(x), f(x)
+        torch.testing.assert_close(got, want)
+    assert_compiled_once()
+
+
+class MaskedAttention(torch.nn.Module):
+    """Two attention layers sharing a causal mask made as transformers' masking makes it: position ranges compared,
+    then expanded over the batch (a view with a stride of 0 that the mask's segment materialises); the mask is read by
+    eager attention and by a later segment, which receives it as the materialised copy, not in the traced layout."""
+
+    def __init__(self, d=16, heads=2, vocab=50, positions=600):
+        super().__init__()
+        self.heads = heads
+        self.wte, self.wpe = torch.nn.Embedding(vocab, d), torch.nn.Embedding(positions, d)
+        self.qkv = torch.nn.ModuleList(torch.nn.Linear(d, 3 * d) for _ in range(2))
+        self.ln = torch.nn.ModuleList(torch.nn.LayerNorm(d) for _ in range(2))
+
+    def forward(self, ids):
+        b, t = ids.shape
+        pos = torch.arange(0, t, device=ids.device)
+        h = self.wte(ids) + self.wpe(pos.unsqueeze(0))
+        kv_idx = torch.arange(t, device=ids.device)
+        mask = (kv_idx[None, :] <= pos[:, None])[None, None].expand(b, -1, -1, -1)
+        for qkv, ln in zip(self.qkv, self.ln):
+            q, k, v = qkv(ln(h)).split(h.shape[-1], -1)
+            q, k, v = (z.view(b, t, self.heads, -1).transpose(1, 2) for z in (q, k, v))
+            scores = (q @ k.transpose(-1, -2)).masked_fill(~mask, float("-inf"))
+            h = h + (torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(b, t, -1)
+        return h
+
+
+def test_gpt_style_model_over_batches_and_lengths_has_no_recompile():
+    torch.manual_seed(0)
+    model = MaskedAttention().eval()
+    _reset()
+    g = compile(model)
+    # Lengths and batches that are primes or no multiple of the vector widths (no divisibility variant either); both
+    # dims marked dynamic, as automatic dynamic makes them after a second batch and length.
+    shapes = [(b, t) for b in (2, 3, 5) for t in (8, 5, 7, 13, 31, 11, 12, 6)]
+    with torch.no_grad():
+        for b, t in shapes:
+            ids = torch.randint(0, 50, (b, t))
+            torch._dynamo.mark_dynamic(ids, 0)
+            torch._dynamo.mark_dynamic(ids, 1)
+            torch.testing.assert_close(g(ids), model(ids), rtol=1e-4, atol=1e-4)
+    (r,) = assert_compiled_once()
+    assert r["variant_compiles"] == 0, r
+
+
 def test_training_with_a_dynamic_batch_compiles_forward_and_backward_once():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(),
@@ -248,6 +313,29 @@ def test_a_misaligned_input_fails_the_alignment_guard_and_compiles_a_checked_var
     assert r["symbolic_compiles"] == 2 and r["recompiles"] == 1, r
     (reason,) = r["recompile_reasons"]
     assert "aligned" in reason
+
+
+def test_sizes_divisible_by_16_take_a_variant_promised_so_and_others_the_general_one():
+    # Softmax rows and column sums over [n, m]: the calls whose m is a multiple of 16 run a compile promised that
+    # (vector rows without peeling), the others one for every size; each compiled once, chosen per call.
+    def f(x):
+        return torch.softmax(x, -1) + x.sum(0)
+
+    _reset()
+    g = compile(f, dynamic=True)
+    for n, m in [(3, 32), (5, 7), (7, 48), (13, 33), (2, 16), (31, 1031), (9, 4096), (4, 20)]:
+        x = torch.randn(n, m)
+        torch.testing.assert_close(g(x), f(x), rtol=1e-4, atol=1e-4)
+    (r,) = assert_compiled_once()
+    assert r["variant_compiles"] == r["segments"], r
+
+    _reset()
+    g = compile(f, dynamic=True, options={"divisibility_variants": False})
+    for n, m in [(3, 32), (5, 7), (7, 48)]:
+        x = torch.randn(n, m)
+        torch.testing.assert_close(g(x), f(x), rtol=1e-4, atol=1e-4)
+    (r,) = assert_compiled_once()
+    assert r["variant_compiles"] == 0, r
 
 
 def test_a_segment_the_core_cannot_compile_symbolically_compiles_per_size_and_says_why():
