@@ -8,6 +8,8 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
+# TEST_LABELS: a ctest label regex (ctest -L) limiting make test's C++ tests to some folders, e.g. 'frontend|ir|fuzz'.
+TEST_LABELS ?=
 CONFIGURE_FLAGS ?=
 ifeq ($(SANITIZE),1)
   BUILD_DIR := build-asan
@@ -28,7 +30,7 @@ build: configure
 	$(RUN) cmake --build $(BUILD_DIR) -j $(JOBS)
 
 test: build
-	$(RUN) bash scripts/run-tests.sh $(BUILD_DIR)
+	$(RUN) env TEST_LABELS='$(TEST_LABELS)' bash scripts/run-tests.sh $(BUILD_DIR)
 
 sanitize:
 	$(MAKE) test SANITIZE=1

@@ -12,7 +12,10 @@ namespace hi {
 DynamicLibrary DynamicLibrary::open_first(const std::string& what, const std::vector<std::string>& candidates) {
   std::string reasons;
   for (const std::string& name : candidates) {
-    if (void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return DynamicLibrary(handle, name);
+    // RTLD_NODELETE: a vendor library keeps process-long state (its own allocators' pools, threads, exit-time
+    // destructors) that is not safe to unmap before the process ends, and a leak checker can only attribute (and
+    // suppress, tests/sanitizers/lsan.supp) what it allocated while it is still mapped.
+    if (void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)) return DynamicLibrary(handle, name);
     const char* error = dlerror();
     reasons += "\n  " + name + ": " + (error ? error : "unknown error");
   }

@@ -10,7 +10,8 @@ namespace hi {
 
 class DynamicLibrary {
  public:
-  /// Opens the first of `candidates` (sonames, most preferred first) that dlopen accepts, RTLD_NOW | RTLD_LOCAL.
+  /// Opens the first of `candidates` (sonames, most preferred first) that dlopen accepts, RTLD_NOW | RTLD_LOCAL |
+  /// RTLD_NODELETE (vendor libraries stay mapped until the process ends).
   /// Throws std::runtime_error naming `what`, every candidate tried and dlerror's reason for each.
   static DynamicLibrary open_first(const std::string& what, const std::vector<std::string>& candidates);
   /// Opens exactly `path`; throws std::runtime_error naming `what` and the path on failure.

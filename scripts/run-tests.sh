@@ -9,7 +9,11 @@ export HIPINDUCTOR_CACHE_DIR=${HIPINDUCTOR_CACHE_DIR:-$build_abs/test-cache}
 # In a sanitizer build (make test SANITIZE=1) a report fails the test that hit it; stacks name the code at fault.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")/.." && pwd)/tests/sanitizers/lsan.supp}
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+# TEST_LABELS (make test TEST_LABELS=...): only the C++ tests whose label matches (tests/CMakeLists.txt labels each
+# test with its folder: frontend, ir, pipeline, runtime, tools, cache, fuzz).
+labels=()
+if [[ -n ${TEST_LABELS:-} ]]; then labels=(-L "$TEST_LABELS"); fi
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "${labels[@]}"
 
 # Python: the extension's tests and the package's, run against the build tree ($build/python, see
 # python/CMakeLists.txt). pytest's exit code 5 (no tests collected) is not a failure.

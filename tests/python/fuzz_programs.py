@@ -179,10 +179,13 @@ def make_input(step: Step) -> torch.Tensor:
     return base
 
 
-def run_program(program: Program, inputs, float64: bool = False):
+def run_program(program: Program, inputs, float64: bool = False, round_to=None, all_values=None):
     """The program's outputs for `inputs` (one tensor per input step, in order). With float64, every float value is
     computed in float64 instead (conversions to a float dtype become float64): the reference that says which of two
-    results is more accurate."""
+    results is more accurate. With round_to as well (one dtype per value, eager's), each float value computed in
+    float64 is rounded to its eager dtype before the next step reads it: every op exact and then rounded once, the
+    result a compiler that rounds each stored intermediate once gets closest to. all_values, a list, receives every
+    value of the run."""
     values = []
     it = iter(inputs)
     for s in program.steps:
@@ -192,7 +195,12 @@ def run_program(program: Program, inputs, float64: bool = False):
         p = dict(s.params)
         if float64 and s.op == "to" and _dtype(p["dtype"]).is_floating_point:
             p["dtype"] = "float64"
-        values.append(OPS[s.op](p, *[values[i] for i in s.args]))
+        value = OPS[s.op](p, *[values[i] for i in s.args])
+        if round_to is not None and value.is_floating_point() and round_to[len(values)].is_floating_point:
+            value = value.to(round_to[len(values)]).double()
+        values.append(value)
+    if all_values is not None:
+        all_values[:] = values
     return tuple(values[i] for i in program.outputs)
 
 
