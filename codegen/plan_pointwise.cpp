@@ -489,7 +489,17 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
     // instruction over V times the memory of one lane per thread: max_pool2d's stride-2 taps over f32 touched 8 lines
     // per instruction in groups of 4 against 2 with one element per thread. The width whose accesses touch the fewest
     // cache lines wins there.
-    if (n && !compared_lines && gathers_lanes(p, k, bodies, stores, pw.selected_loads, ranges)) {
+    // Lanes whose addresses come from computed coordinates (indirect loads: an upsampling's source rows and
+    // columns, float products, floors and clamps per element) keep the width: a group of lanes shares those
+    // computations, which the line count does not see (bilinear upsampling of f32 ran 1.9x slower on the H200 at
+    // one lane per thread than in groups of 4).
+    bool computed_addresses = false;
+    for (const Expr& body : bodies)
+      visit(body, [&](const Expr& e) {
+        computed_addresses = computed_addresses || (e->op == ExprOp::Load && !e->args.empty());
+      });
+    if (n && !compared_lines && !computed_addresses &&
+        gathers_lanes(p, k, bodies, stores, pw.selected_loads, ranges)) {
       compared_lines = true;
       if (int w = fewest_lines_width(p, k, *n, v, target.warp_size); w < v) {
         pw.width_reason = "lanes gathered from different addresses: " + std::to_string(w) +
