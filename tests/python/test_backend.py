@@ -514,20 +514,25 @@ def _own_work_of_one_call(step):
     return frames, c_calls
 
 
-def _profiler_reports_extension_calls() -> bool:
-    """Whether sys.setprofile sees calls of the extension's pybind11 functions as c_call events: pybind11 releases
-    whose functions are not plain builtin functions (vectorcall objects of their own type) are invisible to it."""
+def _launch_calls_visible(graph) -> bool:
+    """Whether sys.setprofile sees a call of the bound `run` method the fast path holds as a c_call event: whether it
+    does depends on the Python and pybind11 releases (a bound method of a pybind11 function is reported by some, not
+    by others), so the launch count below is asserted only where the profiler can see launches at all."""
     import sys
 
-    from hipinductor import _C
-
+    fast = next(iter(graph.fast_paths.values()))
+    runs = [v for k, v in fast.__globals__.items() if k.startswith("run") and callable(v)]
+    assert runs, "the fast path binds its segment's run"
     seen = []
     sys.setprofile(lambda frame, event, arg: seen.append(getattr(arg, "__name__", None)) if event == "c_call" else None)
     try:
-        _C.has_lowering("aten.add.Tensor")
+        try:
+            runs[0]()  # no arguments: refused by pybind11 before anything runs
+        except TypeError:
+            pass
     finally:
         sys.setprofile(None)
-    return "has_lowering" in seen
+    return "run" in seen
 
 
 def test_a_one_kernel_graph_calls_only_its_entry_key_and_fast_path():
@@ -536,6 +541,7 @@ def test_a_one_kernel_graph_calls_only_its_entry_key_and_fast_path():
     its output; forward and backward of a training step each do the same."""
     x = torch.randn(8, 16)
     torch._dynamo.reset()
+    hipinductor.clear_reports()
     compiled = compile(lambda t: torch.relu(t) * 2)
     with torch.no_grad():
         for _ in range(2):  # the general path, which writes the fast path; then the fast path
@@ -544,7 +550,7 @@ def test_a_one_kernel_graph_calls_only_its_entry_key_and_fast_path():
     assert frames == ["call_boxed", "key_of", "fast_call"]
     allocations = [c for c in c_calls if "empty" in c or c in ("zeros", "tensor", "contiguous", "clone")]
     assert len(allocations) == 1, c_calls  # the output
-    launches_visible = _profiler_reports_extension_calls()
+    launches_visible = _launch_calls_visible(_graph_of_last_compile())
     assert c_calls.count("run") == (1 if launches_visible else 0), c_calls  # one launch of the compiled segment
 
     xg, g = torch.randn(8, 16, requires_grad=True), torch.randn(8, 16)
