@@ -1,5 +1,6 @@
 #include "testing/check_numerics.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "runtime/cpu_device.h"
@@ -103,6 +104,31 @@ NumericsCheck run_bound_against_reference(const Graph& graph, GraphRunner& runne
   }
   runner.run(h.in_ptrs, h.out_ptrs, sizes, nullptr, nullptr);
   read_back(h, r);
+  return r;
+}
+
+NumericsCheck run_on_inputs_against_reference(const Graph& graph, const CompileOptions& options,
+                                              const std::vector<HostTensor>& inputs) {
+  NumericsCheck r;
+  r.compiled = std::make_shared<const CompiledGraph>(compile_graph(graph, options));
+  r.expected = evaluate_graph(graph, inputs);
+  CpuDevice device(options.target);
+  GraphRunner runner(r.compiled, device);
+  std::vector<std::vector<char>> in_bytes, out_bytes;
+  std::vector<void*> in_ptrs, out_ptrs;
+  for (const HostTensor& t : inputs) in_bytes.push_back(to_bytes(t));
+  for (auto& b : in_bytes) in_ptrs.push_back(b.data());
+  for (const HostTensor& e : r.expected) {
+    // Filled with a pattern no result has by chance, so an output the kernels never wrote shows.
+    out_bytes.emplace_back(static_cast<size_t>(std::max<int64_t>(1, e.numel())) * dtype_bytes(e.dtype), char(0x7f));
+    out_ptrs.push_back(out_bytes.back().data());
+  }
+  runner.run(in_ptrs, out_ptrs);
+  for (size_t o = 0; o < r.expected.size(); ++o) {
+    const HostTensor& e = r.expected[o];
+    HostTensor c = HostTensor::contiguous(e.dtype, e.sizes);
+    r.actual.push_back(from_bytes(e.dtype, c.sizes, c.strides, 0, out_bytes[o].data(), e.numel()));
+  }
   return r;
 }
 

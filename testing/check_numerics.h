@@ -23,6 +23,11 @@ struct NumericsCheck {
 /// `options.target` must be a cpu target. Throws what compile_graph and the reference interpreter throw.
 NumericsCheck run_against_reference(const Graph& graph, const CompileOptions& options, uint64_t seed = 1);
 
+/// As run_against_reference, on the given `inputs` (one per placeholder) instead of random ones; the graph's outputs
+/// must be contiguous (they are read back as such).
+NumericsCheck run_on_inputs_against_reference(const Graph& graph, const CompileOptions& options,
+                                              const std::vector<HostTensor>& inputs);
+
 /// `graph` with every size symbol replaced by its value in `values` (metas and int arguments): the concrete graph
 /// that one binding of a symbolic graph stands for. Throws std::invalid_argument for a symbol without a value.
 Graph bind_symbols(const Graph& graph, const std::map<std::string, int64_t>& values);

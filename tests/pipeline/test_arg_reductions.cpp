@@ -114,26 +114,7 @@ NumericsCheck run_on_inputs(const Graph& g, const std::string& target, bool spli
   o.target = parse_target(target);
   o.graph_name = "arg_reductions";
   o.split.enabled = split;
-  NumericsCheck r;
-  r.compiled = std::make_shared<const CompiledGraph>(compile_graph(g, o));
-  r.expected = evaluate_graph(g, inputs);
-  CpuDevice device(o.target);
-  GraphRunner runner(r.compiled, device);
-  std::vector<std::vector<char>> in_bytes, out_bytes;
-  std::vector<void*> in_ptrs, out_ptrs;
-  for (const HostTensor& t : inputs) in_bytes.push_back(to_bytes(t));
-  for (auto& b : in_bytes) in_ptrs.push_back(b.data());
-  for (const HostTensor& e : r.expected) {
-    out_bytes.emplace_back(static_cast<size_t>(std::max<int64_t>(1, e.numel())) * dtype_bytes(e.dtype), char(0x7f));
-    out_ptrs.push_back(out_bytes.back().data());
-  }
-  runner.run(in_ptrs, out_ptrs);
-  for (size_t o2 = 0; o2 < r.expected.size(); ++o2) {
-    const HostTensor& e = r.expected[o2];
-    HostTensor c = HostTensor::contiguous(e.dtype, e.sizes);
-    r.actual.push_back(from_bytes(e.dtype, c.sizes, c.strides, 0, out_bytes[o2].data(), e.numel()));
-  }
-  return r;
+  return run_on_inputs_against_reference(g, o, inputs);
 }
 
 class ArgReductions : public ::testing::TestWithParam<std::string> {};
