@@ -26,10 +26,14 @@ import cProfile
 import json
 import math
 import pstats
+import os
+import sys
 import time
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def _cases(device: str, small: bool):
@@ -103,42 +107,10 @@ def host_us(fn, args, calls: int, gpu: bool) -> float:
 def fast_path_breakdown(h, args, calls: int, gpu: bool) -> dict:
     """hipinductor's fast-path functions alone (called with the arguments one call of `h` gave them) and with their
     launches made no-ops."""
-    from hipinductor.reporting import live_graphs
+    from host_time import fast_paths_alone
 
-    recorded, wrapped = [], []
-    for g in list(live_graphs):
-        for key, f in list(g.fast_paths.items()):
-            if not f:
-                continue
-
-            def rec(a, f=f):
-                recorded.append((f, list(a)))
-                return f(a)
-
-            g.fast_paths[key] = rec
-            wrapped.append((g, key, f))
-    h(*args)
-    for g, key, f in wrapped:
-        g.fast_paths[key] = f
-    if not recorded:
-        return {}
-
-    def all_fast():
-        for f, a in recorded:
-            f(list(a))
-
-    out = {"fast_paths": len(recorded), "fast_only": host_us(all_fast, (), calls, gpu)}
-    saved = []
-    for f, _ in recorded:
-        for name, value in list(f.__globals__.items()):
-            if name.startswith("run") and callable(value):
-                saved.append((f.__globals__, name, value))
-                f.__globals__[name] = lambda *a: None
-    try:
-        out["fast_no_launch"] = host_us(all_fast, (), calls, gpu)
-    finally:
-        for ns, name, value in saved:
-            ns[name] = value
+    out = fast_paths_alone(h, args, lambda fn: host_us(fn, (), calls, gpu))
+    out.pop("launches_per_call", None)
     return out
 
 

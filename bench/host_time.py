@@ -79,24 +79,29 @@ def gpu_ms(fn, args, reps=50):
     return best
 
 
-def breakdown(h, args, calls) -> dict:
-    """Host ms per call of hipinductor's fast-path functions alone, and without their kernel launches (see --breakdown);
-    the compiled function `h` has run with `args` before."""
+def fast_paths_alone(h, args, timer) -> dict:
+    """hipinductor's fast-path functions alone (called with the arguments one call of `h` with `args` gave them) and
+    with their kernel launches made no-ops, each timed by `timer(fn)`: {"fast_paths", "fast_only", "fast_no_launch",
+    "launches_per_call"}, or {} where `h` took no fast path."""
     from hipinductor.reporting import live_graphs
 
-    recorded = []  # (fast function, the arguments it was called with)
-    wrapped = []
+    recorded, wrapped = [], []  # (fast function, the arguments it was called with); (graph, key, fast function)
     for g in list(live_graphs):
         for key, f in list(g.fast_paths.items()):
+            if not f:
+                continue
+
             def rec(a, f=f):
                 recorded.append((f, list(a)))
                 return f(a)
 
             g.fast_paths[key] = rec
             wrapped.append((g, key, f))
-    h(*args)
-    for g, key, f in wrapped:
-        g.fast_paths[key] = f
+    try:
+        h(*args)
+    finally:
+        for g, key, f in wrapped:
+            g.fast_paths[key] = f
     if not recorded:
         return {}
 
@@ -104,7 +109,7 @@ def breakdown(h, args, calls) -> dict:
         for f, a in recorded:
             f(list(a))
 
-    out = {"fast_paths": len(recorded), "fast_only_host_ms": host_ms(all_fast, (), calls)}
+    out = {"fast_paths": len(recorded), "fast_only": timer(all_fast)}
     saved = []
     for f, _ in recorded:
         for name, value in list(f.__globals__.items()):
@@ -112,12 +117,20 @@ def breakdown(h, args, calls) -> dict:
                 saved.append((f.__globals__, name, value))
                 f.__globals__[name] = lambda *a: None
     try:
-        out["fast_no_launch_host_ms"] = host_ms(all_fast, (), calls)
+        out["fast_no_launch"] = timer(all_fast)
         out["launches_per_call"] = len(saved)
     finally:
         for ns, name, value in saved:
             ns[name] = value
     return out
+
+
+def breakdown(h, args, calls) -> dict:
+    """Host ms per call of hipinductor's fast-path functions alone, and without their kernel launches (see --breakdown);
+    the compiled function `h` has run with `args` before."""
+    out = fast_paths_alone(h, args, lambda fn: host_ms(fn, (), calls))
+    names = {"fast_only": "fast_only_host_ms", "fast_no_launch": "fast_no_launch_host_ms"}
+    return {names.get(k, k): v for k, v in out.items()}
 
 
 def api_calls(fn, args, calls=5) -> str:
