@@ -125,69 +125,6 @@ std::vector<SelectedLoad> selected_loads(const LoopProgram& p, const std::vector
   return out;
 }
 
-/// `e`'s operation on its operands' values `a` (nullopt: not plain arithmetic), before rounding to its dtype.
-std::optional<double> apply(const Expr& e, const std::vector<double>& a, const std::map<std::string, int64_t>& at) {
-  switch (e->op) {
-    case ExprOp::Constant: return e->value;
-    case ExprOp::IndexValue: {
-      std::optional<int64_t> v = evaluate(e->index, at);
-      if (!v) return std::nullopt;
-      return static_cast<double>(*v);
-    }
-    case ExprOp::Cast: return is_floating(e->dtype) ? a[0] : e->dtype == DType::Bool ? (a[0] != 0) : std::trunc(a[0]);
-    case ExprOp::Where: return a[0] != 0 ? a[1] : a[2];
-    case ExprOp::Unary:
-      switch (e->unary_op()) {
-        case UnaryOp::Neg: return -a[0];
-        case UnaryOp::Abs: return std::fabs(a[0]);
-        case UnaryOp::Floor: return std::floor(a[0]);
-        case UnaryOp::Ceil: return std::ceil(a[0]);
-        case UnaryOp::Trunc: return std::trunc(a[0]);
-        case UnaryOp::Round: return std::nearbyint(a[0]);
-        default: return std::nullopt;
-      }
-    case ExprOp::Binary:
-      switch (e->binary_op()) {
-        case BinaryOp::Add: return a[0] + a[1];
-        case BinaryOp::Sub: return a[0] - a[1];
-        case BinaryOp::Mul: return a[0] * a[1];
-        case BinaryOp::Div:
-          if (a[1] == 0) return std::nullopt;
-          return is_floating(e->dtype) ? a[0] / a[1] : std::trunc(a[0] / a[1]);
-        case BinaryOp::FloorDiv:
-          if (a[1] == 0) return std::nullopt;
-          return std::floor(a[0] / a[1]);
-        case BinaryOp::Maximum: return std::max(a[0], a[1]);
-        case BinaryOp::Minimum: return std::min(a[0], a[1]);
-        case BinaryOp::Eq: return a[0] == a[1];
-        case BinaryOp::Ne: return a[0] != a[1];
-        case BinaryOp::Lt: return a[0] < a[1];
-        case BinaryOp::Le: return a[0] <= a[1];
-        case BinaryOp::Gt: return a[0] > a[1];
-        case BinaryOp::Ge: return a[0] >= a[1];
-        case BinaryOp::LogicalAnd: return a[0] != 0 && a[1] != 0;
-        case BinaryOp::LogicalOr: return a[0] != 0 || a[1] != 0;
-        default: return std::nullopt;
-      }
-    default: return std::nullopt;
-  }
-}
-
-/// The value of `e`, an expression of index values and constants, with the kernel's variables at `at`: how an
-/// indirect load's computed coordinates (an upsampling's source row) are known at plan time. nullopt for anything
-/// that reads memory or is not plain arithmetic. Float32 results are rounded as the kernel rounds them.
-std::optional<double> value_at(const Expr& e, const std::map<std::string, int64_t>& at) {
-  std::vector<double> a;
-  for (const Expr& x : e->args) {
-    std::optional<double> v = value_at(x, at);
-    if (!v) return std::nullopt;
-    a.push_back(*v);
-  }
-  std::optional<double> r = apply(e, a, at);
-  if (r && e->dtype == DType::Float32) r = static_cast<float>(*r);
-  return r;
-}
-
 /// Bytes of the lines in which a GPU's L1 serves a wave's memory instruction (NVIDIA's and gfx942's are 128): each
 /// distinct line one instruction touches costs the load/store unit a pass, whatever the bytes used in it.
 constexpr int64_t kLineBytes = 128;
@@ -201,7 +138,7 @@ constexpr double kNarrowerLines = 0.875;
 /// `wave` threads sampled across its elements: a vector access is one instruction per group and touches the lines of
 /// all its lanes; any other access is one instruction per lane (lanes of identical addresses merge, as the compiler
 /// merges their loads) and touches the lines of that lane's `wave` addresses. Addresses are evaluated once, from the
-/// index expressions (indirect ones from their computed coordinates), for the widest width asked; accesses whose
+/// index expressions, for the widest width asked; accesses whose
 /// addresses are not known at plan time are left out. A direct access counts as a vector access where the sampled
 /// groups' lanes are consecutive elements: the printer proves that for contiguous lanes, and a concatenation's
 /// selected load is consecutive wherever its group does not straddle the seam.
@@ -222,13 +159,8 @@ class LaneLines {
         direct_.push_back(e->args.empty());
         element_bytes_.push_back(bytes);
         address.push_back([e, bytes](int64_t i) -> std::optional<int64_t> {
-          std::map<std::string, int64_t> at{{"i", i}};
-          for (size_t a = 0; a < e->args.size(); ++a) {
-            std::optional<double> x = value_at(e->args[a], at);
-            if (!x || !(std::fabs(*x) < 0x1p62)) return std::nullopt;  // NaN or far out of any buffer
-            at[indirect_var(a)] = static_cast<int64_t>(*x);
-          }
-          std::optional<int64_t> v = evaluate(e->index, at);
+          if (!e->args.empty()) return std::nullopt;  // computed coordinates: gathers_lanes keeps such kernels out
+          std::optional<int64_t> v = evaluate(e->index, {{"i", i}});
           if (!v) return std::nullopt;
           return *v * bytes;
         });
@@ -310,16 +242,20 @@ class LaneLines {
 };
 
 /// Whether kernel `k`, in lane views `bodies` and `stores` (lane variable j), reads or writes lane by lane where the
-/// lanes' addresses differ: a gather (not a concatenation's selected load) or an indirect load.
+/// lanes' addresses differ (a gather, not a concatenation's selected load), so that narrower vector groups may touch
+/// fewer cache lines. Not where a load's addresses come from computed coordinates (indirect loads: an upsampling's
+/// source rows and columns, float products, floors and clamps per element): a group of lanes shares those
+/// computations, which a line count does not see (bilinear upsampling of f32 ran 1.9x slower on the H200 at one lane
+/// per thread than in groups of 4).
 bool gathers_lanes(const LoopProgram& p, const Kernel& k, const std::vector<Expr>& bodies,
                    const std::vector<Index>& stores, const std::vector<SelectedLoad>& selected,
                    const VarRanges& ranges) {
-  bool any = false;
+  bool any = false, computed = false;
   for (const Expr& body : bodies)
     visit(body, [&](const Expr& e) {
       if (e->op != ExprOp::Load || produced_here(p, k, e->buffer)) return;
       if (!e->args.empty()) {
-        any = true;
+        computed = true;
         return;
       }
       if (classify_lanes(e->index, "j", ranges) != LaneAccess::Gather) return;
@@ -331,7 +267,7 @@ bool gathers_lanes(const LoopProgram& p, const Kernel& k, const std::vector<Expr
     if (!is_local(k, p.computations[k.computations[c]].buffer) &&
         classify_lanes(stores[c], "j", ranges) == LaneAccess::Gather)
       any = true;
-  return any;
+  return any && !computed;
 }
 
 /// The width, of `v` and the narrower powers of two, whose lanes touch the fewest cache lines per element
@@ -489,17 +425,7 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
     // instruction over V times the memory of one lane per thread: max_pool2d's stride-2 taps over f32 touched 8 lines
     // per instruction in groups of 4 against 2 with one element per thread. The width whose accesses touch the fewest
     // cache lines wins there.
-    // Lanes whose addresses come from computed coordinates (indirect loads: an upsampling's source rows and
-    // columns, float products, floors and clamps per element) keep the width: a group of lanes shares those
-    // computations, which the line count does not see (bilinear upsampling of f32 ran 1.9x slower on the H200 at
-    // one lane per thread than in groups of 4).
-    bool computed_addresses = false;
-    for (const Expr& body : bodies)
-      visit(body, [&](const Expr& e) {
-        computed_addresses = computed_addresses || (e->op == ExprOp::Load && !e->args.empty());
-      });
-    if (n && !compared_lines && !computed_addresses &&
-        gathers_lanes(p, k, bodies, stores, pw.selected_loads, ranges)) {
+    if (n && !compared_lines && gathers_lanes(p, k, bodies, stores, pw.selected_loads, ranges)) {
       compared_lines = true;
       if (int w = fewest_lines_width(p, k, *n, v, target.warp_size); w < v) {
         pw.width_reason = "lanes gathered from different addresses: " + std::to_string(w) +

@@ -241,11 +241,6 @@ class GraphLowering {
                           const std::vector<const TensorValue*>& inputs,
                           const std::function<Expr(const std::vector<Index>& x, std::vector<Index>& target,
                                                    std::map<size_t, Expr>& indirect)>& fn);
-  /// `v` itself when it is a plain load of a buffer, else `v` realized into one (indirect loads address buffers).
-  TensorValue realize_if_computed(const TensorValue& v) {
-    if (v.body->op == ExprOp::Load && v.body->args.empty()) return v;
-    return realize(v);
-  }
   /// `v` read at `coords`, where the coordinates of the dims in `indirect` (dim -> Int64 expression, non-negative)
   /// are values computed at run time: `v`'s body at those coordinates, each load whose address they reach an
   /// indirect load (see Expr::indirect_load). A value too costly to recompute per read (more than max_inline_ops

@@ -16,6 +16,25 @@ namespace hi {
 
 namespace {
 
+/// Runs the compiler command `argv`, whose success writes `output`: the output's bytes, the compiler's log and the
+/// milliseconds since `start`. CompileError (with the log) where the command fails.
+CompiledCode run_to_file(const std::vector<std::string>& argv, const std::filesystem::path& output,
+                         const std::string& name_hint, const std::string& target_id,
+                         std::chrono::steady_clock::time_point start) {
+  ProcessResult result = run_process(argv);
+  std::string log = result.output;
+  while (!log.empty() && log.back() == '\n') log.pop_back();
+  if (result.exit_code != 0) throw CompileError(argv[0], name_hint, target_id, log);
+  CompiledCode compiled;
+  compiled.log = log;
+  std::ifstream in(output, std::ios::binary);
+  if (!in)
+    throw std::runtime_error(argv[0] + " reported success for '" + name_hint + "' but wrote no " + output.string());
+  compiled.binary.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  compiled.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return compiled;
+}
+
 std::vector<std::string> host_compiler_command() {
   const char* cxx = std::getenv("CXX");
   std::vector<std::string> words = split_command_words(cxx ? cxx : "");
@@ -83,19 +102,7 @@ class HostCompiler final : public Compiler {
     argv.push_back("-o");
     argv.push_back(output_path.string());
 
-    ProcessResult result = run_process(argv);
-    std::string log = result.output;
-    while (!log.empty() && log.back() == '\n') log.pop_back();
-    if (result.exit_code != 0) throw CompileError(command_[0], name_hint, target.id(), log);
-
-    CompiledCode compiled;
-    compiled.log = log;
-    std::ifstream in(output_path, std::ios::binary);
-    if (!in) throw std::runtime_error(command_[0] + " reported success for kernel '" + name_hint + "' but wrote no " +
-                                      output_path.string());
-    compiled.binary.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    compiled.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return compiled;
+    return run_to_file(argv, output_path, name_hint, target.id(), start);
   }
 
  private:
@@ -122,18 +129,7 @@ CompiledCode link_host_objects(const std::vector<std::vector<char>>& objects, co
   std::filesystem::path output_path = work.path() / "kernel.so";
   argv.push_back("-o");
   argv.push_back(output_path.string());
-  ProcessResult result = run_process(argv);
-  std::string log = result.output;
-  while (!log.empty() && log.back() == '\n') log.pop_back();
-  if (result.exit_code != 0) throw CompileError(command[0], name_hint, "cpu", log);
-  CompiledCode linked;
-  linked.log = log;
-  std::ifstream in(output_path, std::ios::binary);
-  if (!in) throw std::runtime_error(command[0] + " reported success linking '" + name_hint + "' but wrote no " +
-                                    output_path.string());
-  linked.binary.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  linked.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return linked;
+  return run_to_file(argv, output_path, name_hint, "cpu", start);
 }
 
 }  // namespace hi
