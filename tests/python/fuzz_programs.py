@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from typing import Any
 
 import torch
@@ -26,6 +27,10 @@ INTS = ("int32", "int64")
 DTYPES = FLOATS + INTS + ("bool",)
 SPECIALS = (float("nan"), float("inf"), float("-inf"), -0.0, 0.0)
 LAYOUTS = ("contiguous", "transposed", "strided", "offset", "expanded")
+#: Where test_fuzz_programs runs programs (eager, compiled and the float64 references alike):
+#: HIPINDUCTOR_FUZZ_DEVICE, default the CPU. Programs are drawn, each step checked by eager, on the CPU either way:
+#: an index out of range is an exception there, on a GPU an assertion that ends the process.
+DEVICE = os.environ.get("HIPINDUCTOR_FUZZ_DEVICE", "cpu")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,8 +146,8 @@ SIGNED_ZERO_OPS = set(UNARY_EXACT) | set(BINARY_EXACT) | VIEWS | {"clamp", "wher
                                                                   "gather", "getitem_index", "mul", "to"}
 
 
-def make_input(step: Step) -> torch.Tensor:
-    """The tensor an input step describes, deterministic in its params."""
+def make_input(step: Step, device: str = "cpu") -> torch.Tensor:
+    """The tensor an input step describes on `device`, deterministic in its params."""
     shape, dtype, layout = step.param("shape"), _dtype(step.param("dtype")), step.param("layout")
     g = torch.Generator().manual_seed(step.param("seed"))
     # The storage to take the view from: the layout decides its shape.
@@ -168,6 +173,8 @@ def make_input(step: Step) -> torch.Tensor:
                 flat[int(position * flat.numel())] = value
     else:
         base = torch.randint(-8, 9, base_shape, generator=g, dtype=dtype)
+    # Drawn on the CPU (the generator is), then moved whole, so the view below has the layout on the device too.
+    base = base.to(device)
     if layout == "transposed" and len(shape) >= 2:
         return base.permute(tuple(reversed(range(len(shape)))))
     if layout == "strided" and len(shape) >= 1:

@@ -11,7 +11,7 @@ Programs of ops that define the sign of a zero (fuzz_programs.SIGNED_ZERO_OPS) a
 
 CI runs a fixed slice: HIPINDUCTOR_FUZZ_EXAMPLES programs (default 25), derandomized so every run draws the same
 ones. A long campaign sets HIPINDUCTOR_FUZZ_EXAMPLES=10000 and HIPINDUCTOR_FUZZ_SEED (an integer, or "random");
-docs/fuzzing.md. A failure prints the shrunk program; fuzz_programs.run_program runs it by hand.
+HIPINDUCTOR_FUZZ_DEVICE=cuda runs the programs on a GPU; docs/fuzzing.md. A failure prints the shrunk program; fuzz_programs.run_program runs it by hand.
 """
 
 import collections
@@ -24,7 +24,7 @@ import torch
 from hypothesis import HealthCheck, given, note, reject, seed, settings
 
 import hipinductor
-from fuzz_programs import SIGNED_ZERO_OPS, Program, exact_outputs, make_input, programs, run_program
+from fuzz_programs import DEVICE, SIGNED_ZERO_OPS, Program, exact_outputs, make_input, programs, run_program
 
 EXAMPLES = int(os.environ.get("HIPINDUCTOR_FUZZ_EXAMPLES", "25"))
 SEED = os.environ.get("HIPINDUCTOR_FUZZ_SEED", "")
@@ -100,19 +100,19 @@ def check_program(program: Program, stats: collections.Counter):
     note(f"program: {program}")
     inputs = [s for s in program.steps if s.op == "input"]
     try:
-        expected = run_program(program, [make_input(s) for s in inputs])
+        expected = run_program(program, [make_input(s, DEVICE) for s in inputs])
     except (RuntimeError, IndexError, ValueError):
         reject()  # eager rejects it on values its meta run could not see
     eager_values = []
-    run_program(program, [make_input(s) for s in inputs], all_values=eager_values)
-    as_float64 = [t.double() if t.is_floating_point() else t for t in (make_input(s) for s in inputs)]
+    run_program(program, [make_input(s, DEVICE) for s in inputs], all_values=eager_values)
+    as_float64 = [t.double() if t.is_floating_point() else t for t in (make_input(s, DEVICE) for s in inputs)]
     reference = run_program(program, as_float64, float64=True)
     rounded_reference = run_program(program, as_float64, float64=True, round_to=[v.dtype for v in eager_values])
 
     torch._dynamo.reset()
     hipinductor.clear_reports()
     compiled = torch.compile(lambda *xs: run_program(program, xs), backend="hipinductor", dynamic=False)
-    actual = compiled(*[make_input(s) for s in inputs])
+    actual = compiled(*[make_input(s, DEVICE) for s in inputs])
     kernels = sum(r["kernels"] for r in hipinductor.reports())
     note(f"hipinductor kernels: {kernels}")
     try:
