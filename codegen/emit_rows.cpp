@@ -1,5 +1,6 @@
 // Row-reduction kernels as their plans say: persistent rows held in registers, and the row loop for rows too long
 // for them.
+#include <algorithm>
 #include <functional>
 
 #include "codegen/kernel_printer.h"
@@ -108,10 +109,15 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
     for (size_t k = 0; k < cached.size(); ++k)
       if (cached[k].first == n_c) line(cache_arrays[k] + "[q] = " + expr(cached[k].value) + ";");
   };
-  auto reuse_cached = [&](size_t n_c) {
-    for (size_t k = 0; k < cached.size(); ++k)
-      if (cached[k].first == n_c)
-        cse_.back()[cached[k].value.hash()].emplace_back(cached[k].value, cache_arrays[k] + "[q]");
+  // Values that read a mean the phase corrected (keep_deviations) are computed again from it instead.
+  auto reuse_cached = [&](size_t n_c, const Expr& corrected_mean = Expr()) {
+    for (size_t k = 0; k < cached.size(); ++k) {
+      if (cached[k].first != n_c) continue;
+      bool stale = false;
+      if (corrected_mean.defined())
+        visit(cached[k].value, [&](const Expr& e) { stale = stale || e == corrected_mean; });
+      if (!stale) cse_.back()[cached[k].value.hash()].emplace_back(cached[k].value, cache_arrays[k] + "[q]");
+    }
   };
 
   // Which per-element values later computations of the kernel read (kept in register arrays across phases).
@@ -167,15 +173,16 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
     const std::optional<size_t> arg = paired_arg(n_c);
     const Computation& rc = arg ? p_.computations[k_.computations[*arg]] : c;
     const Expr& rbody = arg ? bodies[*arg] : body;
-    const auto [functor, acc, a] = begin_row_reduction(rc, rbody);
+    const Expr mean = arg ? Expr() : deviations_mean(p_, k_, bodies, n_c);
+    const auto [functor, acc, a] = begin_row_reduction(rc, rbody, mean);
     open("");
     load_rows(false, n_c);
     open_values();
-    line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(rbody) + ");");
+    line(acc + " = " + functor + "::combine(" + acc + ", " + row_element(rbody, mean.defined()) + ");");
     save_cached(n_c);
     close_values();
     close();
-    reuse_cached(n_c);
+    reuse_cached(n_c, mean);
     if (t <= target_.warp_size) {
       line(acc + " = hi_group_reduce<" + functor + ">(" + acc + ", " + ts + ");");
     } else {  // no barrier first: see block_reductions
@@ -187,6 +194,10 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
         line("__shared__ " + a.type + " " + smem + "[2 * " + warps + "];");
         line(acc + " = hi_block_reduce_free<" + functor + ">(" + acc + ", " + smem + " + smem_half * " + warps + ");");
       }
+    }
+    if (mean.defined()) {
+      keep_deviations(c, mean, acc);
+      continue;
     }
     keep_reduced(c, body, arg ? &rc : nullptr, acc, a);
   }
@@ -296,6 +307,8 @@ void KernelPrinter::emit_row_loop(const RowPlan& plan) {
       }
       keep_row_value(c, convert(softmax ? acc + ".m" : sum, DType::Float32, b.dtype));
       keep_row_value(next, convert(acc + (softmax ? ".s" : ".m2"), DType::Float32, p_.buffers[next.buffer].dtype));
+      // Welford's own mean, exact for a row of equal values, for every later read of sum / N (deviations_mean).
+      if (!softmax) take_mean(bodies[n + 1]->args[0]->args[0]->args[1], acc + ".mean");
       ++n;
       continue;
     }
@@ -318,12 +331,18 @@ void KernelPrinter::emit_row_loop(const RowPlan& plan) {
     const size_t r = arg ? *arg : n;
     const Computation& rc = p_.computations[k_.computations[r]];
     const std::string smem = "smem_" + p_.buffers[rc.buffer].name;
-    const auto [functor, acc, a] = begin_row_reduction(rc, bodies[r]);
+    const Expr mean = arg ? Expr() : deviations_mean(p_, k_, bodies, n);
+    const auto [functor, acc, a] = begin_row_reduction(rc, bodies[r], mean);
     columns(r, nullptr, [&](bool scalar, const std::string&) {
-      line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(view(scalar, r)) + ");");
+      const Expr& viewed = view(scalar, r);
+      line(acc + " = " + functor + "::combine(" + acc + ", " + row_element(viewed, mean.defined()) + ");");
     });
     line("__shared__ " + a.type + " " + smem + "[" + std::to_string(std::max(1, plan_.block / target_.warp_size)) + "];");
     line(acc + " = hi_block_reduce<" + functor + ">(" + acc + ", " + smem + ");");
+    if (mean.defined()) {
+      keep_deviations(c, mean, acc);
+      continue;
+    }
     keep_reduced(c, body, arg ? &rc : nullptr, acc, a);
   }
   close();
@@ -337,9 +356,17 @@ bool KernelPrinter::emit_row_epilogue(const Computation& c, const Expr& body) {
   return true;
 }
 
-KernelPrinter::RowReduction KernelPrinter::begin_row_reduction(const Computation& c, const Expr& body) {
+KernelPrinter::RowReduction KernelPrinter::begin_row_reduction(const Computation& c, const Expr& body,
+                                                               const Expr& mean) {
   const ReduceOp op = body->reduce_op();
   RowReduction r{reduce_functor(op), "acc_" + p_.buffers[c.buffer].name, accumulation(body)};
+  if (mean.defined()) {
+    r.functor = "hi_deviation_sums_op";
+    r.accumulation.type = "hi_deviation_sums";
+    line("// " + c.name + ": sums of the deviations from the row's first mean, and of their squares");
+    line(r.accumulation.type + " " + r.acc + " = " + r.functor + "::identity<" + r.accumulation.type + ">();");
+    return r;
+  }
   line("// " + c.name + ": " + std::string(reduce_op_name(op)) + " over the row");
   line(r.accumulation.type + " " + r.acc + " = " + r.functor + "::identity<" + r.accumulation.type + ">();");
   return r;
@@ -354,6 +381,26 @@ void KernelPrinter::keep_reduced(const Computation& c, const Expr& body, const C
   // The pair's value is the max itself, in the max's accumulator type.
   keep_row_value(c, convert(acc + ".v", accumulation(body).result_dtype, p_.buffers[c.buffer].dtype));
   keep_row_value(*arg, convert(acc + a.result_suffix, a.result_dtype, p_.buffers[arg->buffer].dtype));
+}
+
+void KernelPrinter::keep_deviations(const Computation& c, const Expr& mean, const std::string& acc) {
+  const std::string count = expr(mean->args[1]);
+  const std::string corrected = "mean_" + p_.buffers[c.buffer].name;
+  line("const float " + corrected + " = " + expr(mean) + " + hi_div(" + acc + ".d, " + count + ");");
+  keep_row_value(c, convert("hi_corrected_m2(" + acc + ", " + count + ")", DType::Float32, p_.buffers[c.buffer].dtype));
+  take_mean(mean, corrected);
+}
+
+void KernelPrinter::take_mean(const Expr& mean, const std::string& value) {
+  // Every scope's entry for `mean` goes: the innermost would otherwise answer first with the uncorrected value.
+  for (auto& scope : cse_) {
+    auto found = scope.find(mean.hash());
+    if (found == scope.end()) continue;
+    auto& entries = found->second;
+    entries.erase(std::remove_if(entries.begin(), entries.end(), [&](const auto& kv) { return kv.first == mean; }),
+                  entries.end());
+  }
+  cse_.back()[mean.hash()].emplace_back(mean, value);
 }
 
 void KernelPrinter::keep_row_value(const Computation& c, const std::string& value) {

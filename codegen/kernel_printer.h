@@ -300,7 +300,19 @@ class KernelPrinter {
     std::string functor, acc;
     Accumulation accumulation;
   };
-  RowReduction begin_row_reduction(const Computation& c, const Expr& body);
+  /// With `mean` (deviations_mean: c sums squared deviations from it), the accumulator is hi_deviation_sums.
+  RowReduction begin_row_reduction(const Computation& c, const Expr& body, const Expr& mean = Expr());
+  /// What one element contributes to a row reduction; with `deviations`, one begun with a mean (begin_row_reduction).
+  std::string row_element(const Expr& body, bool deviations) {
+    if (!deviations) return accumulated_element(body);
+    const Expr& squared = body->args[0];
+    return "hi_make_deviation_sums(" + expr(squared) + ", " + expr(squared->args[0]) + ")";
+  }
+  /// After a reduction of deviation sums `acc` (c's, from `mean`): c's value, the squared deviations about the
+  /// corrected mean, and the corrected mean for every later read of `mean` in the kernel.
+  void keep_deviations(const Computation& c, const Expr& mean, const std::string& acc);
+  /// Later expressions of the kernel read `value` for `mean` (a row value's expression), instead of computing it.
+  void take_mean(const Expr& mean, const std::string& value);
   /// Stores computation `c` (body already substituted) into its buffer, or keeps it in a register if local.
   void store(const Computation& c, const std::string& value, DType value_dtype, const Index& where);
   /// The same for the value of `e`, a cast that rounds a float to the buffer's dtype stored from the float.

@@ -71,10 +71,18 @@ bool online_softmax(const Computation& max, const Expr& max_body, const Computat
   return !reads_buffer(x, max.buffer);
 }
 
+/// Whether `count` is kernel `k`'s row length N as a float: a constant, or the size symbols' expression cast.
+bool is_row_length(const LoopProgram& p, const Kernel& k, const Expr& count) {
+  const Index length = simplify(k.row_length, p.size_ranges);
+  if (count->op == ExprOp::Constant) return length.is_const() && count->value == static_cast<double>(length.value());
+  return count->op == ExprOp::Cast && count->args[0]->op == ExprOp::IndexValue &&
+         simplify(count->args[0]->index, p.size_ranges) == length;
+}
+
 /// Whether `sum` is reduce(sum, x) and `sq`, the computation after it, is reduce(sum, d * d) with d = x - sum / N
-/// (N the row length `length`), in float: LayerNorm's statistics.
+/// (N the row length), in float: LayerNorm's statistics.
 bool welford(const Computation& sum, const Expr& sum_body, const Computation& sq, const Expr& sq_body,
-             std::optional<int64_t> length) {
+             const LoopProgram& p, const Kernel& k) {
   if (!reduces(sum, sum_body, ReduceOp::Sum) || !reduces(sq, sq_body, ReduceOp::Sum)) return false;
   const Expr& x = sum_body->args[0];
   const Expr& e = sq_body->args[0];
@@ -83,27 +91,31 @@ bool welford(const Computation& sum, const Expr& sum_body, const Computation& sq
   const Expr& d = e->args[0];
   if (d->op != ExprOp::Binary || d->binary_op() != BinaryOp::Sub || !(d->args[0] == x)) return false;
   const Expr& mean = d->args[1];  // sum / N, N the row length
-  if (!length || mean->op != ExprOp::Binary || mean->binary_op() != BinaryOp::Div) return false;
+  if (mean->op != ExprOp::Binary || mean->binary_op() != BinaryOp::Div) return false;
   const Expr& s = mean->args[0];
-  const Expr& count = mean->args[1];
-  if (s->op != ExprOp::Load || s->buffer != sum.buffer || count->op != ExprOp::Constant ||
-      count->value != static_cast<double>(*length))
-    return false;
+  if (s->op != ExprOp::Load || s->buffer != sum.buffer || !is_row_length(p, k, mean->args[1])) return false;
   return !reads_buffer(x, sum.buffer);
 }
 
 }  // namespace
 
+Expr deviations_mean(const LoopProgram& p, const Kernel& k, const std::vector<Expr>& bodies, size_t n) {
+  if (n == 0 || n >= k.computations.size()) return Expr();
+  if (!welford(p.computations[k.computations[n - 1]], bodies[n - 1], p.computations[k.computations[n]], bodies[n], p,
+               k))
+    return Expr();
+  return bodies[n]->args[0]->args[0]->args[1];
+}
+
 std::vector<RowPlan::OnePass> one_pass_statistics(const LoopProgram& p, const Kernel& k,
                                                   const std::vector<Expr>& bodies) {
   std::vector<RowPlan::OnePass> out;
-  const std::optional<int64_t> length = simplify(k.row_length, p.size_ranges).as_const();
   for (size_t n = 0; n + 1 < k.computations.size(); ++n) {
     const Computation& c = p.computations[k.computations[n]];
     const Computation& next = p.computations[k.computations[n + 1]];
     RowPlan::OnePass pass{n, false, false};
     pass.online_softmax = online_softmax(c, bodies[n], next, bodies[n + 1], &pass.base2);
-    if (!pass.online_softmax && !welford(c, bodies[n], next, bodies[n + 1], length)) continue;
+    if (!pass.online_softmax && !welford(c, bodies[n], next, bodies[n + 1], p, k)) continue;
     out.push_back(pass);
     ++n;  // the pair's second reduction starts no pair of its own
   }

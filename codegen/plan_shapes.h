@@ -52,6 +52,12 @@ int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges,
 /// row loop prints.
 std::vector<RowPlan::OnePass> one_pass_statistics(const LoopProgram& p, const Kernel& k,
                                                   const std::vector<Expr>& bodies);
+/// Where computations n - 1 and n of row kernel `k` are sum(x) and sum(d * d) with d = x - sum / N (LayerNorm's
+/// statistics, over `bodies`): the mean sum / N as bodies[n] reads it; else null. The printers take the mean from the
+/// deviations (hi_deviation_sums) rather than from sum / N alone: a row of equal values must have exactly that value
+/// as its mean, as PyTorch's Welford gives, or LayerNorm's (x - mean) * rsqrt(var + eps) turns the one rounding of
+/// sum / N into a difference of eps^-1/2 ulps.
+Expr deviations_mean(const LoopProgram& p, const Kernel& k, const std::vector<Expr>& bodies, size_t n);
 /// Row kernel `k`'s softmax denominators (KernelPlan::reciprocal_divisors).
 std::set<int> reciprocal_divisors(const LoopProgram& p, const Kernel& k);
 /// The range of a group counter g < extent / V: [0, hi / V - 1] for an extent of at most hi, else [0, unbounded).

@@ -614,6 +614,33 @@ struct hi_welford_op {
   }
 };
 
+/// The sums of a row's deviations d = x - m from a first estimate m of its mean: sum(d * d) and sum(d). The mean is
+/// then m + sum(d) / N and the squared deviations about it sum(d * d) - sum(d)^2 / N (the corrected two-pass
+/// algorithm): exact for a row of equal values, and no cancellation when m is close.
+struct hi_deviation_sums {
+  float sq, d;
+};
+HI_FN hi_deviation_sums hi_make_deviation_sums(float sq, float d) {
+  hi_deviation_sums r;
+  r.sq = sq;
+  r.d = d;
+  return r;
+}
+HI_FN hi_deviation_sums hi_shfl_xor(hi_deviation_sums a, int lane_mask) {
+  return hi_make_deviation_sums(hi_shfl_xor(a.sq, lane_mask), hi_shfl_xor(a.d, lane_mask));
+}
+struct hi_deviation_sums_op {
+  template <class A> HI_FN static A identity() { return hi_make_deviation_sums(0.0f, 0.0f); }
+  HI_FN static hi_deviation_sums combine(hi_deviation_sums a, hi_deviation_sums b) {
+    return hi_make_deviation_sums(a.sq + b.sq, a.d + b.d);
+  }
+};
+/// The squared deviations about the corrected mean, never below 0 (rounding could take them there); NaN stays NaN.
+HI_FN float hi_corrected_m2(hi_deviation_sums a, float n) {
+  const float m2 = a.sq - a.d * hi_div(a.d, n);
+  return m2 < 0.0f ? 0.0f : m2;
+}
+
 /// Butterfly reduction across the warp; every lane ends with the result.
 template <class Op, class T> HI_FN T hi_warp_reduce(T v) {
   for (int offset = HI_WARP_SIZE / 2; offset > 0; offset >>= 1) v = Op::combine(v, hi_shfl_xor(v, offset));

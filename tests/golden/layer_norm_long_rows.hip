@@ -32,27 +32,25 @@ extern "C" __global__ void __launch_bounds__(1024) fused_native_layer_norm_0(con
       float st4[4];
       #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const float t0 = hi_div(v_buf0, 65536.0f);
-        const float t1 = ld1[j] - t0;
-        const float t2 = hi_div(v_buf1, 65536.0f);
-        const float t3 = t2 + 1e-05f;
-        const float t4 = hi_rsqrt(t3);
-        const float t5 = t1 * t4;
-        const float t6 = t5 * ld2[j];
-        const float t7 = t6 + ld3[j];
-        st4[j] = t7;
+        const float t0 = ld1[j] - acc_buf0.mean;
+        const float t1 = hi_div(v_buf1, 65536.0f);
+        const float t2 = t1 + 1e-05f;
+        const float t3 = hi_rsqrt(t2);
+        const float t4 = t0 * t3;
+        const float t5 = t4 * ld2[j];
+        const float t6 = t5 + ld3[j];
+        st4[j] = t6;
       }
       hi_store_vec<4>(out_ptr5 + (cg*4 + row*65536), st4);
     }
     // out1: row epilogue
-    const float t8 = hi_div(v_buf0, 65536.0f);
-    const float v_out1 = t8;
+    const float v_out1 = acc_buf0.mean;
     if (threadIdx.x == 0) out_ptr6[row] = v_out1;
     // out2: row epilogue
-    const float t9 = hi_div(v_buf1, 65536.0f);
-    const float t10 = t9 + 1e-05f;
-    const float t11 = hi_rsqrt(t10);
-    const float v_out2 = t11;
+    const float t7 = hi_div(v_buf1, 65536.0f);
+    const float t8 = t7 + 1e-05f;
+    const float t9 = hi_rsqrt(t8);
+    const float v_out2 = t9;
     if (threadIdx.x == 0) out_ptr7[row] = v_out2;
   }
 }

@@ -26,8 +26,8 @@ extern "C" __global__ void __launch_bounds__(256) fused_native_layer_norm_0(cons
     }
     acc_buf0 = hi_group_reduce<hi_sum_op>(acc_buf0, 64);
     const float v_buf0 = acc_buf0;
-    // buf1: sum over the row
-    float acc_buf1 = hi_sum_op::identity<float>();
+    // buf1: sums of the deviations from the row's first mean, and of their squares
+    hi_deviation_sums acc_buf1 = hi_deviation_sums_op::identity<hi_deviation_sums>();
     {
       #pragma unroll
       for (int q = 0; q < 4; ++q) {
@@ -36,12 +36,14 @@ extern "C" __global__ void __launch_bounds__(256) fused_native_layer_norm_0(cons
         const float t0 = hi_div(v_buf0, 256.0f);
         const float t1 = ld0[q] - t0;
         const float t2 = t1 * t1;
-        acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t2));
+        acc_buf1 = hi_deviation_sums_op::combine(acc_buf1, hi_make_deviation_sums(t2, t1));
         cv1[q] = t1;
       }
     }
-    acc_buf1 = hi_group_reduce<hi_sum_op>(acc_buf1, 64);
-    const float v_buf1 = acc_buf1;
+    acc_buf1 = hi_group_reduce<hi_deviation_sums_op>(acc_buf1, 64);
+    const float t3 = hi_div(v_buf0, 256.0f);
+    const float mean_buf1 = t3 + hi_div(acc_buf1.d, 256.0f);
+    const float v_buf1 = hi_corrected_m2(acc_buf1, 256.0f);
     // out0: epilogue
     float st2[4];
     {
@@ -57,14 +59,15 @@ extern "C" __global__ void __launch_bounds__(256) fused_native_layer_norm_0(cons
       for (int q = 0; q < 4; ++q) {
         const int cg = (q / 4) * 64 + lane;
         const int j = q % 4;
-        const float t3 = hi_div(v_buf1, 256.0f);
-        const float t4 = t3 + 1e-05f;
-        const float t5 = hi_rsqrt(t4);
-        const float t6 = cv1[q] * t5;
-        const float t7 = t6 * ld3[q];
-        const float t8 = t7 + ld4[q];
-        const float v_out0 = t8;
-        st2[q] = t8;
+        const float t4 = ld0[q] - mean_buf1;
+        const float t5 = hi_div(v_buf1, 256.0f);
+        const float t6 = t5 + 1e-05f;
+        const float t7 = hi_rsqrt(t6);
+        const float t8 = t4 * t7;
+        const float t9 = t8 * ld3[q];
+        const float t10 = t9 + ld4[q];
+        const float v_out0 = t10;
+        st2[q] = t10;
       }
     }
     #pragma unroll
@@ -73,14 +76,13 @@ extern "C" __global__ void __launch_bounds__(256) fused_native_layer_norm_0(cons
       if (row_ok) hi_store_vec<4>(out_ptr5 + (cg*4 + row*256), &st2[e * 4]);
     }
     // out1: row epilogue
-    const float t9 = hi_div(v_buf0, 256.0f);
-    const float v_out1 = t9;
+    const float v_out1 = mean_buf1;
     if (lane == 0 && row_ok) out_ptr6[row] = v_out1;
     // out2: row epilogue
-    const float t10 = hi_div(v_buf1, 256.0f);
-    const float t11 = t10 + 1e-05f;
-    const float t12 = hi_rsqrt(t11);
-    const float v_out2 = t12;
+    const float t11 = hi_div(v_buf1, 256.0f);
+    const float t12 = t11 + 1e-05f;
+    const float t13 = hi_rsqrt(t12);
+    const float v_out2 = t13;
     if (lane == 0 && row_ok) out_ptr7[row] = v_out2;
   }
 }

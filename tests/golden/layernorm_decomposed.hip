@@ -26,8 +26,8 @@ extern "C" __global__ void __launch_bounds__(256) fused_var_mean_sub_add_rsqrt_m
     }
     acc_buf0 = hi_group_reduce<hi_sum_op>(acc_buf0, 64);
     const float v_buf0 = acc_buf0;
-    // buf1: sum over the row
-    float acc_buf1 = hi_sum_op::identity<float>();
+    // buf1: sums of the deviations from the row's first mean, and of their squares
+    hi_deviation_sums acc_buf1 = hi_deviation_sums_op::identity<hi_deviation_sums>();
     {
       #pragma unroll
       for (int q = 0; q < 12; ++q) {
@@ -36,12 +36,14 @@ extern "C" __global__ void __launch_bounds__(256) fused_var_mean_sub_add_rsqrt_m
         const float t0 = hi_div(v_buf0, 768.0f);
         const float t1 = ld0[q] - t0;
         const float t2 = t1 * t1;
-        acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t2));
+        acc_buf1 = hi_deviation_sums_op::combine(acc_buf1, hi_make_deviation_sums(t2, t1));
         cv1[q] = t1;
       }
     }
-    acc_buf1 = hi_group_reduce<hi_sum_op>(acc_buf1, 64);
-    const float v_buf1 = acc_buf1;
+    acc_buf1 = hi_group_reduce<hi_deviation_sums_op>(acc_buf1, 64);
+    const float t3 = hi_div(v_buf0, 768.0f);
+    const float mean_buf1 = t3 + hi_div(acc_buf1.d, 768.0f);
+    const float v_buf1 = hi_corrected_m2(acc_buf1, 768.0f);
     // out0: epilogue
     float st2[12];
     {
@@ -57,14 +59,15 @@ extern "C" __global__ void __launch_bounds__(256) fused_var_mean_sub_add_rsqrt_m
       for (int q = 0; q < 12; ++q) {
         const int cg = (q / 4) * 64 + lane;
         const int j = q % 4;
-        const float t3 = hi_div(v_buf1, 768.0f);
-        const float t4 = t3 + 1e-05f;
-        const float t5 = hi_rsqrt(t4);
-        const float t6 = cv1[q] * t5;
-        const float t7 = t6 * ld3[q];
-        const float t8 = t7 + ld4[q];
-        const float v_out0 = t8;
-        st2[q] = t8;
+        const float t4 = ld0[q] - mean_buf1;
+        const float t5 = hi_div(v_buf1, 768.0f);
+        const float t6 = t5 + 1e-05f;
+        const float t7 = hi_rsqrt(t6);
+        const float t8 = t4 * t7;
+        const float t9 = t8 * ld3[q];
+        const float t10 = t9 + ld4[q];
+        const float v_out0 = t10;
+        st2[q] = t10;
       }
     }
     #pragma unroll

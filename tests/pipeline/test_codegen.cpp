@@ -131,7 +131,7 @@ TEST(Codegen, BlockRowReductionsStoreTheirPartialsWithoutABarrierFirst) {
   CompileOptions o = targeting("sm_90");
   std::string ln = kernels_text(generate(test::layer_norm_graph(64, 4096, false), o).module);
   EXPECT_EQ(ln.find("hi_block_reduce<"), std::string::npos) << ln;
-  EXPECT_NE(ln.find("hi_block_reduce_free<hi_sum_op>(acc_buf1, smem_buf1)"), std::string::npos) << ln;
+  EXPECT_NE(ln.find("hi_block_reduce_free<hi_deviation_sums_op>(acc_buf1, smem_buf1)"), std::string::npos) << ln;
   EXPECT_EQ(ln.find("smem_half"), std::string::npos) << ln;
 
   test::GraphBuilder g;

@@ -4,6 +4,7 @@ reports say which dims were symbolic and how many compiles and recompiles happen
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -89,7 +90,8 @@ def test_pointwise_over_many_sizes_compiles_once():
             torch.testing.assert_close(g(x, y), f(x, y))
     # The rows of 1 are a graph of dynamo's own, symbolic in the other dim.
     r, _ = assert_compiled_once(expected_graphs=2)
-    assert any(d.endswith("size(0)=s0") for d in r["symbolic_dims"]), r["symbolic_dims"]
+    # dynamo's symbol names differ between PyTorch releases (s0, s77): the dim, not the name, is what is checked.
+    assert any(re.search(r"\.size\(0\)=s\d+$", d) for d in r["symbolic_dims"]), r["symbolic_dims"]
 
 
 @pytest.mark.parametrize("dim", ["rows", "cols"])
@@ -273,7 +275,8 @@ def test_mark_dynamic_makes_the_marked_dim_symbolic_only():
         torch._dynamo.mark_dynamic(x, 0)
         torch.testing.assert_close(g(x), f(x))
     (r,) = assert_compiled_once()
-    assert [d.split(".")[1] for d in r["symbolic_dims"] if ".size(" in d] == ["size(0)=s0"], r["symbolic_dims"]
+    marked = [d.split(".")[1] for d in r["symbolic_dims"] if ".size(" in d]
+    assert len(marked) == 1 and re.fullmatch(r"size\(0\)=s\d+", marked[0]), r["symbolic_dims"]
 
 
 def test_fast_path_per_size_takes_the_symbols_values():

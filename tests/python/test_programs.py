@@ -348,3 +348,21 @@ def test_transformer_tagger_with_padding_trains_over_changing_lengths():
         for (name, pe), pc in zip(eager.named_parameters(), compiled_model.parameters()):
             torch.testing.assert_close(pc.grad, pe.grad, rtol=1e-4, atol=1e-5, msg=lambda m: f"{length} {name}: {m}")
     assert sum(r["kernels"] for r in hipinductor.reports()) > 0
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_layer_norm_of_equal_values_is_exactly_zero(dynamic):
+    # PyTorch's Welford makes a row of equal values its own mean, so (x - mean) is 0 exactly; a mean of sum / N alone
+    # is one rounding away, which rsqrt(var + eps) multiplies by eps^-1/2 (3e-5 for values near 1). Row kernels of
+    # every form: in registers, looped with Welford, several rows per block; and a symbolic row length. (Rows split
+    # over several blocks, a few rows of 10^5 and more, still take sum / N.)
+    def f(x, y):
+        return F.layer_norm(x, (x.shape[-1],)), F.layer_norm(y, (y.shape[-1],))
+
+    g = torch.compile(f, backend="hipinductor", dynamic=dynamic)
+    for rows, n in ((4, 3), (4, 33), (4, 1000), (4, 4099), (256, 20001)):
+        x = torch.full((rows, n), 1.7318) + torch.arange(float(rows)).view(rows, 1) / 3
+        y = (torch.randn(1, 1) * 2).expand(rows, n)  # stride 0: one value read for every element
+        for got, want in zip(g(x, y), f(x, y)):
+            assert (want == 0).all()
+            torch.testing.assert_close(got, want, rtol=0, atol=0, msg=lambda m: f"n={n}: {m}")
