@@ -131,6 +131,9 @@ def summary(reports: list[dict]) -> dict:
             "compiles": sum(r["compiles"] for r in reports),
             "symbolic_compiles": sum(r["symbolic_compiles"] for r in reports),
             "recompiles": sum(r["recompiles"] for r in reports), "recompile_reasons": reasons,
+            "call_path_compiles": sum(r["call_path_compiles"] for r in reports),
+            "call_path_waits": sum(r["call_path_waits"] for r in reports),
+            "stand_in_calls": sum(r["stand_in_calls"] for r in reports),
             "symbolic_fallbacks": {f"{r['name']}/{k}": v for r in reports for k, v in r["symbolic_fallbacks"].items()},
             "cache_hits": sum(r["cache_hits"] for r in reports),
             "compile_ms": sum(r["compile_ms"] for r in reports)}

@@ -22,7 +22,7 @@ import torch
 import torch.fx as fx
 
 from . import _C, fast_path
-from .compile_jobs import compile_segment, compile_symbolic, device_and_target, divisible_symbols, layout_key
+from .compile_jobs import compile_segment, device_and_target, divisible_symbols, layout_key, symbolic_for_call
 from .devices import aligned as all_aligned, current_stream
 from .graph_format import input_layout, output_layout, symbolic_output_strides
 from .nodes import op_name, tensor_meta
@@ -50,6 +50,7 @@ class Launch:
     workspace_bytes: int = 0
     aligned: bool = False              # compiled with "align": needs every input's first element ALIGN-aligned
     sizes: list | None = None          # compiled once for every size: the values of its symbols in this layout
+    stand_in: bool = False             # a more general compile while the layout's own compiles: for this call only
 
 
 def args_key(args) -> tuple:
@@ -221,7 +222,10 @@ class Executor:
             if isinstance(step, Segment):
                 launch = self.run_segment(step, env, symbols)
                 if launches is not None:
-                    launches[id(step)] = launch
+                    # A stand-in is not what later calls at this layout run: they write the fast path.
+                    launches = None if launch.stand_in else launches
+                    if launches is not None:
+                        launches[id(step)] = launch
                 continue
             if step in env:
                 continue
@@ -285,7 +289,8 @@ class Executor:
         launch = seg.launches.get(key) if key is not None else None
         if launch is None:
             launch = self._prepare_launch(seg, inputs, symbols, aligned)
-            seg.launches[key] = launch
+            if not launch.stand_in:
+                seg.launches[key] = launch
         if launch.compiled is None:
             _run_eagerly(seg, env)
             return launch
@@ -351,14 +356,11 @@ class Executor:
                          outputs: list) -> Launch | str:
         """The launch of `seg`'s compile for every size at this call's symbol values, or why there is none (the
         segment then compiles for this call's layout, as a static graph's does; reported once per segment)."""
-        # The variant for the symbols whose values here are multiples of SIZE_DIVISOR (promised to the compiler), or
-        # the one for every size where that cannot compile.
+        # The variant for the symbols whose values here are multiples of SIZE_DIVISOR (promised to the compiler), or a
+        # more general one: where that cannot compile, or as a stand-in while it compiles in the background.
         divisible = divisible_symbols(seg, symbols, self.options)
-        done = compile_symbolic(seg, aligned, name=self.segment_name(seg), options=self.options, report=self.report,
-                                divisible=divisible)
-        if isinstance(done, str) and divisible:
-            done = compile_symbolic(seg, aligned, name=self.segment_name(seg), options=self.options,
-                                    report=self.report)
+        done, stand_in = symbolic_for_call(seg, aligned, divisible, name=self.segment_name(seg), options=self.options,
+                                           report=self.report)
         if isinstance(done, str):
             self.report["symbolic_fallbacks"].setdefault(self.segment_name(seg), done)
             return done
@@ -384,7 +386,7 @@ class Executor:
         except ValueError as e:
             return f"the compiled graph refuses these sizes: {e}"
         device, _ = device_and_target(seg, self.options)
-        return Launch(cg, device, outputs, workspace, aligned, sizes)
+        return Launch(cg, device, outputs, workspace, aligned and not stand_in, sizes, stand_in)
 
     def _check_against_eager(self, seg: Segment, env: dict, outputs: list[torch.Tensor], cg) -> None:
         reference = dict(env)
