@@ -196,7 +196,8 @@ def divisible_symbols(seg: Segment, symbols: dict, options: Options) -> frozense
         return frozenset()
     if seg.symbols is None:
         try:
-            seg.symbols = frozenset(symbolic_document(seg, aligned=False)[1].to_local)
+            seg.symbol_names = symbolic_document(seg, aligned=False)[1]
+            seg.symbols = frozenset(seg.symbol_names.to_local)
         except Exception:  # noqa: BLE001 - compile_symbolic reports why the document cannot be written
             seg.symbols = frozenset()
     return frozenset(s for s in seg.symbols if s in symbols and int(symbols[s]) % SIZE_DIVISOR == 0)
@@ -221,7 +222,6 @@ def start_symbolic_variant(seg: Segment, aligned: bool, divisible: frozenset, *,
     if not CORE_COMPILES_SYMBOLICALLY or (aligned, divisible) in seg.symbolic or key in seg.pending:
         return
     try:
-        graph, _ = symbolic_document(seg, aligned, divisible)
         _, target = device_and_target(seg, options)
     except Exception:  # noqa: BLE001 - compile_symbolic says why when a call needs this variant
         return
@@ -236,8 +236,18 @@ def start_symbolic_variant(seg: Segment, aligned: bool, divisible: frozenset, *,
                 max_workers=max(1, min(4, (os.cpu_count() or 2) // 2)), thread_name_prefix="hipinductor-variants")
         _background_futures.add(future)
     future.add_done_callback(_forget_background)
-    _background_pool.submit(_compile_group, [json.dumps(graph)], target, [name], [future], options.debug_dir,
-                            options.use_cache)
+    _background_pool.submit(_compile_variant, seg, aligned, divisible, target, name, future, options)
+
+
+def _compile_variant(seg: Segment, aligned: bool, divisible: frozenset, target: str, name: str, future,
+                     options: Options) -> None:
+    """A background variant's compile, its document written here too (not on the call's path)."""
+    try:
+        source = json.dumps(symbolic_document(seg, aligned, divisible)[0])
+    except Exception as e:  # noqa: BLE001 - compile_symbolic writes it again, where the error is kept
+        future.set_exception(e)
+        return
+    _compile_group([source], target, [name], [future], options.debug_dir, options.use_cache)
 
 
 def _forget_background(future) -> None:
@@ -304,7 +314,7 @@ def symbolic_for_call(seg: Segment, aligned: bool, divisible: frozenset, *, name
                     continue
                 start_symbolic_variant(seg, *v, name=name, options=options)
                 got = seg.pending.get((SYMBOLIC, *v))
-                if got is None:  # its document cannot be written: compiled here, where the error is kept
+                if got is None:  # no background compile for it: compiled here, where any error is kept
                     got = compile_symbolic(seg, v[0], divisible=v[1], **kw)
                     if isinstance(got, str):
                         why = why or got
@@ -340,11 +350,6 @@ def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options
         return why
     key = (SYMBOLIC, aligned, divisible)
     early = seg.pending.pop(key, None)
-    try:
-        graph, names = symbolic_document(seg, aligned, divisible)
-    except NotExpressible as e:
-        seg.symbolic[variant] = why = f"the graph format cannot write it symbolically: {e}"
-        return why
     start = time.perf_counter()
     cg, ms = None, None
     if early is not None:
@@ -352,6 +357,15 @@ def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options
             cg, ms = early.result()
         except Exception:  # noqa: BLE001 - compiled again below, where the error is kept
             cg = None
+    # A compile taken from one started earlier needs only the symbols' names, which every variant's document shares.
+    names = seg.symbol_names if cg is not None else None
+    if names is None:
+        try:
+            graph, names = symbolic_document(seg, aligned, divisible)
+        except NotExpressible as e:
+            seg.symbolic[variant] = why = f"the graph format cannot write it symbolically: {e}"
+            return why
+        seg.symbol_names = names
     try:
         if cg is None:
             _, target = device_and_target(seg, options)
