@@ -38,6 +38,9 @@ MAX_FAST_PATHS = 8
 #: The same for a graph with symbolic sizes, whose calls bring many layouts (a sequence length each): past this
 #: many, the oldest fast path makes room for the new one, each costing one general-path call to write.
 MAX_SYMBOLIC_FAST_PATHS = 64
+#: Layouts of a graph with symbolic sizes remembered as called once (the next call at one writes its fast path);
+#: forgotten all together past this many.
+MAX_SEEN_ONCE = 4096
 
 
 @dataclass
@@ -111,6 +114,7 @@ class Executor:
         self._key_of = None  # args -> the fast paths' key (key_function), made by plan(); None: no fast paths
         self._eager_calls: dict[fx.Node, EagerCall] = {}
         self._layouts = Layouts()  # symbolic tensors' layouts at a call's symbol values
+        self._seen_once: set = set()  # layouts of a graph with symbolic sizes called once, without a fast path
 
     def plan(self) -> None:
         """Partitions the graph (again, after a rejection: fast paths written for the old steps are dropped)."""
@@ -217,7 +221,8 @@ class Executor:
             env[node] = getattr(self.gm, node.target)
         symbols = self._bind_symbols(args) if self.symbolic else {}
         # id(segment) -> the launch it ran, for the fast path this call writes
-        launches = {} if key is not None and key not in self.fast_paths and self._room_for_fast_path() else None
+        launches = ({} if key is not None and key not in self.fast_paths and self._repeats(key)
+                    and self._room_for_fast_path() else None)
         for step in self.steps:
             if isinstance(step, Segment):
                 launch = self.run_segment(step, env, symbols)
@@ -236,6 +241,17 @@ class Executor:
         if launches is not None and self.graph_eager_reason is None:  # (another thread's call may have failed)
             self.fast_paths[key] = self._write_fast_path(launches, env, symbols)
         return fx.node.map_arg(self.output.args[0], env.__getitem__)
+
+    def _repeats(self, key) -> bool:
+        """Whether a call with layout `key` is worth a fast path: always in a static graph; in a graph with symbolic
+        sizes from the layout's second call on, so that a size seen once (serving traffic, the last batch of an
+        epoch) does not pay for writing and compiling one on its call's path."""
+        if not self.symbolic or key in self._seen_once:
+            return True
+        if len(self._seen_once) >= MAX_SEEN_ONCE:
+            self._seen_once.clear()
+        self._seen_once.add(key)
+        return False
 
     def _room_for_fast_path(self) -> bool:
         """Whether a new layout gets a fast path: below MAX_FAST_PATHS, or for a graph with symbolic sizes after
