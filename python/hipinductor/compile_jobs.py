@@ -77,9 +77,12 @@ def symbols_key(env: dict) -> tuple:
 
 
 def device_and_target(seg: Segment, options: Options):
-    """The device a segment runs on and the target its kernels compile for (None: no GPU runtime)."""
-    device = node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
-    return device, (options.target if device.type == "cpu" else gpu_target(device))
+    """The device a segment runs on and the target its kernels compile for (None: no GPU runtime); found once per
+    segment (a graph with symbolic sizes asks at each new size, on the call's path)."""
+    if seg.device_target is None:
+        device = node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
+        seg.device_target = (device, options.target if device.type == "cpu" else gpu_target(device))
+    return seg.device_target
 
 
 def units(jobs: list, target_of) -> list[list]:

@@ -61,6 +61,8 @@ class Segment:
     # The names its symbolic documents give dynamo's symbols (compile_jobs.symbolic_document: the same for every
     # variant), once one was written.
     symbol_names: object = None
+    # (device, target) of compile_jobs.device_and_target, once asked (a segment's options never change).
+    device_target: tuple | None = None
 
 
 class Reject(Exception):
