@@ -36,6 +36,10 @@ SHAPES = {
 }
 
 
+#: Print a cProfile of hipinductor's never-seen call (--profile-unseen).
+PROFILE_UNSEEN = False
+
+
 def sync(device: str) -> None:
     if device == "cuda":
         torch.cuda.synchronize()
@@ -103,7 +107,23 @@ def sweep(backend: str, model, inputs, mode: str, device: str) -> dict:
         row["first_calls_s"] = firsts
         row["first_calls_total_s"] = sum(firsts.values())
         u = inputs(*unseen)
+        before = summary(hipinductor.reports()) if backend == "hipinductor" else None
+        profile = None
+        if PROFILE_UNSEEN and backend == "hipinductor":
+            import cProfile
+            profile = cProfile.Profile()
+            profile.enable()
         row["unseen_first_call_s"], out = timed_call(compiled, u, device)
+        if profile is not None:
+            import pstats
+            profile.disable()
+            print("cProfile of hipinductor's never-seen call:", flush=True)
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
+        if before is not None:
+            # What that call did: new graphs (dynamo traced again), compiles on its path, waits, stand-ins.
+            after = summary(hipinductor.reports())
+            row["unseen_call"] = {k: after[k] - before[k] for k in
+                                  ("graphs", "compiles", "call_path_compiles", "call_path_waits", "stand_in_calls")}
         row["unseen_max_abs_err_vs_eager"] = (run_bench.main_tensor(out).float()
                                               - run_bench.main_tensor(model(*u)).float()).abs().max().item()
         args = inputs(*probe)
@@ -131,6 +151,9 @@ def summary(reports: list[dict]) -> dict:
             "compiles": sum(r["compiles"] for r in reports),
             "symbolic_compiles": sum(r["symbolic_compiles"] for r in reports),
             "recompiles": sum(r["recompiles"] for r in reports), "recompile_reasons": reasons,
+            "call_path_compiles": sum(r["call_path_compiles"] for r in reports),
+            "call_path_waits": sum(r["call_path_waits"] for r in reports),
+            "stand_in_calls": sum(r["stand_in_calls"] for r in reports),
             "symbolic_fallbacks": {f"{r['name']}/{k}": v for r in reports for k, v in r["symbolic_fallbacks"].items()},
             "cache_hits": sum(r["cache_hits"] for r in reports),
             "compile_ms": sum(r["compile_ms"] for r in reports)}
@@ -189,7 +212,11 @@ def main():
     parser.add_argument("--no-micro", action="store_true", help="skip the microbenchmarks")
     parser.add_argument("--no-model", action="store_true", help="skip the transformer's runs")
     parser.add_argument("--out", help="JSON file (default on the GPU: bench/results/dynamic-shapes-<gpu>.json)")
+    parser.add_argument("--profile-unseen", action="store_true",
+                        help="print a cProfile of hipinductor's first call at the never-seen size")
     args = parser.parse_args()
+    global PROFILE_UNSEEN
+    PROFILE_UNSEEN = args.profile_unseen
     device = args.device
     if device == "cuda" and not torch.cuda.is_available():
         parser.error("no GPU here: use --device cpu --quick to check the script")

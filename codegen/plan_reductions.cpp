@@ -278,10 +278,11 @@ std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, 
 }
 
 /// The row length bounds of a symbolic row length's persistent variants, each planned as a row of that length and
-/// run for lengths above the bound before it: a factor of 4 apart, so a row keeps at least a quarter of the lanes
-/// its variant plans (and at most the plan's registers); the last, 16384, is 1024 threads x 16 values (f32 rows in
-/// registers at the values per thread persistent_rows aims for). Longer rows take the row loop.
-constexpr int64_t kSymbolicRowBounds[] = {1024, 4096, 16384};
+/// run for lengths above the bound before it: a factor of 2 apart, so a row keeps at least half of the lanes its
+/// variant plans busy. (A factor of 4 ran rows of 8192 f32 columns on the 16384 plan, 1024 threads of which half
+/// idle, at half the rows per SM of the static 512-thread plan.) The last, 16384, is 1024 threads x 16 values (f32
+/// rows in registers at the values per thread persistent_rows aims for). Longer rows take the row loop.
+constexpr int64_t kSymbolicRowBounds[] = {1024, 2048, 4096, 8192, 16384};
 
 /// 1 where lo < x <= hi, else 0 (x >= 1, a size), as an index expression: a variant's grid times this launches it
 /// only for those values (GraphRunner launches nothing for a grid of 0).

@@ -10,6 +10,7 @@ driver, ROCm tensors through HIPRTC and the HIP runtime.
 from . import _C
 from .aot import aot_compile
 from .backend import decomposition_table, hipinductor_backend
+from .compile_jobs import wait_for_compiles
 from .package_format import PackageError
 from .package_loader import load_package
 from .options import Options
@@ -27,4 +28,5 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["aot_compile", "load_package", "PackageError", "hipinductor_backend", "reports", "kernel_facts", "clear_reports", "decomposition_table", "Options"]
+__all__ = ["aot_compile", "load_package", "PackageError", "hipinductor_backend", "reports", "kernel_facts", "clear_reports", "decomposition_table", "Options",
+           "wait_for_compiles"]

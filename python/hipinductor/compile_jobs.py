@@ -14,6 +14,7 @@ import functools
 import json
 import operator
 import os
+import threading
 import time
 from typing import NamedTuple
 
@@ -34,6 +35,10 @@ SYMBOLIC = "symbolic"
 #: vector width (8 x 2 bytes, 4 x 4, 2 x 8) divide a row of that many elements and keeps rows 16-element aligned;
 #: Triton specialises its launches on the same divisor.
 SIZE_DIVISOR = 16
+#: The symbolic compile that serves every call (any alignment, no divisibility promised): compiled in the background
+#: after a segment's first symbolic compile, so that a call whose own variant is not compiled yet runs on it while
+#: that variant compiles in the background, instead of compiling on the call's path.
+UNIVERSAL = (False, frozenset())
 #: Whether `_C` compiles graphs with symbolic sizes once for every size (its CompiledGraph names their symbols).
 CORE_COMPILES_SYMBOLICALLY = hasattr(_C.CompiledGraph, "symbols")
 
@@ -72,9 +77,12 @@ def symbols_key(env: dict) -> tuple:
 
 
 def device_and_target(seg: Segment, options: Options):
-    """The device a segment runs on and the target its kernels compile for (None: no GPU runtime)."""
-    device = node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
-    return device, (options.target if device.type == "cpu" else gpu_target(device))
+    """The device a segment runs on and the target its kernels compile for (None: no GPU runtime); found once per
+    segment (a graph with symbolic sizes asks at each new size, on the call's path)."""
+    if seg.device_target is None:
+        device = node_device(next(n for n in seg.nodes if n.target is not operator.getitem))
+        seg.device_target = (device, options.target if device.type == "cpu" else gpu_target(device))
+    return seg.device_target
 
 
 def units(jobs: list, target_of) -> list[list]:
@@ -191,19 +199,151 @@ def divisible_symbols(seg: Segment, symbols: dict, options: Options) -> frozense
         return frozenset()
     if seg.symbols is None:
         try:
-            seg.symbols = frozenset(symbolic_document(seg, aligned=False)[1].to_local)
+            seg.symbol_names = symbolic_document(seg, aligned=False)[1]
+            seg.symbols = frozenset(seg.symbol_names.to_local)
         except Exception:  # noqa: BLE001 - compile_symbolic reports why the document cannot be written
             seg.symbols = frozenset()
     return frozenset(s for s in seg.symbols if s in symbols and int(symbols[s]) % SIZE_DIVISOR == 0)
 
 
+def serves(variant: tuple, call: tuple) -> bool:
+    """Whether the symbolic compile `variant` (aligned, divisible) may run a call needing `call`'s: it assumes no
+    alignment the call lacks and promises no divisibility the call's sizes lack."""
+    return (call[0] or not variant[0]) and variant[1] <= call[1]
+
+
+_background_pool = None
+_background_lock = threading.Lock()
+_background_futures: set = set()
+
+
+def start_symbolic_variant(seg: Segment, aligned: bool, divisible: frozenset, *, name: str, options: Options) -> None:
+    """Starts compiling `seg`'s symbolic variant (aligned, divisible) in a background thread, unless it is compiled,
+    compiling or refused; compile_symbolic takes the result (and reports any error) when a call needs it."""
+    global _background_pool
+    key = (SYMBOLIC, aligned, divisible)
+    if not CORE_COMPILES_SYMBOLICALLY or (aligned, divisible) in seg.symbolic or key in seg.pending:
+        return
+    try:
+        _, target = device_and_target(seg, options)
+    except Exception:  # noqa: BLE001 - compile_symbolic says why when a call needs this variant
+        return
+    if target is None:
+        return
+    future = concurrent.futures.Future()
+    seg.pending[key] = future
+    with _background_lock:
+        if _background_pool is None:
+            # Few threads: variants are compiled ahead of need, next to the calls' own work.
+            _background_pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=max(1, min(4, (os.cpu_count() or 2) // 2)), thread_name_prefix="hipinductor-variants")
+        _background_futures.add(future)
+    future.add_done_callback(_forget_background)
+    _background_pool.submit(_compile_variant, seg, aligned, divisible, target, name, future, options)
+
+
+def _compile_variant(seg: Segment, aligned: bool, divisible: frozenset, target: str, name: str, future,
+                     options: Options) -> None:
+    """A background variant's compile, its document written here too (not on the call's path)."""
+    try:
+        source = json.dumps(symbolic_document(seg, aligned, divisible)[0])
+    except Exception as e:  # noqa: BLE001 - compile_symbolic writes it again, where the error is kept
+        future.set_exception(e)
+        return
+    _compile_group([source], target, [name], [future], options.debug_dir, options.use_cache)
+
+
+def _forget_background(future) -> None:
+    with _background_lock:
+        _background_futures.discard(future)
+
+
+def wait_for_compiles(timeout: float | None = None) -> bool:
+    """Waits until the symbolic variants compiling in the background are compiled (a server's warm-up can end with
+    it, so that no call runs on a stand-in); returns whether all were within `timeout` seconds."""
+    with _background_lock:
+        futures = list(_background_futures)
+    done, not_done = concurrent.futures.wait(futures, timeout=timeout)
+    return not not_done
+
+
+def symbolic_for_call(seg: Segment, aligned: bool, divisible: frozenset, *, name: str, options: Options,
+                      report: dict):
+    """The symbolic compile a call runs `seg` with, where its inputs' alignment is `aligned` and its symbols in
+    `divisible` are multiples of SIZE_DIVISOR, and whether it is a stand-in: (SymbolicGraph, stand_in), or (why no
+    symbolic compile serves it, False).
+
+    Only a segment's first symbolic compile runs on a call's path. Later, the call's own variant (the most
+    specialised that serves it) is taken when compiled; while it compiles (in the background, started here) the call
+    runs on a compiled variant that also serves it (UNIVERSAL at the latest, compiled in the background after the
+    first): a stand-in, which the caller keeps for this call only. A call waits only where nothing that serves it is
+    compiled yet."""
+    kw = dict(name=name, options=options, report=report)
+    order = list(dict.fromkeys([(aligned, divisible), (aligned, frozenset()), UNIVERSAL]))
+
+    def state(v):
+        """v's SymbolicGraph or why it has none (taking a finished background compile), its Future, or None."""
+        got = seg.symbolic.get(v)
+        if got is not None:
+            return got
+        future = seg.pending.get((SYMBOLIC, *v))
+        if future is None:
+            return None
+        if future.done():
+            return compile_symbolic(seg, v[0], divisible=v[1], stand_in=v != want, **kw)
+        return future
+
+    want = order[0]
+    while True:
+        waits, why = [], None
+        for v in order:
+            got = state(v)
+            if isinstance(got, str):  # refused: the next, more general variant is the call's own
+                why = why or got
+                if v == want and v != order[-1]:
+                    want = order[order.index(v) + 1]
+                continue
+            if got is None:
+                if v != want:
+                    continue
+                if not seg.symbolic and not seg.pending:  # the segment's first symbolic compile
+                    got = compile_symbolic(seg, v[0], divisible=v[1], **kw)
+                    if isinstance(got, SymbolicGraph):
+                        start_symbolic_variant(seg, *UNIVERSAL, name=name, options=options)
+                        return got, False
+                    why = why or got
+                    if v != order[-1]:
+                        want = order[order.index(v) + 1]
+                    continue
+                start_symbolic_variant(seg, *v, name=name, options=options)
+                got = seg.pending.get((SYMBOLIC, *v))
+                if got is None:  # no background compile for it: compiled here, where any error is kept
+                    got = compile_symbolic(seg, v[0], divisible=v[1], **kw)
+                    if isinstance(got, str):
+                        why = why or got
+                        if v != order[-1]:
+                            want = order[order.index(v) + 1]
+                        continue
+            if isinstance(got, SymbolicGraph):
+                if v != want:
+                    report["stand_in_calls"] += 1
+                return got, v != want
+            waits.append(got)
+        if not waits:
+            return why or "no symbolic compile serves the call", False
+        report["call_path_waits"] += 1
+        concurrent.futures.wait(waits, return_when=concurrent.futures.FIRST_COMPLETED)
+
+
 def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options, report: dict,
-                     divisible: frozenset = frozenset()):
+                     divisible: frozenset = frozenset(), stand_in: bool = False):
     """`seg` compiled once for every size (a SymbolicGraph) whose symbols in `divisible` are multiples of
     SIZE_DIVISOR, or why it cannot be (a str: the core's error, a value the graph format cannot hold symbolically, a
     core without symbolic compiles); either is kept on the segment, so each is decided once. Adds the compile's facts
     to `report`: a compile for other divisible symbols than the segment's first is a variant (variant_compiles), not
-    a recompile. Raises Reject from the graph-format writer."""
+    a recompile, nor is one taken as a `stand_in` for a call whose own variant still compiles (stand_in_compiles).
+    A compile run here, not taken from one started ahead, is a call-path compile (call_path_compiles). Raises Reject
+    from the graph-format writer."""
     variant = (aligned, divisible)
     done = seg.symbolic.get(variant)
     if done is not None:
@@ -213,11 +353,6 @@ def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options
         return why
     key = (SYMBOLIC, aligned, divisible)
     early = seg.pending.pop(key, None)
-    try:
-        graph, names = symbolic_document(seg, aligned, divisible)
-    except NotExpressible as e:
-        seg.symbolic[variant] = why = f"the graph format cannot write it symbolically: {e}"
-        return why
     start = time.perf_counter()
     cg, ms = None, None
     if early is not None:
@@ -225,9 +360,19 @@ def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options
             cg, ms = early.result()
         except Exception:  # noqa: BLE001 - compiled again below, where the error is kept
             cg = None
+    # A compile taken from one started earlier needs only the symbols' names, which every variant's document shares.
+    names = seg.symbol_names if cg is not None else None
+    if names is None:
+        try:
+            graph, names = symbolic_document(seg, aligned, divisible)
+        except NotExpressible as e:
+            seg.symbolic[variant] = why = f"the graph format cannot write it symbolically: {e}"
+            return why
+        seg.symbol_names = names
     try:
         if cg is None:
             _, target = device_and_target(seg, options)
+            report["call_path_compiles"] += 1
             cg = _C.compile(json.dumps(graph), target=target, name=name, debug_dir=options.debug_dir,
                             use_cache=options.use_cache)
             ms = (time.perf_counter() - start) * 1000.0
@@ -243,13 +388,14 @@ def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options
         report["early_compiles"] += 1
         report["shared_compiles"] += int(ms is None)
     # Another divisibility of the same aligned-ness is a variant chosen per call, not a guard that failed.
-    variant_of = any(k[0] == SYMBOLIC and k[1] == aligned for k in seg.compiled if k)
+    variant_of = not stand_in and any(k[0] == SYMBOLIC and k[1] == aligned for k in seg.compiled if k)
     _count_compile(seg, cg, ms or 0.0, report,
-                   None if variant_of else
+                   None if variant_of or stand_in else
                    f"inputs' first elements {'' if aligned else 'not '}{_C.vector_alignment()}-byte aligned, unlike "
                    "at the earlier compile")
     report["symbolic_compiles"] += 1
     report["variant_compiles"] += int(variant_of)
+    report["stand_in_compiles"] += int(stand_in)
     seg.compiled[key] = cg
     seg.symbolic[variant] = done = SymbolicGraph(cg, order)
     return done
@@ -305,6 +451,7 @@ def compile_segment(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned
         report["shared_compiles"] += int(ms is None)
         ms = ms or 0.0  # the compile's own time, not the wait for it
     if cg is None:
+        report["call_path_compiles"] += 1
         start = time.perf_counter()
         graph = segment_json(seg, inputs, env, aligned)
         _, target = device_and_target(seg, options)

@@ -22,7 +22,7 @@ import torch
 import torch.fx as fx
 
 from . import _C, fast_path
-from .compile_jobs import compile_segment, compile_symbolic, device_and_target, divisible_symbols, layout_key
+from .compile_jobs import compile_segment, device_and_target, divisible_symbols, layout_key, symbolic_for_call
 from .devices import aligned as all_aligned, current_stream
 from .graph_format import input_layout, output_layout, symbolic_output_strides
 from .nodes import op_name, tensor_meta
@@ -38,6 +38,9 @@ MAX_FAST_PATHS = 8
 #: The same for a graph with symbolic sizes, whose calls bring many layouts (a sequence length each): past this
 #: many, the oldest fast path makes room for the new one, each costing one general-path call to write.
 MAX_SYMBOLIC_FAST_PATHS = 64
+#: Layouts of a graph with symbolic sizes remembered as called once (the next call at one writes its fast path);
+#: forgotten all together past this many.
+MAX_SEEN_ONCE = 4096
 
 
 @dataclass
@@ -50,6 +53,7 @@ class Launch:
     workspace_bytes: int = 0
     aligned: bool = False              # compiled with "align": needs every input's first element ALIGN-aligned
     sizes: list | None = None          # compiled once for every size: the values of its symbols in this layout
+    stand_in: bool = False             # a more general compile while the layout's own compiles: for this call only
 
 
 def args_key(args) -> tuple:
@@ -110,6 +114,7 @@ class Executor:
         self._key_of = None  # args -> the fast paths' key (key_function), made by plan(); None: no fast paths
         self._eager_calls: dict[fx.Node, EagerCall] = {}
         self._layouts = Layouts()  # symbolic tensors' layouts at a call's symbol values
+        self._seen_once: set = set()  # layouts of a graph with symbolic sizes called once, without a fast path
 
     def plan(self) -> None:
         """Partitions the graph (again, after a rejection: fast paths written for the old steps are dropped)."""
@@ -216,12 +221,16 @@ class Executor:
             env[node] = getattr(self.gm, node.target)
         symbols = self._bind_symbols(args) if self.symbolic else {}
         # id(segment) -> the launch it ran, for the fast path this call writes
-        launches = {} if key is not None and key not in self.fast_paths and self._room_for_fast_path() else None
+        launches = ({} if key is not None and key not in self.fast_paths and self._repeats(key)
+                    and self._room_for_fast_path() else None)
         for step in self.steps:
             if isinstance(step, Segment):
                 launch = self.run_segment(step, env, symbols)
                 if launches is not None:
-                    launches[id(step)] = launch
+                    # A stand-in is not what later calls at this layout run: they write the fast path.
+                    launches = None if launch.stand_in else launches
+                    if launches is not None:
+                        launches[id(step)] = launch
                 continue
             if step in env:
                 continue
@@ -232,6 +241,17 @@ class Executor:
         if launches is not None and self.graph_eager_reason is None:  # (another thread's call may have failed)
             self.fast_paths[key] = self._write_fast_path(launches, env, symbols)
         return fx.node.map_arg(self.output.args[0], env.__getitem__)
+
+    def _repeats(self, key) -> bool:
+        """Whether a call with layout `key` is worth a fast path: always in a static graph; in a graph with symbolic
+        sizes from the layout's second call on, so that a size seen once (serving traffic, the last batch of an
+        epoch) does not pay for writing and compiling one on its call's path."""
+        if not self.symbolic or key in self._seen_once:
+            return True
+        if len(self._seen_once) >= MAX_SEEN_ONCE:
+            self._seen_once.clear()
+        self._seen_once.add(key)
+        return False
 
     def _room_for_fast_path(self) -> bool:
         """Whether a new layout gets a fast path: below MAX_FAST_PATHS, or for a graph with symbolic sizes after
@@ -285,7 +305,8 @@ class Executor:
         launch = seg.launches.get(key) if key is not None else None
         if launch is None:
             launch = self._prepare_launch(seg, inputs, symbols, aligned)
-            seg.launches[key] = launch
+            if not launch.stand_in:
+                seg.launches[key] = launch
         if launch.compiled is None:
             _run_eagerly(seg, env)
             return launch
@@ -351,14 +372,11 @@ class Executor:
                          outputs: list) -> Launch | str:
         """The launch of `seg`'s compile for every size at this call's symbol values, or why there is none (the
         segment then compiles for this call's layout, as a static graph's does; reported once per segment)."""
-        # The variant for the symbols whose values here are multiples of SIZE_DIVISOR (promised to the compiler), or
-        # the one for every size where that cannot compile.
+        # The variant for the symbols whose values here are multiples of SIZE_DIVISOR (promised to the compiler), or a
+        # more general one: where that cannot compile, or as a stand-in while it compiles in the background.
         divisible = divisible_symbols(seg, symbols, self.options)
-        done = compile_symbolic(seg, aligned, name=self.segment_name(seg), options=self.options, report=self.report,
-                                divisible=divisible)
-        if isinstance(done, str) and divisible:
-            done = compile_symbolic(seg, aligned, name=self.segment_name(seg), options=self.options,
-                                    report=self.report)
+        done, stand_in = symbolic_for_call(seg, aligned, divisible, name=self.segment_name(seg), options=self.options,
+                                           report=self.report)
         if isinstance(done, str):
             self.report["symbolic_fallbacks"].setdefault(self.segment_name(seg), done)
             return done
@@ -384,7 +402,7 @@ class Executor:
         except ValueError as e:
             return f"the compiled graph refuses these sizes: {e}"
         device, _ = device_and_target(seg, self.options)
-        return Launch(cg, device, outputs, workspace, aligned, sizes)
+        return Launch(cg, device, outputs, workspace, aligned and not stand_in, sizes, stand_in)
 
     def _check_against_eager(self, seg: Segment, env: dict, outputs: list[torch.Tensor], cg) -> None:
         reference = dict(env)

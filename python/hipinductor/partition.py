@@ -58,6 +58,11 @@ class Segment:
     produced: set = field(default_factory=set)
     # dynamo's symbols that the segment's symbolic document holds (compile_jobs.divisible_symbols), once known.
     symbols: frozenset | None = None
+    # The names its symbolic documents give dynamo's symbols (compile_jobs.symbolic_document: the same for every
+    # variant), once one was written.
+    symbol_names: object = None
+    # (device, target) of compile_jobs.device_and_target, once asked (a segment's options never change).
+    device_target: tuple | None = None
 
 
 class Reject(Exception):

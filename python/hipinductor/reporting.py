@@ -26,8 +26,8 @@ class Report(dict):
             segments=0, eager_reason=None, workspace_bytes=0, eager_views=[], eager_empty=[], collectives=[],
             early_compiles=0, shared_compiles=0, build_ms=0.0, first_call_ms=None, gemm_epilogues=0,
             empty_cat_inputs=0, channels_last_convs=0, cuda_graphs=False, cuda_graphs_reason=None, symbolic_dims=[],
-            compiles=0, symbolic_compiles=0, variant_compiles=0, recompiles=0, recompile_reasons={},
-            symbolic_fallbacks={})
+            compiles=0, symbolic_compiles=0, variant_compiles=0, stand_in_compiles=0, recompiles=0,
+            recompile_reasons={}, symbolic_fallbacks={}, call_path_compiles=0, call_path_waits=0, stand_in_calls=0)
 
 
 _reports: list[dict] = []
@@ -57,7 +57,12 @@ def reports() -> list[dict]:
     Compiles and dynamic shapes: symbolic_dims (the graph inputs' dims dynamo made symbolic, as "input.size(d)=s0"),
     compiles (compiled graphs made for the graph's segments, cache hits included), symbolic_compiles (those of them
     compiled once for every size), variant_compiles (those of them for other symbols whose values are multiples of
-    16 than the segment's first: Options.divisibility_variants, chosen per call, not recompiles), recompiles
+    16 than the segment's first: Options.divisibility_variants, chosen per call, not recompiles), stand_in_compiles
+    (those of them compiled for any alignment and size ahead of need, taken to run a call whose own variant was still
+    compiling in the background), stand_in_calls (segment runs on such a stand-in), call_path_compiles (compiles run
+    on a call's path, neither started when the graph was built nor in the background: a symbolic graph's are its
+    segments' first compiles; any later one is a size that cost a compile), call_path_waits (times a call waited
+    for a compile started earlier because nothing compiled served it yet), recompiles
     (compiles of a segment that had one already, for a guard it failed) and recompile_reasons
     (reason -> count: the guard the earlier compiles failed: a new layout, alignment, or why a segment of a graph
     with symbolic sizes compiles per size), symbolic_fallbacks (segment -> why it compiles per size: the core's

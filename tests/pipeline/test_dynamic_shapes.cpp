@@ -232,16 +232,18 @@ TEST(DynamicShapes, SymbolicRowLengthsPickAPersistentVariantPerCall) {
     EXPECT_EQ(rows.form == RowPlan::Form::Persistent, variant) << to_string(plan);
     EXPECT_NE(plan.grid_reason.find("a variant: runs where"), std::string::npos) << to_string(plan);
   }
-  ASSERT_EQ(names.size(), 4u) << to_string(c.module.plans[0]);
+  ASSERT_EQ(names.size(), 6u) << to_string(c.module.plans[0]);
   auto compiled = std::make_shared<const CompiledGraph>(compile_graph(graph, cpu_options()));
   CpuDevice device(compiled->module.target);
   GraphRunner runner(compiled, device);
   EXPECT_EQ(launched(runner, {3, 7}), std::vector<std::string>{names[0]});
   EXPECT_EQ(launched(runner, {3, 1024}), std::vector<std::string>{names[0]});
   EXPECT_EQ(launched(runner, {3, 1025}), std::vector<std::string>{names[1]});
-  EXPECT_EQ(launched(runner, {1, 16384}), std::vector<std::string>{names[2]});
-  EXPECT_EQ(launched(runner, {1, 16385}), std::vector<std::string>{names[3]});
-  check_bindings(graph, pairs({1, 3}, {1, 2, 7, 1024, 1025, 4099, 16384, 16385}), 1e-5, 1e-6);
+  EXPECT_EQ(launched(runner, {3, 2049}), std::vector<std::string>{names[2]});
+  EXPECT_EQ(launched(runner, {1, 8192}), std::vector<std::string>{names[3]});
+  EXPECT_EQ(launched(runner, {1, 16384}), std::vector<std::string>{names[4]});
+  EXPECT_EQ(launched(runner, {1, 16385}), std::vector<std::string>{names[5]});
+  check_bindings(graph, pairs({1, 3}, {1, 2, 7, 1024, 1025, 2049, 4099, 8192, 16384, 16385}), 1e-5, 1e-6);
 }
 
 TEST(DynamicShapes, SymbolicRowLengthsPersistentBf16AndStatistics) {

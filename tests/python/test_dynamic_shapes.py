@@ -31,14 +31,16 @@ def symbolic_reports() -> list[dict]:
 
 def assert_compiled_once(expected_graphs: int = 1) -> list[dict]:
     """Each graph with symbolic sizes compiled every segment once for every size (and once more at most per set of
-    its symbols whose values were multiples of 16: variants chosen per call): no recompile, no fallback.
+    its symbols whose values were multiples of 16: variants chosen per call; and the stand-ins some calls ran on
+    while their own variant compiled in the background): no recompile, no fallback.
     (A call with a size of 1 is a graph of dynamo's own: it specialises sizes 0 and 1.)"""
     graphs = symbolic_reports()
     assert len(graphs) == expected_graphs, hipinductor.reports()
     for r in graphs:
         assert r["symbolic_fallbacks"] == {}, r
         assert r["recompiles"] == 0 and r["recompile_reasons"] == {}, r
-        assert r["compiles"] == r["symbolic_compiles"] == r["segments"] + r["variant_compiles"], r
+        assert (r["compiles"] == r["symbolic_compiles"]
+                == r["segments"] + r["variant_compiles"] + r["stand_in_compiles"]), r
         assert r["segments"] > 0, r
     return graphs
 
@@ -328,11 +330,20 @@ def test_sizes_divisible_by_16_take_a_variant_promised_so_and_others_the_general
 
     _reset()
     g = compile(f, dynamic=True)
-    for n, m in [(3, 32), (5, 7), (7, 48), (13, 33), (2, 16), (31, 1031), (9, 4096), (4, 20)]:
+    shapes = [(3, 32), (5, 7), (7, 48), (13, 33), (2, 16), (31, 1031), (9, 4096), (4, 20)]
+    for n, m in shapes:
+        x = torch.randn(n, m)
+        torch.testing.assert_close(g(x), f(x), rtol=1e-4, atol=1e-4)
+    # Calls run on stand-ins while the variant for sizes no multiple of 16 compiles in the background; once it is
+    # compiled, they take it.
+    assert hipinductor.wait_for_compiles(timeout=300)
+    for n, m in shapes:
         x = torch.randn(n, m)
         torch.testing.assert_close(g(x), f(x), rtol=1e-4, atol=1e-4)
     (r,) = assert_compiled_once()
     assert r["variant_compiles"] == r["segments"], r
+    # The first compile started when the graph was built, the others in the background: none on a call's path.
+    assert r["call_path_compiles"] == 0, r
 
     _reset()
     g = compile(f, dynamic=True, options={"divisibility_variants": False})
@@ -341,6 +352,29 @@ def test_sizes_divisible_by_16_take_a_variant_promised_so_and_others_the_general
         torch.testing.assert_close(g(x), f(x), rtol=1e-4, atol=1e-4)
     (r,) = assert_compiled_once()
     assert r["variant_compiles"] == 0, r
+
+
+def test_never_seen_sizes_after_warm_up_compile_nothing_on_the_call_path():
+    # After a warm-up at sizes that are multiples of 16 (their variant compiled on the first call), calls at sizes
+    # never seen (primes, sizes no vector width divides, large; every combination of divisible and not) run on
+    # compiles made ahead or in the background: no compile on a call's path, results equal eager's.
+    def f(x, w):
+        return F.rms_norm(torch.softmax(x, -1) * 2, (x.shape[-1],), w) + x.sum(0)
+
+    _reset()
+    g = compile(f, dynamic=True)
+    for n, m in [(16, 32), (32, 48)]:
+        x, w = torch.randn(n, m), torch.randn(m)
+        torch.testing.assert_close(g(x, w), f(x, w), rtol=1e-4, atol=1e-4)
+    (r,) = symbolic_reports()
+    first = r["call_path_compiles"]  # none: the graph's first compiles started when it was built
+    for n, m in [(13, 7), (2, 1031), (48, 97), (5, 64), (257, 3), (32, 16)]:
+        x, w = torch.randn(n, m), torch.randn(m)
+        torch.testing.assert_close(g(x, w), f(x, w), rtol=1e-4, atol=1e-4)
+    hipinductor.wait_for_compiles(timeout=300)
+    (r,) = assert_compiled_once()
+    assert r["call_path_compiles"] == first, r
+    assert r["stand_in_calls"] + r["call_path_waits"] > 0, r
 
 
 def test_a_segment_the_core_cannot_compile_symbolically_compiles_per_size_and_says_why():
