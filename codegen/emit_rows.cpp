@@ -10,12 +10,16 @@ namespace hi::codegen_detail {
 
 void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
   const int v = plan.width, t = plan.threads, e_count = plan.groups_per_thread, rpb = plan.rows_per_block;
+  const bool peeled = plan.peeled;
   const int64_t groups = plan.length / v;
+  // A peeled row's columns outside its whole groups (fewer than 2V) take `edges` slots per lane after the groups'.
+  const int edges = peeled ? static_cast<int>(ceil_div(2 * (v - 1), t)) : 0;
   const std::string I = index_type_, vs = std::to_string(v), ts = std::to_string(t), rows = index(k_.numel);
-  const std::string per_thread = std::to_string(e_count * v);
-  ranges_["cg"] = Range::loop(groups);
+  const std::string group_values = std::to_string(e_count * v), per_thread = std::to_string(e_count * v + edges);
+  ranges_["cg"] = peeled ? Range{-1, groups} : Range::loop(groups);
   ranges_["j"] = Range::loop(v);
-  const std::map<std::string, Index> lanes{{"col", Index::var("cg") * v + Index::var("j")}};
+  if (peeled) ranges_["head"] = Range::loop(v);
+  const std::map<std::string, Index> lanes{{"col", persistent_column(plan)}};
   line("// persistent rows: " + ts + " threads per row, " + per_thread + " values per thread in registers, " + vs +
        " per vector access");
   // Block-wide reductions (rows longer than a warp) store their warps' partials without a barrier first: each
@@ -45,16 +49,48 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
          index(k_.numel - Index(1)) + ";");
     row_store_guard_ = "lane == 0 && row_ok";
   }
-  // Lanes past the row's groups are idle: where the plan's threads x E exceed them, or where the group count is
-  // symbolic (a variant planned for rows up to plan.length).
-  const bool ragged = int64_t{e_count} * t > groups || !plan.groups.is_const();
-  const std::string valid = !ragged                  ? ""
+  const std::string len = index(k_.row_length);
+  if (peeled) {
+    head_aligns_ = plan.row_start;
+    // The row's columns before its first aligned one (head), its whole groups from there, and its edge columns: the
+    // head's and those after the last whole group.
+    line("const int head = (int)hi_imin((" + vs + " - (" + index(plan.row_start) + ") % " + vs + ") % " + vs + ", " +
+         len + ");");
+    line("const int ngroups = (int)((" + len + " - head) / " + vs + ");");
+    line("const int nedge = (int)(" + len + " - (" + I + ")ngroups * " + vs + ");");
+  }
+  // Lanes past the row's groups are idle: where the plan's threads x E exceed them, where the group count is
+  // symbolic (a variant planned for rows up to plan.length), or per row (peeled).
+  const bool ragged = peeled || int64_t{e_count} * t > groups || !plan.groups.is_const();
+  // A peeled row of a known length has at least groups - 1 whole groups: the lanes of the groups below that are
+  // known valid when the kernel is compiled.
+  const std::string valid = peeled ? plan.groups.is_const() && groups > 1
+                                         ? "(cg < " + std::to_string(groups - 1) + " || cg < ngroups)"
+                                         : std::string("cg < ngroups")
+                            : !ragged                ? ""
                             : plan.groups.is_const() ? "cg < " + std::to_string(groups)
                                                      : "cg < " + index(plan.groups);
   auto guarded = [&](const std::string& extra, const std::string& statement) {
     std::string cond = valid;
     if (!extra.empty()) cond = cond.empty() ? extra : cond + " && " + extra;
     line(cond.empty() ? statement : "if (" + cond + ") " + statement);
+  };
+  // A peeled row's edge column ei (of nedge) in the view's terms: before the head in group -1, after the last whole
+  // group in group ngroups.
+  auto edge_position = [&](const std::string& ei, const std::string& in_groups) {
+    const std::string before = ei + " < head";
+    line("const int cg = " + (in_groups.empty() ? "" : in_groups + " ? (q / " + vs + ") * " + ts + " + lane : ") +
+         before + " ? -1 : ngroups;");
+    line("const int j = " + (in_groups.empty() ? "" : in_groups + " ? q % " + vs + " : ") + before + " ? " + ei +
+         " - head + " + vs + " : " + ei + " - head;");
+  };
+  // Opens slot es of this lane's edge columns, where the row has it (and `extra` holds).
+  auto open_edges = [&](const std::string& extra) {
+    line("#pragma unroll");
+    open("for (int es = 0; es < " + std::to_string(edges) + "; ++es)");
+    line("const int ei = es * " + ts + " + lane;");
+    open("if (ei < nedge" + (extra.empty() ? std::string() : " && " + extra) + ")");
+    edge_position("ei", "");
   };
   const std::string store_ok = rpb == 1 ? "" : "row_ok";
 
@@ -72,9 +108,16 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
   auto open_values = [&] {
     line("#pragma unroll");
     open("for (int q = 0; q < " + per_thread + "; ++q)");
-    line("const int cg = (q / " + vs + ") * " + ts + " + lane;");
-    line("const int j = q % " + vs + ";");
-    if (ragged) open("if (" + valid + ")");
+    if (!peeled) {
+      line("const int cg = (q / " + vs + ") * " + ts + " + lane;");
+      line("const int j = q % " + vs + ";");
+      if (ragged) open("if (" + valid + ")");
+      return;
+    }
+    const std::string in_groups = "q < " + group_values;
+    line("const int ei = (q - " + group_values + ") * " + ts + " + lane;");
+    edge_position("ei", in_groups);
+    open("if (" + in_groups + " ? " + valid + " : ei < nedge)");
   };
   auto close_values = [&] {
     if (ragged) close();
@@ -86,12 +129,18 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
     std::vector<std::pair<std::string, const RowLoad*>> arrays;
     for (const RowLoad& l : row_loads) {
       bool mine = shared ? l.users.size() > 1 : (l.users.size() == 1 && l.users[0] == phase);
-      if (mine) arrays.emplace_back(vector_array(l.load, e_count * v, "q"), &l);
+      if (mine) arrays.emplace_back(vector_array(l.load, e_count * v + edges, "q"), &l);
     }
     if (arrays.empty()) return;
     open_groups();
     for (const auto& [name, l] : arrays)
       guarded("", vector_call("load", l->load->buffer, l->base, v, "&" + name + "[e * " + vs + "]"));
+    close();
+    if (!peeled) return;
+    open_edges("");
+    for (const auto& [name, l] : arrays)
+      line(name + "[" + group_values + " + es] = " + param_name(l->load->buffer) + "[(" + index(l->base) + ") + j];");
+    close();
     close();
   };
   load_rows(true, 0);
@@ -164,6 +213,12 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
         open_groups();
         guarded(store_ok, vector_call("store", c.buffer, base, v, "&" + st + "[e * " + vs + "]"));
         close();
+        if (peeled) {
+          open_edges(store_ok);
+          line(param_name(c.buffer) + "[(" + index(base) + ") + j] = " + st + "[" + group_values + " + es];");
+          close();
+          close();
+        }
       }
       if (!kept.empty()) local_value_[c.buffer] = kept + "[q]";
       continue;
@@ -204,6 +259,7 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
   if (block_reductions == 1) line("smem_half ^= 1;");
   close();
   local_value_.clear();
+  head_aligns_.reset();
 }
 
 void KernelPrinter::emit_row_loop(const RowPlan& plan) {

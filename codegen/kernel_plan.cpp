@@ -140,8 +140,9 @@ const char* form_name(const KernelPlan& plan) {
     }
   }
   if (const auto* rows = std::get_if<RowPlan>(&plan.shape))
-    return rows->form == RowPlan::Form::Persistent ? "persistent rows" : rows->peeled ? "looped rows, peeled"
-                                                                                       : "looped rows";
+    return rows->form == RowPlan::Form::Persistent ? rows->peeled ? "persistent rows, peeled" : "persistent rows"
+           : rows->peeled                          ? "looped rows, peeled"
+                                                   : "looped rows";
   if (const auto* cols = std::get_if<ColumnPlan>(&plan.shape)) {
     switch (cols->form) {
       case ColumnPlan::Form::OutputsPerThread: return "outputs per thread";

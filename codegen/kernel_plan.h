@@ -77,8 +77,9 @@ struct RowPlan {
   /// Persistent: the row length the plan is made for: the known one, or the bound of a variant for a symbolic one
   /// (plan_kernels); the row count may be symbolic (Kernel::numel).
   int64_t length = 0;
-  /// Persistent: the row's vector groups, length / V over the symbols (V divides the length for every value); below
-  /// length / V in a variant, the lanes of groups past it are idle.
+  /// Persistent: the row's vector groups, length / V over the symbols (V divides the length for every value, or the
+  /// row is peeled, and has at most this many whole groups); below length / V in a variant, the lanes of groups past
+  /// it are idle.
   Index groups;
   bool reads_only = false;       ///< no output has a row's elements (a plain reduction)
   /// Persistent: the contiguous operands, read with vector loads from lane-0 index `base` (over row and cg): once per
@@ -97,9 +98,11 @@ struct RowPlan {
     size_t first = 0;
   };
   std::vector<CachedValue> cached_values;
-  /// Looped, for a row length no vector width divides: each row's columns before its first V-aligned one (`head`)
-  /// and after its last whole group go one per thread. `row_start` is the lane-0 index of the first contiguous access
-  /// at head = cg = 0 (over row), from which the printed kernel finds each row's head.
+  /// For a row length no vector width divides: each row's columns before its first V-aligned one (`head`) and after
+  /// its last whole group go one per lane (Persistent: in extra register slots after the groups', at col = head +
+  /// cg*V + j with cg = -1 before the head and cg = the row's group count after it, persistent_column), the rest in
+  /// vector groups from the head. `row_start` is the index of a contiguous access at the row's first column (over
+  /// row), from which the printed kernel finds each row's head.
   bool peeled = false;
   Index row_start;
   /// Looped: two consecutive reductions of the kernel computed in one pass over the row instead of two: softmax's

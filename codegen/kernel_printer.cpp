@@ -231,7 +231,10 @@ std::string KernelPrinter::vector_fn(const char* op, int buffer, const Index& ba
   }
   if (known < chunk || !first.as_const()) return checked;
   // Aligned for every thread when the lane-0 element's distance from the first element is a multiple of the chunk.
-  Index distance = simplify(mod(base - first, Index(chunk / item)), ranges_);
+  // A peeled row's head is -row_start modulo V, the chunk's elements (V * item <= 16 bytes, or 16 / item).
+  Index at = base;
+  if (head_aligns_ && chunk == v * item) at = substitute(base, {{"head", Index(0) - *head_aligns_}});
+  Index distance = simplify(mod(at - first, Index(chunk / item)), ranges_);
   if (distance != Index(0)) return checked;
   return std::string("hi_") + op + "_vec_aligned<" + args + ">";
 }

@@ -340,6 +340,8 @@ class KernelPrinter {
   int next_array_ = 0;
   /// Row kernels: the condition under which a thread stores its row's per-row values.
   std::string row_store_guard_ = "threadIdx.x == 0";
+  /// Peeled persistent rows: the row start their `head` aligns (head = -row_start modulo V), for vector_fn.
+  std::optional<Index> head_aligns_;
   /// Row kernels: buffers whose value is one per row, held in a register (keep_row_value).
   std::set<int> row_values_;
   bool row_value(const Expr& e) const {

@@ -17,6 +17,8 @@ constexpr int kMaxRegisterValues = 32;
 /// Most values per thread of a persistent row that a whole kRowLoopThreads block holds and writes back (see
 /// persistent_rows).
 constexpr int kMaxBlockRowValues = 16;
+/// Fewest vector groups a persistent row of a length no vector width divides spans before it is peeled.
+constexpr int64_t kMinPeeledGroups = 4;
 /// Fewest threads a column kernel keeps when it widens its vector groups.
 constexpr int64_t kMinColumnThreads = 32768;
 /// Vector groups below which a single-reduction column kernel slices its rows across a block, the threads it then
@@ -87,6 +89,40 @@ void plan_row_registers(const LoopProgram& p, const Kernel& k, const std::vector
   }
 }
 
+/// Rows of a length no vector width divides: the widest V that makes the most accesses contiguous along the row
+/// without dividing its length (1 where none is), and the index of each contiguous access (loads, then stores to
+/// memory) at the row's first column, over row.
+struct OddRows {
+  int width = 1;
+  std::vector<Index> starts;
+};
+OddRows odd_rows(const LoopProgram& p, const Kernel& k, const VarRanges& base, const Index& length) {
+  OddRows odd;
+  odd.width = vector_width(p, k, base, "col", length, false);
+  if (odd.width == 1) return odd;
+  VarRanges ranges = base;
+  ranges["cg"] = group_range(length, odd.width, p.size_ranges);
+  ranges["j"] = Range::loop(odd.width);
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  lane_views(p, k, {{"col", Index::var("cg") * odd.width + Index::var("j")}}, ranges, bodies, stores);
+  auto start = [&](const Index& f) { return simplify(substitute(lane0(f, ranges), {{"cg", Index(0)}}), ranges); };
+  for (const Expr& load : external_loads(p, k, bodies))
+    if (contiguous_lanes(load->index, ranges)) odd.starts.push_back(start(load->index));
+  for (size_t n = 0; n < stores.size(); ++n)
+    if (!is_local(k, p.computations[k.computations[n]].buffer) && contiguous_lanes(stores[n], ranges))
+      odd.starts.push_back(start(stores[n]));
+  return odd;
+}
+
+/// Whether every contiguous access of `odd` is in the same phase modulo its V: one head aligns them all.
+bool one_phase(const OddRows& odd, const VarRanges& ranges) {
+  bool same = !odd.starts.empty();
+  for (const Index& a : odd.starts)
+    same = same && simplify(mod(a - odd.starts[0], Index(odd.width)), ranges) == Index(0);
+  return same;
+}
+
 /// Persistent rows planned as rows of `planned` columns: the known row length, or for a symbolic one the bound of
 /// the variant (persistent_row_variant) that runs it for lengths up to there. `not_persistent` says why not, where a
 /// rule (not the length alone) refuses them.
@@ -103,16 +139,36 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
   RowPlan plan;
   plan.form = RowPlan::Form::Persistent;
   plan.length = *length;
-  // V divides the row length for every value (a symbolic length without a promised divisor takes V = 1); a row
-  // shorter than planned leaves its last groups' lanes idle (RowPlan::groups).
-  plan.width = vector_width(p, k, kernel_var_ranges(p, k), "col", row_length, true);
+  // V divides the row length for every value; a row shorter than planned leaves its last groups' lanes idle
+  // (RowPlan::groups).
+  const VarRanges base = kernel_var_ranges(p, k);
+  plan.width = vector_width(p, k, base, "col", row_length, true);
   plan.width_reason = vector_width_reason(plan.width, "col");
-  plan.groups = simplify(floordiv(row_length, Index(plan.width)), p.size_ranges);
-  const int64_t groups = *length / plan.width;
+  // A length no V divides (4099; a symbolic one without a promised divisor) leaves most rows starting off the vector
+  // alignment. Element by element, a warp moves 64 bytes of a 16-bit row per load instruction, and the sweep's odd
+  // row reductions and norms ran at 0.55-0.71x Inductor's speed on the H200. Such rows are peeled as the row loop
+  // peels them (RowPlan::peeled): vector groups from the row's first aligned column, and the columns before it and
+  // after the last whole group one per lane, in extra register slots. Only when every contiguous operand is in the
+  // same phase, as for the row loop: a weight indexed by the column alone is not, and its misaligned vectors took
+  // LayerNorm over 4099 bf16 columns from 125 to 215 VGPRs on gfx90a/gfx942 (2 waves per SIMD). Rows of fewer
+  // than kMinPeeledGroups groups keep one element per access: their edges would be most of them.
+  if (plan.width == 1) {
+    if (const OddRows odd = odd_rows(p, k, base, row_length);
+        odd.width > 1 && one_phase(odd, base) && *length >= kMinPeeledGroups * odd.width) {
+      plan.peeled = true;
+      plan.width = odd.width;
+      plan.row_start = odd.starts[0];
+      plan.width_reason = "no vector width divides the row length " + row_length.str() +
+                          ": rows peeled to their first " + std::to_string(odd.width) + "-aligned column";
+    }
+  }
+  const int v = plan.width;
+  plan.groups = simplify(floordiv(row_length, Index(v)), p.size_ranges);
+  const int64_t groups = *length / v;
   const int warp = target.warp_size;
   plan.reads_only = !writes_rows(p, k);
   if (groups <= 4 * warp) {
-    plan.threads = static_cast<int>(std::min<int64_t>(warp, pow2_at_least(groups)));  // a warp (or part of one) per row: shuffles only
+    plan.threads = static_cast<int>(std::min<int64_t>(warp, pow2_at_least(groups)));
     plan.threads_reason = std::to_string(groups) + " groups per row: a warp (or part of one) per row, shuffles only";
   } else {
     // About 16 values per thread and operand; 32 (four 16-byte vectors) for 16-bit types in rows long enough to
@@ -154,12 +210,16 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
   // workgroups.
   const int block = warp == 32 ? 64 : 256;
   plan.rows_per_block = plan.threads <= warp ? std::max(1, block / plan.threads) : 1;
-  VarRanges ranges = kernel_var_ranges(p, k);
+  VarRanges ranges = base;
   ranges["cg"] = Range::loop(groups);
   ranges["j"] = Range::loop(plan.width);
+  if (plan.peeled) {
+    ranges["head"] = Range::loop(plan.width);
+    ranges["cg"] = Range{-1, groups};  // a column before the head is in group -1, one after the last in group `groups`
+  }
   std::vector<Expr> bodies;
   std::vector<Index> stores;
-  lane_views(p, k, {{"col", Index::var("cg") * plan.width + Index::var("j")}}, ranges, bodies, stores);
+  lane_views(p, k, {{"col", persistent_column(plan)}}, ranges, bodies, stores);
   plan_row_registers(p, k, bodies, ranges, plan);
   plan.rows_reason = plan.threads <= warp ? "rows of a warp or less share blocks of " + std::to_string(block) +
                                                 (warp == 32 ? " (small blocks even out the SMs' last rows)"
@@ -185,26 +245,19 @@ void plan_row_loop(const LoopProgram& p, const Kernel& k, RowPlan& rows) {
   // misaligned groups, read element by element with lanes 16 bytes apart, made LayerNorm over 4096 x 50257 bf16
   // slower on the H200 (0.46 -> 0.55 ms) than unpeeled.
   if (v == 1) {
-    if (const int w = vector_width(p, k, base, "col", length, false); w > 1) {
-      VarRanges ranges = base;
-      ranges["head"] = Range::loop(w);
-      ranges["cg"] = group_range(length, w, p.size_ranges);
-      ranges["j"] = Range::loop(w);
-      std::vector<Expr> bodies;
-      std::vector<Index> stores;
-      lane_views(p, k, {{"col", Index::var("head") + Index::var("cg") * w + Index::var("j")}}, ranges, bodies, stores);
-      std::vector<Index> accesses;  // lane-0 indexes of the contiguous loads and of the stores to memory
-      for (const Expr& load : external_loads(p, k, bodies))
-        if (contiguous_lanes(load->index, ranges)) accesses.push_back(lane0(load->index, ranges));
-      for (size_t n = 0; n < stores.size(); ++n)
-        if (!is_local(k, p.computations[k.computations[n]].buffer) && contiguous_lanes(stores[n], ranges))
-          accesses.push_back(lane0(stores[n], ranges));
-      bool same_phase = !accesses.empty();
-      for (const Index& a : accesses)
-        same_phase = same_phase && simplify(mod(a - accesses[0], Index(w)), ranges) == Index(0);
-      if (same_phase) {
+    if (const OddRows odd = odd_rows(p, k, base, length); odd.width > 1) {
+      const int w = odd.width;
+      if (one_phase(odd, base)) {
+        VarRanges ranges = base;
+        ranges["head"] = Range::loop(w);
+        ranges["cg"] = group_range(length, w, p.size_ranges);
+        ranges["j"] = Range::loop(w);
+        std::vector<Expr> bodies;
+        std::vector<Index> stores;
+        lane_views(p, k, {{"col", Index::var("head") + Index::var("cg") * w + Index::var("j")}}, ranges, bodies,
+                   stores);
         rows.peeled = true;
-        rows.row_start = simplify(substitute(accesses[0], {{"head", Index(0)}, {"cg", Index(0)}}), ranges);
+        rows.row_start = odd.starts[0];
         rows.width = w;
         rows.width_reason = "no vector width divides the row length " + length.str() +
                             ": rows peeled to their first " + std::to_string(w) + "-aligned column";
@@ -486,6 +539,11 @@ int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges,
     }
   }
   return best;
+}
+
+Index persistent_column(const RowPlan& plan) {
+  const Index col = Index::var("cg") * plan.width + Index::var("j");
+  return plan.peeled ? Index::var("head") + col : col;
 }
 
 std::string vector_width_reason(int v, const std::string& var) {

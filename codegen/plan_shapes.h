@@ -62,6 +62,8 @@ Expr deviations_mean(const LoopProgram& p, const Kernel& k, const std::vector<Ex
 std::set<int> reciprocal_divisors(const LoopProgram& p, const Kernel& k);
 /// The range of a group counter g < extent / V: [0, hi / V - 1] for an extent of at most hi, else [0, unbounded).
 Range group_range(const Index& extent, int v, const VarRanges& ranges);
+/// A persistent row's column at group cg, lane j: cg*V + j, after the row's head where it is peeled (RowPlan::peeled).
+Index persistent_column(const RowPlan& plan);
 /// Why vector_width chose `v`.
 std::string vector_width_reason(int v, const std::string& var);
 

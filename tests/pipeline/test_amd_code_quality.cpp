@@ -201,6 +201,9 @@ const std::vector<QualityCase>& quality_cases() {
       {"layer_norm_bf16_4096", test::layer_norm_graph(2048, 4096, false, DType::BFloat16), true, true},
       {"rms_norm_bf16_4096", rms_norm_bf16(2048, 4096), true, true},
       {"row_sum_f32", row_sum_f32(4096, 4096), true, false},  // one value per row: no contiguous store
+      // Rows no vector width divides, held in registers: peeled to vector groups from each row's aligned column.
+      {"softmax_bf16_4099", test::softmax_graph(4093, 4099, DType::BFloat16), true, true},
+      {"row_sum_odd_f32", row_sum_f32(4093, 4099), true, false},
       {"column_sum_f32", column_sum_f32(16384, 4096), false, false},
       {"rope_cat_bf16", test::rope_graph(8192, 128, 64, DType::BFloat16), true, true},  // x, cos, sin: 16 bytes
       // Tiles through LDS: 2-byte loads along the input's rows, 2-byte stores along the output's.

@@ -80,6 +80,46 @@ TEST_P(CpuNumerics, RowsOfLengthsNoVectorDividesArePeeled) {
   test::expect_matches(run_against_reference(g.graph(), o), 1e-5, 1e-3);
 }
 
+TEST_P(CpuNumerics, PersistentRowsOfOddWidthsArePeeled) {
+  // Rows held in registers whose length no vector width divides start at every offset modulo V: each row's columns
+  // before its first aligned one and after its last whole group go one per lane, the rest in vector groups. Every dtype class, rows of a warp or less sharing blocks (33, 37 columns), rows of a whole block (16385),
+  // and rows too short to peel (1 to 9 columns).
+  CompileOptions o = unsplit(GetParam());
+  test::GraphBuilder g;
+  auto row_op = [&](const char* op, const char* name, DType dt, int64_t rows, int64_t cols) {
+    ValueRef x = g.input(std::string("x_") + name, dt, {rows, cols});
+    g.output(std::string(op) == "aten.any.dim" ? g.call_inferred(name, op, {A(x), I(-1)})
+                                                : g.call_inferred(name, op, {A(x), L({-1})}));
+  };
+  row_op("aten.sum.dim_IntList", "sum_f32", DType::Float32, 9, 4099);
+  row_op("aten.amax.default", "amax_bf16", DType::BFloat16, 9, 4093);
+  row_op("aten.sum.dim_IntList", "sum_f16", DType::Float16, 13, 33);
+  row_op("aten.sum.dim_IntList", "sum_f64", DType::Float64, 10, 4099);
+  row_op("aten.sum.dim_IntList", "sum_i32", DType::Int32, 11, 4099);
+  row_op("aten.any.dim", "any_bool", DType::Bool, 12, 4099);
+  row_op("aten.sum.dim_IntList", "sum_bf16_long", DType::BFloat16, 3, 16385);
+  for (int64_t cols : {1, 2, 3, 7, 8, 9})
+    row_op("aten.sum.dim_IntList", ("sum_short" + std::to_string(cols)).c_str(), DType::BFloat16, 5, cols);
+  // LayerNorm's weights, indexed by the column alone, are out of phase with the rows: not peeled.
+  const Graph ln = test::layer_norm_graph(9, 4099, true, DType::BFloat16);
+  const std::vector<std::pair<Graph, size_t>> cases{{g.graph(), 7},
+                                                    {test::softmax_graph(9, 4099, DType::BFloat16), 1},
+                                                    {test::softmax_graph(13, 37), 1},
+                                                    {ln, 0}};
+  for (const auto& [graph, peeled] : cases) {
+    NumericsCheck r = run_against_reference(graph, o, 5);
+    const std::string text = kernels_text(r.compiled->module);
+    size_t skews = 0;
+    for (size_t at = text.find("const int nedge = "); at != std::string::npos; at = text.find("const int nedge = ", at + 1))
+      ++skews;
+    EXPECT_EQ(skews, peeled) << text;
+    if (peeled == 1)  // one kernel: no access of one element at a time
+      for (const char* scalar : {"vec<1>", "vec<1,", "aligned<1>", "aligned<1,"})
+        EXPECT_EQ(text.find(scalar), std::string::npos) << scalar << "\n" << text;
+    test::expect_matches(r, 2e-2, 1e-3);
+  }
+}
+
 TEST_P(CpuNumerics, PointwiseChain) {
   test::expect_matches(test::run_on_cpu(test::pointwise_chain_graph(33, 17), GetParam()), 1e-5, 1e-6);
 }
