@@ -156,13 +156,14 @@ const char* form_name(const KernelPlan& plan) {
   return "?";
 }
 
-/// Library math calls a kernel may print inlined. NVRTC and HIPRTC inline each call's whole body, slow paths
-/// included, and their optimizers then take time superlinear in the kernel's size: 50 / 100 / 200 chained sinf took
-/// 3.5 / 9.8 / 27 s in NVRTC 12.4 for sm_90 (the same 400 called out of line 0.7 s), and a 1,000-node pointwise chain
-/// of sin, tanh and sigmoid 19 s as one kernel, 1 s with its calls out of line. Normal kernels (a GELU, a softmax,
-/// RoPE's sin and cos over a few vector lanes) print far fewer and keep their inlined calls, where the call's cost
-/// would show; kernels past the bound are long fused chains whose compile time it bounds.
-constexpr int kMaxInlinedMathCalls = 64;
+/// Calls of large math functions (is_library_math_call) a kernel may print inlined. NVRTC and HIPRTC inline each
+/// call's whole body, slow paths included, and their optimizers then take time superlinear in the kernel's size:
+/// 16 / 50 / 100 / 200 chained sinf took 2.3 / 3.5 / 9.8 / 27 s in NVRTC 12.4 for sm_90 (the same 400 called out of
+/// line 0.7 s), and a 1,000-node pointwise chain of sin, tanh and sigmoid 19 s as one kernel, 2.8 s with its sins out
+/// of line. 32 printed calls stay around a second. Normal kernels (RoPE's sin and cos over 16 lanes and groups, an
+/// optimizer's pow) print fewer and keep their calls inlined, where a call's cost would show; kernels past the bound
+/// are long fused chains, whose compile time it bounds.
+constexpr int kMaxInlinedMathCalls = 32;
 
 /// How many copies of each computation's body the kernel's loops print per thread (vector lanes times groups, the
 /// persistent row loop unrolled over them), as the compiler sees them.
@@ -191,22 +192,10 @@ void plan_outlining(const LoopProgram& p, const Kernel& k, KernelPlan& plan) {
 }  // namespace
 
 bool is_library_math_call(const Expr& e) {
-  if (e->op == ExprOp::Unary) {
-    if (!is_floating(e->args[0]->dtype)) return false;
-    switch (e->unary_op()) {
-      case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Expm1: case UnaryOp::Log: case UnaryOp::Log2:
-      case UnaryOp::Log10: case UnaryOp::Log1p: case UnaryOp::Sin: case UnaryOp::Cos: case UnaryOp::Tan:
-      case UnaryOp::Asin: case UnaryOp::Acos: case UnaryOp::Atan: case UnaryOp::Sinh: case UnaryOp::Cosh:
-      case UnaryOp::Tanh: case UnaryOp::Asinh: case UnaryOp::Acosh: case UnaryOp::Atanh: case UnaryOp::Sigmoid:
-      case UnaryOp::Erf: case UnaryOp::Erfc: case UnaryOp::GeluErf: case UnaryOp::GeluTanh: case UnaryOp::Silu:
-      case UnaryOp::Lgamma: case UnaryOp::Digamma: case UnaryOp::Erfinv:
-        return true;
-      default:
-        return false;
-    }
-  }
+  if (e->op != ExprOp::Unary && e->op != ExprOp::Binary) return false;
+  const DType t = e->args[0]->dtype;
+  if (!is_floating(t)) return false;
   if (e->op == ExprOp::Binary) {
-    if (!is_floating(e->args[0]->dtype)) return false;
     switch (e->binary_op()) {
       case BinaryOp::Pow: case BinaryOp::Fmod: case BinaryOp::Remainder: case BinaryOp::Zeta: case BinaryOp::Atan2:
       case BinaryOp::Hypot:
@@ -215,7 +204,24 @@ bool is_library_math_call(const Expr& e) {
         return false;
     }
   }
-  return false;
+  switch (e->unary_op()) {
+    // Large bodies whatever the type: argument reduction for large inputs (trigonometric), special cases.
+    case UnaryOp::Sin: case UnaryOp::Cos: case UnaryOp::Tan: case UnaryOp::Asin: case UnaryOp::Acos:
+    case UnaryOp::Atan: case UnaryOp::Sinh: case UnaryOp::Cosh: case UnaryOp::Asinh: case UnaryOp::Acosh:
+    case UnaryOp::Atanh: case UnaryOp::Log1p: case UnaryOp::Erfc: case UnaryOp::Lgamma: case UnaryOp::Digamma:
+    case UnaryOp::Erfinv:
+      return true;
+    // A few instructions in float (exp2 is one hardware instruction and a scaling, exp, tanh and erf short
+    // polynomials): inlined, they cost the compilers little, and a call in a kernel's unrolled loops costs them more
+    // than the body (50 chained softmaxes compiled 1.5 times slower in NVRTC with exp2 out of line). Double
+    // versions are long polynomials with special-case paths.
+    case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Expm1: case UnaryOp::Log: case UnaryOp::Log2:
+    case UnaryOp::Log10: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Erf: case UnaryOp::GeluErf:
+    case UnaryOp::GeluTanh: case UnaryOp::Silu:
+      return t == DType::Float64;
+    default:
+      return false;
+  }
 }
 
 KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& target) {

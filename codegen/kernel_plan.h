@@ -194,8 +194,8 @@ struct KernelPlan {
   std::variant<PointwisePlan, RowPlan, ColumnPlan, ScanPlan> shape;  ///< the one of `kind`
 };
 
-/// Whether `e` is printed as a call of a device math library function (sin, exp, pow, fmod, ...; the prelude's
-/// hi_* wrappers of them included) that KernelPlan::outline_math calls out of line.
+/// Whether `e` is printed as a call of a device math library function with a large body (sin, pow, fmod, ..., every
+/// double one; the prelude's hi_* wrappers of them included), one KernelPlan::outline_math calls out of line.
 bool is_library_math_call(const Expr& e);
 
 /// The plan of kernel `k` of `p` (after plan_memory) for `target`.
