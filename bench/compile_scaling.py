@@ -14,7 +14,7 @@ with the host C++ compiler; gfx90a / sm_90 run HIPRTC / NVRTC where they are ins
 
     PYTHONPATH=build/python python3 bench/compile_scaling.py [--kinds pointwise,softmax]
         [--pointwise-sizes 1000,2000,4000,10000] [--softmax-sizes 100,200,400,1000] [--targets cpu]
-        [--timeout 300] [--out bench/results/compile-scaling-cpu.json]
+        [--timeout 300] [--out bench/results/compile-scaling-cpu.json] [--note TEXT]
 
 The suite's latest result is bench/results/compile-scaling-<machine>.json (`cpu` for a run on a host without a GPU),
 overwritten by the next run: git keeps the history.
@@ -127,6 +127,8 @@ def main() -> int:
     parser.add_argument("--targets", default="cpu", help="comma-separated targets (cpu, gfx90a, sm_90, ...)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per case before it is stopped")
     parser.add_argument("--out", help="JSON file for the results (default: print only)")
+    parser.add_argument("--note", default="host compile time; cpu target compiled by the host C++ compiler",
+                        help="the results' note: say how loaded the host was")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -162,7 +164,7 @@ def main() -> int:
             "suite": "compile-scaling",
             "machine": platform.node(),
             "host": platform.processor() or platform.machine(),
-            "note": "host compile time; cpu target compiled by the host C++ compiler",
+            "note": args.note,
             "commit": source_commit(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "timeout_s": args.timeout,

@@ -157,7 +157,73 @@ const char* form_name(const KernelPlan& plan) {
   return "?";
 }
 
+/// Calls of large math functions (is_library_math_call) a kernel may print inlined. NVRTC and HIPRTC inline each
+/// call's whole body, slow paths included, and their optimizers then take time superlinear in the kernel's size:
+/// 16 / 50 / 100 / 200 chained sinf took 2.3 / 3.5 / 9.8 / 27 s in NVRTC 12.4 for sm_90 (the same 400 called out of
+/// line 0.7 s), and a 1,000-node pointwise chain of sin, tanh and sigmoid 19 s as one kernel, 2.8 s with its sins out
+/// of line. 32 printed calls stay around a second. Normal kernels (RoPE's sin and cos over 16 lanes and groups, an
+/// optimizer's pow) print fewer and keep their calls inlined, where a call's cost would show; kernels past the bound
+/// are long fused chains, whose compile time it bounds.
+constexpr int kMaxInlinedMathCalls = 32;
+
+/// How many copies of each computation's body the kernel's loops print per thread (vector lanes times groups, the
+/// persistent row loop unrolled over them), as the compiler sees them.
+int printed_copies(const KernelPlan& plan) {
+  if (const auto* pw = std::get_if<PointwisePlan>(&plan.shape))
+    return pw->form == PointwisePlan::Form::TransposedTiles ? 1 : pw->width * pw->groups_per_thread;
+  if (const auto* rows = std::get_if<RowPlan>(&plan.shape))
+    return rows->form == RowPlan::Form::Persistent ? rows->width * rows->groups_per_thread : rows->width;
+  return 1;
+}
+
+void plan_outlining(const LoopProgram& p, const Kernel& k, KernelPlan& plan) {
+  std::set<const ExprNode*> calls;
+  for (int c : k.computations)
+    visit_computation(p.computations[c], [&](const Expr& e) {
+      if (is_library_math_call(e)) calls.insert(&*e);
+    });
+  const long printed = static_cast<long>(calls.size()) * printed_copies(plan);
+  plan.outline_math = printed > kMaxInlinedMathCalls;
+  if (plan.outline_math)
+    plan.outline_reason = std::to_string(calls.size()) + " library math call(s) printed " +
+                          std::to_string(printed_copies(plan)) + " time(s) each, past " +
+                          std::to_string(kMaxInlinedMathCalls) + " inlined";
+}
+
 }  // namespace
+
+bool is_library_math_call(const Expr& e) {
+  if (e->op != ExprOp::Unary && e->op != ExprOp::Binary) return false;
+  const DType t = e->args[0]->dtype;
+  if (!is_floating(t)) return false;
+  if (e->op == ExprOp::Binary) {
+    switch (e->binary_op()) {
+      case BinaryOp::Pow: case BinaryOp::Fmod: case BinaryOp::Remainder: case BinaryOp::Zeta: case BinaryOp::Atan2:
+      case BinaryOp::Hypot:
+        return true;
+      default:
+        return false;
+    }
+  }
+  switch (e->unary_op()) {
+    // Large bodies whatever the type: argument reduction for large inputs (trigonometric), special cases.
+    case UnaryOp::Sin: case UnaryOp::Cos: case UnaryOp::Tan: case UnaryOp::Asin: case UnaryOp::Acos:
+    case UnaryOp::Atan: case UnaryOp::Sinh: case UnaryOp::Cosh: case UnaryOp::Asinh: case UnaryOp::Acosh:
+    case UnaryOp::Atanh: case UnaryOp::Log1p: case UnaryOp::Erfc: case UnaryOp::Lgamma: case UnaryOp::Digamma:
+    case UnaryOp::Erfinv:
+      return true;
+    // A few instructions in float (exp2 is one hardware instruction and a scaling, exp, tanh and erf short
+    // polynomials): inlined, they cost the compilers little, and a call in a kernel's unrolled loops costs them more
+    // than the body (50 chained softmaxes compiled 1.5 times slower in NVRTC with exp2 out of line). Double
+    // versions are long polynomials with special-case paths.
+    case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Expm1: case UnaryOp::Log: case UnaryOp::Log2:
+    case UnaryOp::Log10: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Erf: case UnaryOp::GeluErf:
+    case UnaryOp::GeluTanh: case UnaryOp::Silu:
+      return t == DType::Float64;
+    default:
+      return false;
+  }
+}
 
 KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& target) {
   KernelPlan plan;
@@ -182,6 +248,7 @@ KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& targ
   }
   plan.grid = simplify(plan.grid, p.size_ranges);
   plan_hints(p, k, operands, persistent, plan);
+  plan_outlining(p, k, plan);
   return plan;
 }
 
@@ -200,6 +267,7 @@ std::vector<KernelPlan> plan_kernels(const LoopProgram& p, const Kernel& k, cons
       plan_index(p, k, operands, plan);
       const auto* rows = std::get_if<RowPlan>(&plan.shape);
       plan_hints(p, k, operands, rows && rows->form == RowPlan::Form::Persistent, plan);
+      plan_outlining(p, k, plan);
     }
     plan.kernel += v.suffix;
     plan.grid = simplify(plan.grid * v.selected, p.size_ranges);
@@ -266,6 +334,7 @@ std::string to_string(const KernelPlan& plan) {
   }
   for (const auto& [extreme, arg] : plan.extreme_pairs)
     os << "  computations " << extreme << " and " << arg << " in one {value, position} accumulator\n";
+  if (plan.outline_math) os << "  math calls out of line: " << plan.outline_reason << "\n";
   for (int buffer : plan.reciprocal_divisors)
     os << "  divisions by buffer " << buffer << " (a softmax denominator) multiply by its reciprocal\n";
   for (const auto& [buffer, h] : plan.hints)

@@ -190,8 +190,16 @@ struct KernelPlan {
   /// of the quotient. Not for other divisors: the reciprocal of one below 2^-126 overflows, of one above 2^126 loses
   /// bits.
   std::set<int> reciprocal_divisors;
+  /// Library math calls (is_library_math_call) go through the prelude's out-of-line functions (hi_sin_ool, ...)
+  /// instead of being inlined: set when the kernel prints more than kMaxInlinedMathCalls of them.
+  bool outline_math = false;
+  std::string outline_reason;
   std::variant<PointwisePlan, RowPlan, ColumnPlan, ScanPlan> shape;  ///< the one of `kind`
 };
+
+/// Whether `e` is printed as a call of a device math library function with a large body (sin, pow, fmod, ..., every
+/// double one; the prelude's hi_* wrappers of them included), one KernelPlan::outline_math calls out of line.
+bool is_library_math_call(const Expr& e);
 
 /// The plan of kernel `k` of `p` (after plan_memory) for `target`.
 KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& target);

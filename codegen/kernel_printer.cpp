@@ -1,6 +1,7 @@
 // KernelPrinter: expressions, parameters, stores and the kernel signature (see kernel_printer.h).
 #include "codegen/kernel_printer.h"
 
+#include <cctype>
 #include <string_view>
 #include <unordered_set>
 
@@ -19,10 +20,22 @@ std::string KernelPrinter::expr(const Expr& e) {
     if (local != local_value_.end()) return local->second;
   }
   std::string value = compute(e);
+  if (plan_.outline_math && is_library_math_call(e)) value = outlined_call(value);
   std::string name = temp();
   line("const " + value_type(e->dtype) + " " + name + " = " + value + ";");
   cse_.back()[e.hash()].emplace_back(e, name);
   return name;
+}
+
+std::string KernelPrinter::outlined_call(const std::string& call) {
+  // A library math call is printed as `name(args)`; its out-of-line version is the prelude's `name_ool`.
+  const size_t open = call.find('(');
+  if (open == std::string::npos || open == 0 || call.back() != ')')
+    throw std::logic_error("not a math call: " + call);
+  for (size_t i = 0; i < open; ++i)
+    if (!(std::isalnum(static_cast<unsigned char>(call[i])) || call[i] == '_'))
+      throw std::logic_error("not a math call: " + call);
+  return call.substr(0, open) + "_ool" + call.substr(open);
 }
 
 std::string KernelPrinter::compute(const Expr& e) {

@@ -146,6 +146,8 @@ class KernelPrinter {
   const std::string& param_name(int buffer) { return param_of_buffer_.at(buffer); }
   std::string expr(const Expr& e);
   std::string compute(const Expr& e);
+  /// `call` (a library math call, `name(args)`) through its out-of-line version (KernelPlan::outline_math).
+  static std::string outlined_call(const std::string& call);
   /// Stores into bf16/f16 buffers round once. A float value is stored as is (hi_make_bf16 rounds it as a cast
   /// would: rounding twice gives what rounding once does), and a cast of a float to the buffer's dtype is stored
   /// from the float it rounds. Unless something else reads the cast's value, the compiler then drops it, and with

@@ -374,6 +374,26 @@ HI_FN double hi_erfinv(double y) { return erfinv(y); }
 HI_FN float hi_erfinv(float y) { return erfinvf(y); }
 #endif
 
+// ---- out-of-line math: what kernels with many library math calls call (KernelPlan::outline_math) ----
+/// The device math libraries' sin, pow, fmod, ... carry slow paths (argument reduction for large inputs, special
+/// cases) that NVRTC and HIPRTC inline at every call: a kernel's compile time then grows faster than its number of
+/// calls (a chain of 500 sins took minutes in NVRTC). Called through one non-inlined function per math function, each
+/// body is compiled once per module. Templates: only those a module calls are instantiated.
+#define HI_OUTLINED_1(f) template <class T> __device__ __noinline__ T f##_ool(T x) { return f(x); }
+#define HI_OUTLINED_2(f) template <class T> __device__ __noinline__ T f##_ool(T a, T b) { return f(a, b); }
+HI_OUTLINED_1(hi_exp) HI_OUTLINED_1(hi_exp2) HI_OUTLINED_1(hi_expm1) HI_OUTLINED_1(hi_log) HI_OUTLINED_1(hi_log2)
+HI_OUTLINED_1(hi_log10) HI_OUTLINED_1(hi_log1p) HI_OUTLINED_1(hi_sin) HI_OUTLINED_1(hi_cos) HI_OUTLINED_1(hi_tan)
+HI_OUTLINED_1(hi_tanh) HI_OUTLINED_1(hi_sigmoid) HI_OUTLINED_1(hi_erf) HI_OUTLINED_1(hi_gelu)
+HI_OUTLINED_1(hi_gelu_tanh) HI_OUTLINED_1(hi_silu) HI_OUTLINED_1(hi_digamma) HI_OUTLINED_1(hi_erfinv)
+HI_OUTLINED_1(asinf) HI_OUTLINED_1(acosf) HI_OUTLINED_1(atanf) HI_OUTLINED_1(sinhf) HI_OUTLINED_1(coshf)
+HI_OUTLINED_1(asinhf) HI_OUTLINED_1(acoshf) HI_OUTLINED_1(atanhf) HI_OUTLINED_1(erfcf) HI_OUTLINED_1(lgammaf)
+HI_OUTLINED_1(asin) HI_OUTLINED_1(acos) HI_OUTLINED_1(atan) HI_OUTLINED_1(sinh) HI_OUTLINED_1(cosh)
+HI_OUTLINED_1(asinh) HI_OUTLINED_1(acosh) HI_OUTLINED_1(atanh) HI_OUTLINED_1(erfc) HI_OUTLINED_1(lgamma)
+HI_OUTLINED_2(hi_pow) HI_OUTLINED_2(hi_fmod) HI_OUTLINED_2(hi_remainder) HI_OUTLINED_2(hi_zeta)
+HI_OUTLINED_2(atan2f) HI_OUTLINED_2(hypotf) HI_OUTLINED_2(atan2) HI_OUTLINED_2(hypot)
+#undef HI_OUTLINED_1
+#undef HI_OUTLINED_2
+
 // ---- atomic adds (scatter kernels): `v` added to *p; concurrent adds to one element all land, in any order ----
 /// Compare-and-swap of a 32-bit word: the word's value before (the swap happened when that equals `expected`).
 HI_FN unsigned hi_atomic_cas32(unsigned* w, unsigned expected, unsigned desired) {

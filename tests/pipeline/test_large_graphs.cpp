@@ -60,6 +60,43 @@ TEST(LargeGraphs, TwoHundredChainedSoftmaxesMatchTheReference) {
   test::expect_matches(r, 1e-4, 1e-6);
 }
 
+/// Occurrences of `needle` in `text`.
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
+/// What keeps a long chain's compile time linear in its length, for a GPU target (generated only, nothing compiled):
+/// kernels of bounded source size, and no kernel with more calls of large math functions inlined than the plans allow
+/// (past that bound they are called out of line: the compilers inline each call's slow paths and slow down
+/// superlinearly).
+TEST(LargeGraphs, LongChainsCompileIntoKernelsOfBoundedSize) {
+  CompileOptions o;
+  o.target = parse_target("sm_90");
+  for (const Graph& g : {long_pointwise_chain(5000, 64, 256), long_softmax_chain(200, 64, 512)}) {
+    CompiledGraph generated = generate(g, o);
+    std::vector<EmittedModule> units = split_module(generated.module, 1);  // a unit per kernel
+    ASSERT_GT(units.size(), 1u);
+    bool outlined = false;
+    for (const EmittedModule& unit : units) {
+      const std::string text = kernels_text(unit);
+      EXPECT_LT(text.size(), size_t{96} * 1024) << unit.kernels[0].name;
+      EXPECT_LE(count_of(text, "hi_sin("), 32u) << unit.kernels[0].name;
+      outlined = outlined || text.find("_ool(") != std::string::npos;
+    }
+    EXPECT_EQ(outlined, g.nodes.size() > 1000) << "the pointwise chain's kernels call their math out of line";
+  }
+  // A kernel with a few math calls (a GELU's) keeps them inlined.
+  test::GraphBuilder b;
+  std::vector<Index> s{64, 256};
+  ValueRef x = b.input("x", DType::Float32, s);
+  b.output(b.call("aten.gelu.default", {A(b.call("aten.sin.default", {A(x)}, DType::Float32, s))}, DType::Float32, s));
+  CompiledGraph small = generate(b.graph(), o);
+  EXPECT_EQ(kernels_text(small.module).find("_ool("), std::string::npos);
+  EXPECT_NE(kernels_text(small.module).find("hi_sin("), std::string::npos);
+}
+
 /// A module past CompileOptions::max_unit_kernel_bytes is compiled as several units (split_module), linked into one
 /// shared object on the cpu device: the results are the reference's, and the units are complete translation units
 /// holding every kernel once, in order.
