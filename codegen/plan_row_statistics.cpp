@@ -4,6 +4,7 @@
 
 #include "codegen/kernel_lanes.h"
 #include "codegen/plan_shapes.h"
+#include "ir/moments.h"
 
 namespace hi::codegen_detail {
 
@@ -71,25 +72,13 @@ bool online_softmax(const Computation& max, const Expr& max_body, const Computat
   return !reads_buffer(x, max.buffer);
 }
 
-/// Whether `sum` is reduce(sum, x) and `sq`, the computation after it, is reduce(sum, d * d) with d = x - sum / N
-/// (N the row length `length`), in float: LayerNorm's statistics.
+/// Whether `sum` and `sq`, the computation after it, are a variance's sums over the row's elements (ir/moments.h),
+/// in float: LayerNorm's statistics.
 bool welford(const Computation& sum, const Expr& sum_body, const Computation& sq, const Expr& sq_body,
              std::optional<int64_t> length) {
-  if (!reduces(sum, sum_body, ReduceOp::Sum) || !reduces(sq, sq_body, ReduceOp::Sum)) return false;
-  const Expr& x = sum_body->args[0];
-  const Expr& e = sq_body->args[0];
-  if (x->dtype != DType::Float32 || e->dtype != DType::Float32) return false;
-  if (e->op != ExprOp::Binary || e->binary_op() != BinaryOp::Mul || !(e->args[0] == e->args[1])) return false;
-  const Expr& d = e->args[0];
-  if (d->op != ExprOp::Binary || d->binary_op() != BinaryOp::Sub || !(d->args[0] == x)) return false;
-  const Expr& mean = d->args[1];  // sum / N, N the row length
-  if (!length || mean->op != ExprOp::Binary || mean->binary_op() != BinaryOp::Div) return false;
-  const Expr& s = mean->args[0];
-  const Expr& count = mean->args[1];
-  if (s->op != ExprOp::Load || s->buffer != sum.buffer || count->op != ExprOp::Constant ||
-      count->value != static_cast<double>(*length))
-    return false;
-  return !reads_buffer(x, sum.buffer);
+  if (!sum.is_reduction() || !sq.is_reduction()) return false;
+  const std::optional<WelfordStep> step = welford_step(sum_body, sum.buffer, sq_body, length);
+  return step && !step->m2.defined() && step->value->dtype == DType::Float32;
 }
 
 }  // namespace
