@@ -31,16 +31,24 @@ std::set<size_t> kernels_reading(const LoopProgram& p, int buffer) {
   return out;
 }
 
-/// The graph's one input, reduced by `op` (aten.var.correction, aten.std_mean.correction, ...) over `dims`.
+/// One reduction of a graph under construction: `op` (aten.var.correction, aten.var_mean.correction, ...) of a new
+/// input over `dims`, its outputs made graph outputs.
+void add_moments(test::GraphBuilder& g, const std::string& op, DType dtype, std::vector<Index> sizes,
+                 std::vector<int64_t> dims, double correction, bool keepdim, std::vector<Index> strides = {}) {
+  const std::string name = "x" + std::to_string(g.graph().nodes.size());
+  ValueRef x = g.input(name, dtype, std::move(sizes), std::move(strides));
+  std::vector<Index> reduced(dims.begin(), dims.end());
+  ValueRef r = g.call_inferred("m_" + name, op, {A(x), L(reduced)},
+                               {{"correction", F(correction)}, {"keepdim", B(keepdim)}});
+  g.output(r);
+  if (op.find("_mean") != std::string::npos) g.output(ValueRef{r.node, 1});
+}
+
+/// A graph of that one reduction.
 Graph moments_graph(const std::string& op, DType dtype, std::vector<Index> sizes, std::vector<int64_t> dims,
                     double correction, bool keepdim, std::vector<Index> strides = {}) {
   test::GraphBuilder g;
-  ValueRef x = g.input("x", dtype, std::move(sizes), std::move(strides));
-  std::vector<Index> reduced(dims.begin(), dims.end());
-  ValueRef r =
-      g.call_inferred("m", op, {A(x), L(reduced)}, {{"correction", F(correction)}, {"keepdim", B(keepdim)}});
-  g.output(r);
-  if (op.find("_mean") != std::string::npos) g.output(ValueRef{r.node, 1});
+  add_moments(g, op, dtype, std::move(sizes), std::move(dims), correction, keepdim, std::move(strides));
   return g.graph();
 }
 
@@ -92,9 +100,14 @@ TEST(ColumnMoments, SplitStagesAreWelfordPairs) {
 
 class ColumnMomentsNumerics : public ::testing::TestWithParam<std::string> {
  protected:
-  void check(const Graph& g, bool small_split, double rtol, double atol) const {
-    NumericsCheck r = run_against_reference(g, options(GetParam(), small_split));
-    expect_close(r, rtol, atol);
+  /// `g` against the reference, unsplit and split at small sizes; `one_pass`: the Welford accumulator is used.
+  void check(const Graph& g, double rtol, double atol, bool one_pass = true) const {
+    for (bool split : {false, true}) {
+      SCOPED_TRACE(split ? "split" : "unsplit");
+      NumericsCheck r = run_against_reference(g, options(GetParam(), split));
+      if (one_pass) EXPECT_NE(r.compiled->module.source.find("hi_welford_op::combine"), std::string::npos);
+      expect_close(r, rtol, atol);
+    }
   }
   static void expect_close(const NumericsCheck& r, double rtol, double atol) {
     ASSERT_EQ(r.actual.size(), r.expected.size());
@@ -107,41 +120,42 @@ class ColumnMomentsNumerics : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(ColumnMomentsNumerics, EveryFloatDtypeCorrectionAndKeepdim) {
-  for (bool split : {false, true}) {
-    SCOPED_TRACE(split ? "split" : "unsplit");
-    check(moments_graph("aten.var.correction", DType::Float32, {257, 13}, {0}, 1, false), split, 1e-5, 1e-6);
-    check(moments_graph("aten.std.correction", DType::Float64, {3, 129, 5}, {1}, 0, true), split, 1e-10, 1e-12);
-    check(moments_graph("aten.var_mean.correction", DType::BFloat16, {37, 128, 6}, {0, 1}, 2, true), split, 1e-2,
-          1e-2);
-    check(moments_graph("aten.std.correction", DType::Float16, {200, 9}, {0}, 1, false), split, 1e-3, 1e-3);
-  }
+  test::GraphBuilder g;
+  add_moments(g, "aten.var.correction", DType::Float32, {257, 13}, {0}, 1, false);
+  add_moments(g, "aten.std.correction", DType::Float64, {3, 129, 5}, {1}, 0, true);
+  add_moments(g, "aten.var_mean.correction", DType::BFloat16, {37, 128, 6}, {0, 1}, 2, true);
+  add_moments(g, "aten.std.correction", DType::Float16, {200, 9}, {0}, 1, false);
+  check(g.graph(), 1e-2, 1e-3);
+  // f32 and f64 alone, at their own precision (columns split into pieces of equal size, which split_welford takes;
+  // ragged pieces, above, split each sum on its own).
+  check(moments_graph("aten.var_mean.correction", DType::Float32, {256, 13}, {0}, 1, false), 1e-5, 1e-6);
+  check(moments_graph("aten.std.correction", DType::Float64, {3, 128, 5}, {1}, 0, true), 1e-10, 1e-12);
 }
 
 TEST_P(ColumnMomentsNumerics, BatchNormStatisticsNchwAndChannelsLast) {
-  for (bool split : {false, true}) {
-    SCOPED_TRACE(split ? "split" : "unsplit");
-    check(moments_graph("aten.var_mean.correction", DType::Float32, {6, 5, 7, 9}, {0, 2, 3}, 0, true), split, 1e-5,
-          1e-6);
-    // Channels-last: C innermost in memory.
-    check(moments_graph("aten.var_mean.correction", DType::Float32, {6, 5, 7, 9}, {0, 2, 3}, 0, true,
-                        {Index(5 * 7 * 9), Index(1), Index(9 * 5), Index(5)}),
-          split, 1e-5, 1e-6);
-  }
+  test::GraphBuilder g;
+  add_moments(g, "aten.var_mean.correction", DType::Float32, {6, 5, 7, 9}, {0, 2, 3}, 0, true);
+  // Channels-last: C innermost in memory.
+  add_moments(g, "aten.var_mean.correction", DType::Float32, {6, 5, 7, 9}, {0, 2, 3}, 0, true,
+              {Index(5 * 7 * 9), Index(1), Index(9 * 5), Index(5)});
+  check(g.graph(), 1e-5, 1e-6, /*one_pass=*/false);  // row kernels where unsplit: persistent rows read once
 }
 
 TEST_P(ColumnMomentsNumerics, SizesOneAndZero) {
-  // One element per column: correction 0 gives 0, correction 1 gives NaN (0 / 0), as eager.
-  check(moments_graph("aten.var.correction", DType::Float32, {1, 7}, {0}, 0, false), false, 0, 0);
-  check(moments_graph("aten.var.correction", DType::Float32, {1, 7}, {0}, 1, false), false, 0, 0);
-  check(moments_graph("aten.std.correction", DType::Float32, {5, 1, 3}, {0}, 1, true), false, 1e-6, 1e-7);
-  check(moments_graph("aten.var.correction", DType::Float32, {0, 4}, {0}, 1, false), false, 0, 0);
+  // One element per column: correction 0 gives 0, correction 1 gives NaN (0 / 0), as eager; no element: NaN.
+  test::GraphBuilder g;
+  add_moments(g, "aten.var.correction", DType::Float32, {1, 7}, {0}, 0, false);
+  add_moments(g, "aten.var.correction", DType::Float32, {1, 7}, {0}, 1, false);
+  add_moments(g, "aten.std.correction", DType::Float32, {5, 1, 3}, {0}, 1, true);
+  add_moments(g, "aten.var.correction", DType::Float32, {0, 4}, {0}, 1, false);
+  check(g.graph(), 1e-6, 1e-7, /*one_pass=*/false);
 }
 
 TEST_P(ColumnMomentsNumerics, LargeMeansDoNotCancel) {
   // Values 1e4 + u, u in [0, 1): a sum of squares minus the squared sum loses every digit of the variance in float;
   // the Welford pieces and their merge keep it.
   test::GraphBuilder g;
-  const int64_t rows = 3000, cols = 8;
+  const int64_t rows = 4096, cols = 8;  // pieces of equal size when split
   ValueRef x = g.input("x", DType::Float32, {rows, cols});
   g.output(g.call_inferred("v", "aten.var.correction", {A(x), L({0})}, {{"correction", F(1.0)}}));
   std::vector<double> values(rows * cols);
@@ -150,6 +164,7 @@ TEST_P(ColumnMomentsNumerics, LargeMeansDoNotCancel) {
   for (bool split : {false, true}) {
     NumericsCheck r = run_on_inputs_against_reference(
         g.graph(), options(GetParam(), split), {HostTensor::from_values(DType::Float32, {rows, cols}, values)});
+    EXPECT_NE(r.compiled->module.source.find("hi_welford_op::combine"), std::string::npos);
     expect_close(r, 1e-3, 0);
   }
 }
