@@ -240,11 +240,16 @@ class ReductionSplitter {
   /// Splits a variance's two sums `sum` and `sq` (ir/moments.h, over elements) together, both as `plan` says, so
   /// that each stage takes them in one pass (fuse_kernels keeps such pairs in one kernel): stage 1 reduces each piece
   /// of c = chunk elements to its sum a and the squared deviations b from its own mean a / c; stage 2 sums the a and
-  /// merges the pieces as Chan et al., sum(b + c * (a / c - mean)^2) (the pair ir/moments.h names partials). Only
-  /// for pieces of equal size (chunk * S == R); false (nothing added) otherwise, or where the kinds would not hold.
-  bool split_welford(const Computation& sum, const Computation& sq, const SplitPlan& plan,
+  /// merges the pieces as Chan et al., sum(b + c * (a / c - mean)^2) (the pair ir/moments.h names partials). The
+  /// pieces are of equal size: S is halved from the planned one, down to min_splits, until it divides R (fewer
+  /// pieces read once beat more read twice); false (nothing added) where none does, or where the kinds would not
+  /// hold.
+  bool split_welford(const Computation& sum, const Computation& sq, const SplitPlan& planned,
                      std::vector<Computation>& out) {
-    if (plan.chunk * plan.splits != plan.reduced) return false;
+    SplitPlan plan = planned;
+    while (plan.reduced % plan.splits != 0 && plan.splits / 2 >= std::max<int64_t>(2, o_.min_splits)) plan.splits /= 2;
+    if (plan.reduced % plan.splits != 0) return false;
+    plan.chunk = plan.reduced / plan.splits;
     const std::optional<WelfordStep> step = welford_step(sum.body, sum.buffer, sq.body, plan.reduced);
     if (!step || step->m2.defined()) return false;
     const StageOne d = stage_one(sum, plan);

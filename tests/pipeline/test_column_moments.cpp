@@ -127,7 +127,7 @@ TEST_P(ColumnMomentsNumerics, EveryFloatDtypeCorrectionAndKeepdim) {
   add_moments(g, "aten.std.correction", DType::Float16, {200, 9}, {0}, 1, false);
   check(g.graph(), 1e-2, 1e-3);
   // f32 and f64 alone, at their own precision (columns split into pieces of equal size, which split_welford takes;
-  // ragged pieces, above, split each sum on its own).
+  // 257 rows, above, have none: each sum splits on its own).
   check(moments_graph("aten.var_mean.correction", DType::Float32, {256, 13}, {0}, 1, false), 1e-5, 1e-6);
   check(moments_graph("aten.std.correction", DType::Float64, {3, 128, 5}, {1}, 0, true), 1e-10, 1e-12);
 }
