@@ -4,6 +4,47 @@
 
 namespace hi::codegen_detail {
 
+KernelPrinter::ColumnAccumulator KernelPrinter::column_accumulator(size_t n,
+                                                                   const std::function<Expr(size_t)>& body) {
+  ColumnAccumulator out;
+  const std::optional<size_t> arg = paired_arg(n);
+  out.named = arg ? *arg : n;
+  out.body = body(out.named);
+  out.functor = reduce_functor(out.body->reduce_op());
+  out.accumulation = accumulation(out.body);
+  if (arg) {
+    Accumulation value = accumulation(body(n));
+    value.result_suffix = ".v";
+    out.results.push_back({n, value});
+  }
+  if (auto pair = plan_.welford_pairs.find(n); pair != plan_.welford_pairs.end()) {
+    const Computation& sum = p_.computations[k_.computations[n]];
+    out.welford = welford_step(out.body, sum.buffer, body(pair->second), simplify(k_.row_length, p_.size_ranges).as_const());
+    if (!out.welford) throw std::logic_error(k_.name + ": the planned Welford pair is not one in this kernel form");
+    const DType t = out.welford->value->dtype;
+    out.functor = "hi_welford_op";
+    out.accumulation = {"hi_welford_t<" + value_type(t) + ">", ".sum()", t};
+    out.results.push_back({n, out.accumulation});
+    Accumulation m2 = out.accumulation;
+    m2.result_suffix = ".m2";
+    out.results.push_back({pair->second, m2});
+    return out;
+  }
+  out.results.push_back({out.named, out.accumulation});
+  return out;
+}
+
+std::string KernelPrinter::column_element(const ColumnAccumulator& a) {
+  if (!a.welford) return accumulated_element(a.body);
+  const WelfordStep& w = *a.welford;
+  const DType t = w.value->dtype;
+  const std::string vt = value_type(t), x = "(" + vt + ")(" + expr(w.value) + ")";
+  if (!w.m2.defined()) return x;
+  // A piece of c elements: {c, its sum / c, its squared deviations}.
+  const std::string c = literal(w.count, t);
+  return "hi_make_welford(" + c + ", hi_div(" + x + ", " + c + "), (" + vt + ")(" + expr(w.m2) + "))";
+}
+
 void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
   const std::string I = index_type_, blk = std::to_string(plan_.block);
   std::string numel = index(k_.numel), len = index(k_.row_length);
@@ -21,20 +62,19 @@ void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
     open("for (" + I + " i = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; i < " + numel + "; i += (" + I +
          ")gridDim.x * " + blk + ")");
     for (size_t n = 0; n < k_.computations.size(); ++n) {
-      if (computed_with_extreme(n)) continue;
-      const Computation& c = p_.computations[k_.computations[n]];
-      // A max with its argmax accumulates the argmax's {value, position} pairs (KernelPlan::extreme_pairs).
-      const std::optional<size_t> arg = paired_arg(n);
-      const Computation& rc = arg ? p_.computations[k_.computations[*arg]] : c;
-      Expr body = kernel_body(rc);
-      const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + p_.buffers[rc.buffer].name;
-      Accumulation a = accumulation(body);
-      line(a.type + " " + acc + " = " + functor + "::identity<" + a.type + ">();");
+      if (accumulated_with_other(n)) continue;
+      const ColumnAccumulator ca =
+          column_accumulator(n, [&](size_t m) { return kernel_body(p_.computations[k_.computations[m]]); });
+      const std::string acc = "acc_" + p_.buffers[p_.computations[k_.computations[ca.named]].buffer].name;
+      const Accumulation& a = ca.accumulation;
+      line(a.type + " " + acc + " = " + ca.functor + "::identity<" + a.type + ">();");
       open("for (" + I + " r = 0; r < " + len + "; ++r)");
-      line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
+      line(acc + " = " + ca.functor + "::combine(" + acc + ", " + column_element(ca) + ");");
       close();
-      if (arg) store(c, acc + ".v", accumulation(kernel_body(c)).result_dtype, kernel_store_index(c));
-      store(rc, acc + a.result_suffix, a.result_dtype, kernel_store_index(rc));
+      for (const auto& [m, result] : ca.results) {
+        const Computation& c = p_.computations[k_.computations[m]];
+        store(c, acc + result.result_suffix, result.result_dtype, kernel_store_index(c));
+      }
     }
     close();
     return;
@@ -48,36 +88,31 @@ void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
   line("// " + vs + " outputs per thread");
   open("for (" + I + " g = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; g < " + index(groups) + "; g += (" + I +
        ")gridDim.x * " + blk + ")");
-  for (size_t n_c = 0; n_c < k_.computations.size(); ++n_c) {
-    if (computed_with_extreme(n_c)) continue;
-    // A max with its argmax accumulates the argmax's {value, position} pairs (KernelPlan::extreme_pairs).
-    const std::optional<size_t> arg = paired_arg(n_c);
-    const size_t r = arg ? *arg : n_c;
-    const std::string acc = "acc_" + p_.buffers[p_.computations[k_.computations[r]].buffer].name;
-    accumulate_group(bodies[r], acc, v, "for (" + I + " r = 0; r < " + len + "; ++r)");
-    if (arg) {
-      Accumulation value = accumulation(bodies[n_c]);
-      value.result_suffix = ".v";
-      store_group(n_c, acc, value, stores[n_c], v);
-    }
-    store_group(r, acc, accumulation(bodies[r]), stores[r], v);
+  for (size_t n = 0; n < k_.computations.size(); ++n) {
+    if (accumulated_with_other(n)) continue;
+    const ColumnAccumulator ca = column_accumulator(n, [&](size_t m) { return bodies[m]; });
+    const std::string acc = "acc_" + p_.buffers[p_.computations[k_.computations[ca.named]].buffer].name;
+    accumulate_group(ca, acc, v, "for (" + I + " r = 0; r < " + len + "; ++r)");
+    for (const auto& [m, result] : ca.results) store_group(m, acc, result, stores[m], v);
   }
   close();
   local_value_.clear();
 }
 
-void KernelPrinter::accumulate_group(const Expr& body, const std::string& acc, int v, const std::string& loop) {
-  const std::string vs = std::to_string(v), functor = reduce_functor(body->reduce_op());
-  const Accumulation a = accumulation(body);
+void KernelPrinter::accumulate_group(const ColumnAccumulator& ca, const std::string& acc, int v,
+                                     const std::string& loop) {
+  const std::string vs = std::to_string(v), functor = ca.functor;
+  const Accumulation& a = ca.accumulation;
   line(a.type + " " + acc + "[" + vs + "];");
   line("#pragma unroll");
   line("for (int j = 0; j < " + vs + "; ++j) " + acc + "[j] = " + functor + "::identity<" + a.type + ">();");
   line("#pragma unroll 4");
   open(loop);
-  load_group(body, v);
+  load_group(ca.welford ? ca.welford->value : ca.body, v);
+  if (ca.welford && ca.welford->m2.defined()) load_group(ca.welford->m2, v);
   line("#pragma unroll");
   open("for (int j = 0; j < " + vs + "; ++j)");
-  line(acc + "[j] = " + functor + "::combine(" + acc + "[j], " + accumulated_element(body) + ");");
+  line(acc + "[j] = " + functor + "::combine(" + acc + "[j], " + column_element(ca) + ");");
   close();
   close();
 }
@@ -100,18 +135,17 @@ void KernelPrinter::store_group(size_t n, const std::string& acc, const Accumula
 void KernelPrinter::emit_column_vector_slices(const Index& groups, int v, int tx_count, int ty_count) {
   // Thread (tx, ty) accumulates V neighbouring outputs over rows ty, ty + TY, ... with one vector load per row; the
   // slices meet in shared memory, where slice 0 combines them in slice order and stores. The kernel's one reduction
-  // is its first computation, or the argmax a max computes with (KernelPlan::extreme_pairs).
-  const std::optional<size_t> arg = paired_arg(0);
-  const size_t r = arg ? *arg : 0;
-  const Buffer& b = p_.buffers[p_.computations[k_.computations[r]].buffer];
-  const std::string I = index_type_, tx = std::to_string(tx_count), ty = std::to_string(ty_count),
-                    vs = std::to_string(v), gs = index(groups), len = index(k_.row_length);
+  // is its first computation, the argmax a max computes with (KernelPlan::extreme_pairs), or a variance's sums
+  // (KernelPlan::welford_pairs).
   std::vector<Expr> bodies;
   std::vector<Index> stores;
   column_lane_views(groups, v, bodies, stores);
-  const Expr& body = bodies[r];
-  const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + b.name, smem = "smem_" + b.name;
-  Accumulation a = accumulation(body);
+  const ColumnAccumulator ca = column_accumulator(0, [&](size_t m) { return bodies[m]; });
+  const Buffer& b = p_.buffers[p_.computations[k_.computations[ca.named]].buffer];
+  const std::string I = index_type_, tx = std::to_string(tx_count), ty = std::to_string(ty_count),
+                    vs = std::to_string(v), gs = index(groups), len = index(k_.row_length);
+  const std::string functor = ca.functor, acc = "acc_" + b.name, smem = "smem_" + b.name;
+  const Accumulation& a = ca.accumulation;
   const bool ragged = !groups.is_const() || groups.value() % tx_count != 0;
   line("// " + vs + " outputs per thread, " + tx + " threads x " + ty + " row slices per block");
   line("const int tx = threadIdx.x % " + tx + ", ty = threadIdx.x / " + tx + ";");
@@ -120,7 +154,7 @@ void KernelPrinter::emit_column_vector_slices(const Index& groups, int v, int tx
   // Spare lanes of a ragged last block reduce the last group again (their loads stay in bounds) and store nothing.
   line("const " + I + " g = " +
        (ragged ? "(" + I + ")hi_imin(g0 + tx, " + index(groups - Index(1)) + ")" : std::string("g0 + tx")) + ";");
-  accumulate_group(body, acc, v, "for (" + I + " r = ty; r < " + len + "; r += " + ty + ")");
+  accumulate_group(ca, acc, v, "for (" + I + " r = ty; r < " + len + "; r += " + ty + ")");
   // Lane-major in shared memory ([TY][V][TX]): neighbouring threads touch neighbouring words.
   line("__shared__ " + a.type + " " + smem + "[" + ty + "][" + vs + "][" + tx + "];");
   line("#pragma unroll");
@@ -132,12 +166,7 @@ void KernelPrinter::emit_column_vector_slices(const Index& groups, int v, int tx
   line("for (int y = 1; y < " + ty + "; ++y) " + acc + "[j] = " + functor + "::combine(" + acc + "[j], " + smem +
        "[y][j][tx]);");
   close();
-  if (arg) {
-    Accumulation value = accumulation(bodies[0]);
-    value.result_suffix = ".v";
-    store_group(0, acc, value, stores[0], v);
-  }
-  store_group(r, acc, a, stores[r], v);
+  for (const auto& [m, result] : ca.results) store_group(m, acc, result, stores[m], v);
   close();
   // The next groups' slices reuse shared memory only after slice 0 has read these.
   line("__syncthreads();");
@@ -171,18 +200,16 @@ void KernelPrinter::emit_column_slices(const Index& outputs, int tx_count, int t
            index(kernel_store_index(c)) + "] = " + stored(value, value_dtype, b.dtype) + ";");
   };
   for (size_t n = 0; n < k_.computations.size(); ++n) {
-    if (computed_with_extreme(n)) continue;
-    // A max with its argmax accumulates the argmax's {value, position} pairs (KernelPlan::extreme_pairs).
-    const std::optional<size_t> arg = paired_arg(n);
-    const Computation& c = p_.computations[k_.computations[arg ? *arg : n]];
-    const Buffer& b = p_.buffers[c.buffer];
-    Expr body = kernel_body(c);
-    const std::string functor = reduce_functor(body->reduce_op()), acc = "acc_" + b.name, smem = "smem_" + b.name;
-    Accumulation a = accumulation(body);
+    if (accumulated_with_other(n)) continue;
+    const ColumnAccumulator ca =
+        column_accumulator(n, [&](size_t m) { return kernel_body(p_.computations[k_.computations[m]]); });
+    const Buffer& b = p_.buffers[p_.computations[k_.computations[ca.named]].buffer];
+    const std::string functor = ca.functor, acc = "acc_" + b.name, smem = "smem_" + b.name;
+    const Accumulation& a = ca.accumulation;
     line(a.type + " " + acc + " = " + functor + "::identity<" + a.type + ">();");
     line("#pragma unroll 4");
     open("for (" + I + " r = ty; r < " + len + "; r += " + ty + ")");
-    line(acc + " = " + functor + "::combine(" + acc + ", " + accumulated_element(body) + ");");
+    line(acc + " = " + functor + "::combine(" + acc + ", " + column_element(ca) + ");");
     close();
     line("__shared__ " + a.type + " " + smem + "[" + ty + "][" + tx + "];");
     line(smem + "[ty][tx] = " + acc + ";");
@@ -190,11 +217,8 @@ void KernelPrinter::emit_column_slices(const Index& outputs, int tx_count, int t
     line(acc + " = " + smem + "[0][tx];");
     line("for (int y = 1; y < " + ty + "; ++y) " + acc + " = " + functor + "::combine(" + acc + ", " + smem +
          "[y][tx]);");
-    if (arg) {
-      const Computation& extreme = p_.computations[k_.computations[n]];
-      keep(extreme, acc + ".v", accumulation(kernel_body(extreme)).result_dtype);
-    }
-    keep(c, acc + a.result_suffix, a.result_dtype);
+    for (const auto& [m, result] : ca.results)
+      keep(p_.computations[k_.computations[m]], acc + result.result_suffix, result.result_dtype);
   }
   // The next outputs' slices reuse shared memory only after every thread has read these.
   line("__syncthreads();");

@@ -8,6 +8,7 @@
 
 #include "codegen/kernel_lanes.h"
 #include "codegen/plan_shapes.h"
+#include "ir/moments.h"
 
 namespace hi {
 
@@ -96,6 +97,21 @@ void plan_extreme_pairs(const LoopProgram& p, const Kernel& k, KernelPlan& plan)
       taken.insert({n, m});
       break;
     }
+  }
+}
+
+/// KernelPlan::welford_pairs: each column-kernel sum with the sum of squared deviations after it (ir/moments.h).
+void plan_welford_pairs(const LoopProgram& p, const Kernel& k, KernelPlan& plan) {
+  if (k.kind != KernelKind::ColumnReduction) return;
+  const VarRanges ranges = kernel_var_ranges(p, k);
+  const std::optional<int64_t> steps = simplify(k.row_length, p.size_ranges).as_const();
+  for (size_t n = 0; n + 1 < k.computations.size(); ++n) {
+    const Computation& sum = p.computations[k.computations[n]];
+    const Computation& sq = p.computations[k.computations[n + 1]];
+    if (!sum.is_reduction() || !sq.is_reduction() || plan.extreme_pairs.count(n)) continue;
+    if (!welford_step(kernel_body(p, k, sum, ranges), sum.buffer, kernel_body(p, k, sq, ranges), steps)) continue;
+    plan.welford_pairs[n] = n + 1;
+    ++n;
   }
 }
 
@@ -241,6 +257,7 @@ KernelPlan plan_kernel(const LoopProgram& p, const Kernel& k, const Target& targ
       break;
     case KernelKind::ColumnReduction:
       plan_extreme_pairs(p, k, plan);  // before the column plan: a pair is one reduction to slice
+      plan_welford_pairs(p, k, plan);
       plan_columns(p, k, target, plan);
       break;
     case KernelKind::Scan: plan_scan(p, k, target, plan); break;
@@ -265,6 +282,7 @@ std::vector<KernelPlan> plan_kernels(const LoopProgram& p, const Kernel& k, cons
       plan.kind = k.kind;
       const KernelOperands operands = kernel_operands(p, k);
       plan_index(p, k, operands, plan);
+      plan_welford_pairs(p, k, plan);
       const auto* rows = std::get_if<RowPlan>(&plan.shape);
       plan_hints(p, k, operands, rows && rows->form == RowPlan::Form::Persistent, plan);
       plan_outlining(p, k, plan);
@@ -335,6 +353,8 @@ std::string to_string(const KernelPlan& plan) {
   for (const auto& [extreme, arg] : plan.extreme_pairs)
     os << "  computations " << extreme << " and " << arg << " in one {value, position} accumulator\n";
   if (plan.outline_math) os << "  math calls out of line: " << plan.outline_reason << "\n";
+  for (const auto& [sum, sq] : plan.welford_pairs)
+    os << "  computations " << sum << " and " << sq << " in one Welford accumulator (one pass)\n";
   for (int buffer : plan.reciprocal_divisors)
     os << "  divisions by buffer " << buffer << " (a softmax denominator) multiply by its reciprocal\n";
   for (const auto& [buffer, h] : plan.hints)

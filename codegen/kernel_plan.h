@@ -184,6 +184,11 @@ struct KernelPlan {
   /// dim) lowers: one {value, position} accumulator serves both, its value the max (the value at the position, as
   /// eager's), and the pair is reduced once. Positions in the kernel's computations: the max's -> the argmax's.
   std::map<size_t, size_t> extreme_pairs;
+  /// Column kernels: a variance's sum and its sum of squared deviations (ir/moments.h: over elements, or merging a
+  /// split's partials), which fuse_kernels keeps side by side: one Welford accumulator {n, mean, m2} takes both in one
+  /// pass over the data, the sum stored as n * mean, and is sliced and combined as one reduction. Positions in the
+  /// kernel's computations: the sum's -> the other's.
+  std::map<size_t, size_t> welford_pairs;
   std::map<int, EvictionHint> hints;  ///< by buffer, for the read-only buffers that get hints
   /// Row kernels: softmax denominators computed here (sum(exp(x - max(x))), at least 1). A division by one, held in
   /// a register, is printed as a multiply by its IEEE reciprocal (one per row, hoisted by the compiler), within 1 ulp

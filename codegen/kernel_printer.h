@@ -20,6 +20,7 @@
 #include "codegen/emit_hip.h"
 #include "codegen/kernel_lanes.h"
 #include "codegen/kernel_plan.h"
+#include "ir/moments.h"
 
 namespace hi::codegen_detail {
 
@@ -210,6 +211,28 @@ class KernelPrinter {
     return "(" + vt + ")(" + expr(value) + ")";
   }
 
+  /// Column kernels: the accumulator computation `n` prints and the computations stored from it. One serves two
+  /// where the plan pairs them: a max with its argmax (KernelPlan::extreme_pairs: the argmax's {value, position}
+  /// pairs), a variance's sums (KernelPlan::welford_pairs: a Welford accumulator, the sum stored as n * mean).
+  /// `body(m)` is computation m's reduction as the kernel form views it.
+  struct ColumnAccumulator {
+    Expr body;  ///< the reduction whose values it accumulates
+    std::string functor;
+    Accumulation accumulation;  ///< its type
+    std::optional<WelfordStep> welford;
+    size_t named = 0;                                      ///< the computation whose buffer names it
+    std::vector<std::pair<size_t, Accumulation>> results;  ///< computations stored from it, with suffix and dtype
+  };
+  ColumnAccumulator column_accumulator(size_t n, const std::function<Expr(size_t)>& body);
+  /// What one reduced step contributes to `a`; prints its computation, so call it inside the reduction loop.
+  std::string column_element(const ColumnAccumulator& a);
+  /// Whether computation `n` is stored from another's accumulator (and prints nothing of its own).
+  bool accumulated_with_other(size_t n) const {
+    for (const auto& [sum, sq] : plan_.welford_pairs)
+      if (sq == n) return true;
+    return computed_with_extreme(n);
+  }
+
   void collect_params();
   void emit_pointwise(const PointwisePlan& plan);
   /// Pointwise kernels reading operands transposed: the plan's tiled loads read into shared memory with lanes along
@@ -282,9 +305,9 @@ class KernelPrinter {
   /// slices combined through shared memory by slice 0, which stores: a single reduction (split reductions' stage 1,
   /// bias gradients) whose output groups are too few to fill the GPU.
   void emit_column_vector_slices(const Index& groups, int v, int tx_count, int ty_count);
-  /// Column kernels: `acc`[V], the reduction `body` of V lanes (j) accumulated over the rows `loop` (a for header
+  /// Column kernels: `acc`[V], the accumulator `a` of V lanes (j) accumulated over the rows `loop` (a for header
   /// over r) opens, one vector load per contiguous operand and row.
-  void accumulate_group(const Expr& body, const std::string& acc, int v, const std::string& loop);
+  void accumulate_group(const ColumnAccumulator& a, const std::string& acc, int v, const std::string& loop);
   /// Column kernels: `acc`[V] of computation `n` stored at `where` (over lanes j), with one vector store when the
   /// lanes are contiguous.
   void store_group(size_t n, const std::string& acc, const Accumulation& a, const Index& where, int v);

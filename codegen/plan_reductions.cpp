@@ -306,16 +306,20 @@ int64_t accumulator_bytes(const Expr& body, bool positions32) {
 /// TX x TY for vector row slices over `groups` groups of V outputs; TY = 1 where they do not apply (more than one
 /// reduction, groups enough to fill the GPU, rows too short to slice). Arg reductions slice as any other: their
 /// combine selects by a total order, so the slices may meet in any grouping; a max with its argmax
-/// (KernelPlan::extreme_pairs) is one reduction of pairs.
+/// (KernelPlan::extreme_pairs) is one reduction of pairs, a variance's sums (KernelPlan::welford_pairs) one of
+/// Welford accumulators.
 std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, const Target& target,
                                          const KernelPlan& plan, int64_t groups, int v) {
-  if (k.computations.size() != 1 + plan.extreme_pairs.size() || groups >= kVectorSliceGroups) return {1, 1};
+  const size_t shared = plan.extreme_pairs.size() + plan.welford_pairs.size();
+  if (k.computations.size() != 1 + shared || shared > 1 || groups >= kVectorSliceGroups) return {1, 1};
   const Computation& c =
       p.computations[k.computations[plan.extreme_pairs.empty() ? 0 : plan.extreme_pairs.begin()->second]];
   auto len = simplify(k.row_length, p.size_ranges).as_const();
   if (!len) return {1, 1};
-  // TY for TX groups side by side: slices up to a 1024-thread block, each keeping at least 4 rows.
-  const int64_t acc_bytes = accumulator_bytes(c.body, plan.positions32);
+  // TY for TX groups side by side: slices up to a 1024-thread block, each keeping at least 4 rows. A Welford
+  // accumulator is three values of the sum's type.
+  const int64_t acc_bytes =
+      plan.welford_pairs.empty() ? accumulator_bytes(c.body, plan.positions32) : 3 * accumulator_bytes(c.body, false);
   auto slices = [&](int tx) {
     int ty = static_cast<int>(std::min<int64_t>(1024 / tx, pow2_at_least(ceil_div(kVectorSliceThreads, groups))));
     while (ty > 1 && (*len < 4 * ty || ty * tx * v * acc_bytes > kVectorSliceSharedBytes)) ty /= 2;

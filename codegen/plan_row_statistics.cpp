@@ -4,6 +4,7 @@
 
 #include "codegen/kernel_lanes.h"
 #include "codegen/plan_shapes.h"
+#include "ir/moments.h"
 
 namespace hi::codegen_detail {
 
@@ -71,30 +72,14 @@ bool online_softmax(const Computation& max, const Expr& max_body, const Computat
   return !reads_buffer(x, max.buffer);
 }
 
-/// Whether `count` is kernel `k`'s row length N as a float: a constant, or the size symbols' expression cast.
-bool is_row_length(const LoopProgram& p, const Kernel& k, const Expr& count) {
-  const Index length = simplify(k.row_length, p.size_ranges);
-  if (count->op == ExprOp::Constant) return length.is_const() && count->value == static_cast<double>(length.value());
-  return count->op == ExprOp::Cast && count->args[0]->op == ExprOp::IndexValue &&
-         simplify(count->args[0]->index, p.size_ranges) == length;
-}
-
-/// Whether `sum` is reduce(sum, x) and `sq`, the computation after it, is reduce(sum, d * d) with d = x - sum / N
-/// (N the row length), in float: LayerNorm's statistics.
+/// Whether `sum` and `sq`, the computation after it, are a variance's sums over the row's elements (ir/moments.h),
+/// in float: LayerNorm's statistics. The row length may be symbolic.
 bool welford(const Computation& sum, const Expr& sum_body, const Computation& sq, const Expr& sq_body,
              const LoopProgram& p, const Kernel& k) {
-  if (!reduces(sum, sum_body, ReduceOp::Sum) || !reduces(sq, sq_body, ReduceOp::Sum)) return false;
-  const Expr& x = sum_body->args[0];
-  const Expr& e = sq_body->args[0];
-  if (x->dtype != DType::Float32 || e->dtype != DType::Float32) return false;
-  if (e->op != ExprOp::Binary || e->binary_op() != BinaryOp::Mul || !(e->args[0] == e->args[1])) return false;
-  const Expr& d = e->args[0];
-  if (d->op != ExprOp::Binary || d->binary_op() != BinaryOp::Sub || !(d->args[0] == x)) return false;
-  const Expr& mean = d->args[1];  // sum / N, N the row length
-  if (mean->op != ExprOp::Binary || mean->binary_op() != BinaryOp::Div) return false;
-  const Expr& s = mean->args[0];
-  if (s->op != ExprOp::Load || s->buffer != sum.buffer || !is_row_length(p, k, mean->args[1])) return false;
-  return !reads_buffer(x, sum.buffer);
+  if (!sum.is_reduction() || !sq.is_reduction()) return false;
+  const std::optional<WelfordStep> step =
+      welford_step(sum_body, sum.buffer, sq_body, simplify(k.row_length, p.size_ranges));
+  return step && !step->m2.defined() && step->value->dtype == DType::Float32;
 }
 
 }  // namespace

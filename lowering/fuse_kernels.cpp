@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 
+#include "ir/moments.h"
+
 namespace hi {
 namespace {
 
@@ -106,7 +108,7 @@ class KernelFusion {
         }
         break;
       case KernelKind::ColumnReduction:
-        if (!extreme_pair(k, comp)) return false;
+        if (!extreme_pair(k, comp) && !welford_pair(k, comp)) return false;
         break;
     }
     return reads_are_thread_local(k_index, comp);
@@ -123,6 +125,17 @@ class KernelFusion {
     const ReduceOp a = first.body->reduce_op(), b = comp.body->reduce_op();
     const bool pair = (a == ReduceOp::Max && b == ReduceOp::ArgMax) || (a == ReduceOp::Min && b == ReduceOp::ArgMin);
     return pair && first.body->args[0] == comp.body->args[0];
+  }
+
+  /// Whether column kernel `k` is a lone sum whose values' squared deviations from its mean `comp` sums, over the
+  /// same domain (a variance's two sums, ir/moments.h): one Welford accumulator then takes both in one pass over the
+  /// data (codegen's KernelPlan::welford_pairs), where two kernels would read it twice.
+  bool welford_pair(const Kernel& k, const Computation& comp) const {
+    if (k.computations.size() != 1 || !comp.is_reduction()) return false;
+    const Computation& first = p_.computations[k.computations[0]];
+    if (!first.is_reduction() || first.sizes != comp.sizes || first.reduce_sizes != comp.reduce_sizes) return false;
+    return welford_step(first.body, first.buffer, comp.body, simplify(comp.reduce_numel(), p_.size_ranges).as_const())
+        .has_value();
   }
 
   /// Every load of a buffer produced inside kernel `k_index` must address what the reading thread itself produced.

@@ -7,6 +7,7 @@
 
 #include "ir/graph.h"
 #include "ir/int_math.h"
+#include "ir/moments.h"
 #include "lowering/fuse_kernels.h"
 
 namespace hi {
@@ -36,6 +37,13 @@ class ReductionSplitter {
     out.reserve(p_.computations.size());
     for (size_t i = 0; i < p_.computations.size(); ++i) {
       Computation& c = p_.computations[i];
+      // A variance's sums, split alike, are split together (split_welford).
+      if (i + 1 < p_.computations.size() && plans[i] && plans[i + 1] && same_split(*plans[i], *plans[i + 1]) &&
+          c.sizes == p_.computations[i + 1].sizes && c.reduce_sizes == p_.computations[i + 1].reduce_sizes &&
+          split_welford(c, p_.computations[i + 1], *plans[i], out)) {
+        ++i;
+        continue;
+      }
       if (plans[i] && split(c, *plans[i], out)) continue;
       out.push_back(std::move(c));
     }
@@ -52,6 +60,10 @@ class ReductionSplitter {
       next = std::max(next, std::stoi(b.name.substr(3)) + 1);
     }
     return next;
+  }
+
+  static bool same_split(const SplitPlan& a, const SplitPlan& b) {
+    return a.column == b.column && a.outputs == b.outputs && a.reduced == b.reduced && a.splits == b.splits;
   }
 
   std::optional<int64_t> constant(const Index& i) const { return simplify(i, p_.size_ranges).as_const(); }
@@ -123,35 +135,55 @@ class ReductionSplitter {
   /// duplicate of the last element carries its own position and changes nothing). Stage 2 is the arg reduction of
   /// the partial values at the partial positions: equal values keep the lowest position and NaNs the first NaN's, as
   /// one pass over the whole domain would.
-  bool split(const Computation& c, const SplitPlan& plan, std::vector<Computation>& out) {
-    const ReduceOp op = c.body->reduce_op();
-    const bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
-    const size_t rank = c.sizes.size();
-    const int partial_buffer_index = static_cast<int>(p_.buffers.size());
-
-    // Stage 1's domain: the split variable s next to the original output variables.
-    std::vector<Index> partial_sizes = c.sizes;
-    partial_sizes.insert(plan.column ? partial_sizes.begin() : partial_sizes.end(), Index(plan.splits));
-    Index s = Index::var(out_var(plan.column ? 0 : rank));
+  /// Stage 1's view of computation `c` split as `plan` says: its domain, and the substitution of the original
+  /// variables over it.
+  struct StageOne {
+    std::vector<Index> sizes;  ///< the partial's: the split variable s next to the original output variables
+    Index s;
+    Index flat;  ///< s*chunk + r0, the flat position in the original reduction domain
+    bool exact = false;  ///< chunk * S == R: no position is clamped
     std::map<std::string, Index> repl;
-    for (size_t i = 0; i < rank; ++i) repl[out_var(i)] = Index::var(out_var(plan.column ? i + 1 : i));
+    VarRanges ranges;
+    /// Stage 2's variables for reading a partial of stage 1's domain: its own outputs, s = r0.
+    std::map<std::string, Index> read;
+  };
+  StageOne stage_one(const Computation& c, const SplitPlan& plan) const {
+    StageOne d;
+    const size_t rank = c.sizes.size();
+    d.sizes = c.sizes;
+    d.sizes.insert(plan.column ? d.sizes.begin() : d.sizes.end(), Index(plan.splits));
+    d.s = Index::var(out_var(plan.column ? 0 : rank));
+    for (size_t i = 0; i < rank; ++i) d.repl[out_var(i)] = Index::var(out_var(plan.column ? i + 1 : i));
 
     // The original reduction coordinates from the flat position s*chunk + r0, clamped into [0, R).
-    Index flat = s * plan.chunk + Index::var(reduce_var(0));
-    const bool exact = plan.chunk * plan.splits == plan.reduced;
-    Index position = exact ? flat : min(flat, Index(plan.reduced - 1));
+    d.flat = d.s * plan.chunk + Index::var(reduce_var(0));
+    d.exact = plan.chunk * plan.splits == plan.reduced;
+    Index position = d.exact ? d.flat : min(d.flat, Index(plan.reduced - 1));
     Index stride = Index(1);
     for (size_t j = c.reduce_sizes.size(); j-- > 0;) {
       Index coordinate = floordiv(position, stride);
       if (j > 0) coordinate = mod(coordinate, c.reduce_sizes[j]);
-      repl[reduce_var(j)] = coordinate;
+      d.repl[reduce_var(j)] = coordinate;
       stride = stride * c.reduce_sizes[j];
     }
 
-    VarRanges ranges = p_.size_ranges;
-    for (size_t i = 0; i < partial_sizes.size(); ++i) ranges[out_var(i)] = Range::loop(*constant(partial_sizes[i]));
-    ranges[reduce_var(0)] = Range::loop(plan.chunk);
-    Expr value = substitute_vars(c.body->args[0], repl, ranges);
+    d.ranges = p_.size_ranges;
+    for (size_t i = 0; i < d.sizes.size(); ++i) d.ranges[out_var(i)] = Range::loop(*constant(d.sizes[i]));
+    d.ranges[reduce_var(0)] = Range::loop(plan.chunk);
+    for (size_t i = 0; i < rank; ++i) d.read[out_var(plan.column ? i + 1 : i)] = Index::var(out_var(i));
+    d.read[d.s.name()] = Index::var(reduce_var(0));
+    return d;
+  }
+
+  bool split(const Computation& c, const SplitPlan& plan, std::vector<Computation>& out) {
+    const ReduceOp op = c.body->reduce_op();
+    const bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
+    const int partial_buffer_index = static_cast<int>(p_.buffers.size());
+    const StageOne d = stage_one(c, plan);
+    const std::vector<Index>& partial_sizes = d.sizes;
+    const Index& flat = d.flat;
+    const bool exact = d.exact;
+    Expr value = substitute_vars(c.body->args[0], d.repl, d.ranges);
     if (!exact && (op == ReduceOp::Sum || op == ReduceOp::Prod)) {
       Expr inside = Expr::binary(BinaryOp::Lt, Expr::index_value(flat, DType::Int64),
                                  Expr::index_value(Index(plan.reduced), DType::Int64), DType::Bool);
@@ -178,16 +210,13 @@ class ReductionSplitter {
     };
     if (arg) {
       add_stage1(Expr::reduce(op == ReduceOp::ArgMax ? ReduceOp::Max : ReduceOp::Min, value));
-      add_stage1(Expr::arg_reduce(op, value, substitute_vars(c.body->args[1], repl, ranges)));
+      add_stage1(Expr::arg_reduce(op, value, substitute_vars(c.body->args[1], d.repl, d.ranges)));
     } else {
       add_stage1(Expr::reduce(op, value));
     }
 
     // Stage 2 reads partial[.., s = r0, ..] at its own output coordinates.
-    std::map<std::string, Index> read;
-    for (size_t i = 0; i < rank; ++i) read[out_var(plan.column ? i + 1 : i)] = Index::var(out_var(i));
-    read[s.name()] = Index::var(reduce_var(0));
-    Index at = simplify(substitute(Computation::store_index(partials[0]), read), p_.size_ranges);
+    Index at = simplify(substitute(Computation::store_index(partials[0]), d.read), p_.size_ranges);
     auto partial = [&](size_t n) { return Expr::load(stages[n].buffer, at, partials[n].dtype); };
     Computation stage2 = c;
     stage2.reduce_sizes = {Index(plan.splits)};
@@ -205,6 +234,72 @@ class ReductionSplitter {
     }
     for (Computation& stage1 : stages) out.push_back(std::move(stage1));
     out.push_back(std::move(stage2));
+    return true;
+  }
+
+  /// Splits a variance's two sums `sum` and `sq` (ir/moments.h, over elements) together, both as `plan` says, so
+  /// that each stage takes them in one pass (fuse_kernels keeps such pairs in one kernel): stage 1 reduces each piece
+  /// of c = chunk elements to its sum a and the squared deviations b from its own mean a / c; stage 2 sums the a and
+  /// merges the pieces as Chan et al., sum(b + c * (a / c - mean)^2) (the pair ir/moments.h names partials). The
+  /// pieces are of equal size: S is halved from the planned one, down to min_splits, until it divides R (fewer
+  /// pieces read once beat more read twice); false (nothing added) where none does, or where the kinds would not
+  /// hold.
+  bool split_welford(const Computation& sum, const Computation& sq, const SplitPlan& planned,
+                     std::vector<Computation>& out) {
+    SplitPlan plan = planned;
+    while (plan.reduced % plan.splits != 0 && plan.splits / 2 >= std::max<int64_t>(2, o_.min_splits)) plan.splits /= 2;
+    if (plan.reduced % plan.splits != 0) return false;
+    plan.chunk = plan.reduced / plan.splits;
+    const std::optional<WelfordStep> step = welford_step(sum.body, sum.buffer, sq.body, plan.reduced);
+    if (!step || step->m2.defined()) return false;
+    const StageOne d = stage_one(sum, plan);
+    const DType t = step->value->dtype;
+    const int first_number = next_buffer_;
+    const int a_index = static_cast<int>(p_.buffers.size()), b_index = a_index + 1;
+    const Buffer a = partial_buffer(t, d.sizes), b = partial_buffer(t, d.sizes);
+    auto stage1 = [&](const Buffer& partial, int index, const Computation& original, const Expr& body) {
+      Computation c;
+      c.name = partial.name;
+      c.buffer = index;
+      c.sizes = d.sizes;
+      c.reduce_sizes = {Index(plan.chunk)};
+      c.body = body;
+      c.origins = original.origins;
+      c.op_names = original.op_names;
+      return c;
+    };
+    auto binary = [&](BinaryOp op, const Expr& l, const Expr& r) { return Expr::binary(op, l, r, t); };
+    const Expr x = substitute_vars(step->value, d.repl, d.ranges);
+    const Expr chunk = Expr::constant(static_cast<double>(plan.chunk), t);
+    const Expr piece_mean = binary(BinaryOp::Div, Expr::load(a_index, Computation::store_index(a), t), chunk);
+    const Expr dx = binary(BinaryOp::Sub, x, piece_mean);
+    Computation sum1 = stage1(a, a_index, sum, Expr::reduce(ReduceOp::Sum, x));
+    Computation sq1 = stage1(b, b_index, sq, Expr::reduce(ReduceOp::Sum, binary(BinaryOp::Mul, dx, dx)));
+
+    const Index at = simplify(substitute(Computation::store_index(a), d.read), p_.size_ranges);
+    const Expr pa = Expr::load(a_index, at, t), pb = Expr::load(b_index, at, t);
+    Computation sum2 = sum;
+    sum2.reduce_sizes = {Index(plan.splits)};
+    sum2.body = Expr::reduce(ReduceOp::Sum, pa);
+    // The whole mean, as sq read it: load(sum) / R.
+    const Expr mean = sq.body->args[0]->args[0]->args[1];
+    const Expr da = binary(BinaryOp::Sub, binary(BinaryOp::Div, pa, chunk), mean);
+    Computation sq2 = sq;
+    sq2.reduce_sizes = {Index(plan.splits)};
+    sq2.body = Expr::reduce(ReduceOp::Sum,
+                            binary(BinaryOp::Add, pb, binary(BinaryOp::Mul, chunk, binary(BinaryOp::Mul, da, da))));
+
+    p_.buffers.push_back(a);
+    p_.buffers.push_back(b);
+    bool kinds = true;
+    for (const Computation* c : {&sum1, &sq1}) kinds = kinds && is_row_major_inner_reduction(p_, *c) != plan.column;
+    for (const Computation* c : {&sum2, &sq2}) kinds = kinds && is_row_major_inner_reduction(p_, *c) != plan.column;
+    if (!kinds) {
+      p_.buffers.resize(p_.buffers.size() - 2);
+      next_buffer_ = first_number;
+      return false;
+    }
+    for (Computation* c : {&sum1, &sq1, &sum2, &sq2}) out.push_back(std::move(*c));
     return true;
   }
 

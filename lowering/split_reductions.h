@@ -23,6 +23,13 @@
 // Min of the same values) and its position in the whole reduction domain (Int64); stage 2 is the arg reduction of
 // those values at those positions, so ties keep the first position and NaNs the first NaN's.
 //
+// A variance's two sums (ir/moments.h: sum(x) and sum((x - sum / R)^2), split alike) are split together, so that
+// each stage takes them in one pass (fuse_kernels keeps such pairs in one kernel, codegen gives them one Welford
+// accumulator): stage 1 reduces each piece of c = chunk elements to its sum a and the squared deviations b from its
+// own mean a / c; stage 2 sums the a and merges the pieces as Chan et al., sum(b + c * (a / c - mean)^2). Their
+// pieces are of equal size (S halved until it divides R, down to min_splits); where no such S exists the sums are
+// split one by one as above (stage 1 then reads the data twice).
+//
 // Eligible: reductions with Sum, Prod, Max, Min, Any, All, ArgMax or ArgMin (never LogAddExp, which is not
 // idempotent) and constant sizes, R >= min_reduce_numel, and S (a power of two chosen from the thresholds below,
 // deterministically) at least min_splits. The partial's dtype is the Reduce's value dtype (Bool for any/all, as the

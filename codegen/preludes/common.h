@@ -602,35 +602,42 @@ template <int Base2> struct hi_online_softmax_op {
   }
 };
 
-/// Welford: a row's element count n, mean and sum of squared deviations m2 over what it has seen, in one pass;
-/// partial results combine as Chan et al. (the sum of squares about the mean, without a second pass over the row).
-struct hi_welford_acc {
-  float n, mean, m2;
+/// Welford: the element count n, mean and sum of squared deviations m2 of what a row or column has seen, in one
+/// pass; partial results combine as Chan et al. (the sum of squares about the mean, without a second pass over the
+/// data). T is float or double.
+template <class T> struct hi_welford_t {
+  T n, mean, m2;
+  /// The sum of what it has seen.
+  HI_FN T sum() const { return n * mean; }
 };
-HI_FN hi_welford_acc hi_make_welford_acc(float n, float mean, float m2) {
-  hi_welford_acc r;
+typedef hi_welford_t<float> hi_welford_acc;
+template <class T> HI_FN hi_welford_t<T> hi_make_welford(T n, T mean, T m2) {
+  hi_welford_t<T> r;
   r.n = n;
   r.mean = mean;
   r.m2 = m2;
   return r;
 }
-HI_FN hi_welford_acc hi_shfl_xor(hi_welford_acc a, int lane_mask) {
-  return hi_make_welford_acc(hi_shfl_xor(a.n, lane_mask), hi_shfl_xor(a.mean, lane_mask), hi_shfl_xor(a.m2, lane_mask));
+HI_FN hi_welford_acc hi_make_welford_acc(float n, float mean, float m2) { return hi_make_welford(n, mean, m2); }
+template <class T> HI_FN hi_welford_t<T> hi_shfl_xor(hi_welford_t<T> a, int lane_mask) {
+  return hi_make_welford(hi_shfl_xor(a.n, lane_mask), hi_shfl_xor(a.mean, lane_mask), hi_shfl_xor(a.m2, lane_mask));
 }
 struct hi_welford_op {
-  template <class A> HI_FN static A identity() { return hi_make_welford_acc(0.0f, 0.0f, 0.0f); }
-  HI_FN static hi_welford_acc add(hi_welford_acc a, float x) {
-    a.n += 1.0f;
-    const float delta = x - a.mean;
+  template <class A> HI_FN static A identity() { return hi_make_welford<decltype(A::n)>(0, 0, 0); }
+  template <class T> HI_FN static hi_welford_t<T> add(hi_welford_t<T> a, T x) {
+    a.n += (T)1;
+    const T delta = x - a.mean;
     a.mean += hi_div(delta, a.n);
     a.m2 += delta * (x - a.mean);
     return a;
   }
-  HI_FN static hi_welford_acc combine(hi_welford_acc a, hi_welford_acc b) {
-    if (b.n == 0.0f) return a;
-    if (a.n == 0.0f) return b;
-    const float n = a.n + b.n, delta = b.mean - a.mean, wb = hi_div(b.n, n);
-    return hi_make_welford_acc(n, a.mean + delta * wb, a.m2 + b.m2 + delta * delta * a.n * wb);
+  /// One element x: add(a, x), so that column kernels accumulate elements and partials alike.
+  template <class T> HI_FN static hi_welford_t<T> combine(hi_welford_t<T> a, T x) { return add(a, x); }
+  template <class T> HI_FN static hi_welford_t<T> combine(hi_welford_t<T> a, hi_welford_t<T> b) {
+    if (b.n == (T)0) return a;
+    if (a.n == (T)0) return b;
+    const T n = a.n + b.n, delta = b.mean - a.mean, wb = hi_div(b.n, n);
+    return hi_make_welford(n, a.mean + delta * wb, a.m2 + b.m2 + delta * delta * a.n * wb);
   }
 };
 

@@ -99,6 +99,17 @@ Graph column_sum_f32(int64_t rows, int64_t cols) {
   return g.graph();
 }
 
+/// aten.var_mean (correction 0, keepdim) of an f32 tensor over `dims`, `strides` its layout (contiguous if empty).
+Graph var_mean_f32(std::vector<Index> sizes, std::vector<Index> dims, std::vector<Index> strides = {}) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, std::move(sizes), std::move(strides));
+  ValueRef vm = g.call_inferred("vm", "aten.var_mean.correction", {A(x), L(std::move(dims))},
+                                {{"correction", F(0.0)}, {"keepdim", B(true)}});
+  g.output(vm);
+  g.output(ValueRef{vm.node, 1});
+  return g.graph();
+}
+
 /// argmax (`is_max`) or argmin of a rows x cols tensor over `dim`.
 Graph arg_reduction_f32(int64_t rows, int64_t cols, int64_t dim, bool is_max) {
   test::GraphBuilder g;
@@ -228,6 +239,12 @@ const std::vector<QualityCase>& quality_cases() {
       {"group_norm_f32_25088", group_norm_f32(32, 256, 56, 32), true, true},
       {"log_softmax_f32_32000", log_softmax_f32(524, 32000), true, true},
       {"cross_entropy_f32_50257", cross_entropy_f32(333, 50257), false, false},
+      // Variance statistics over non-innermost dims take both sums in one Welford pass: split columns (pieces,
+      // then their merge), unsplit columns (vector groups of outputs), batch-norm statistics of channels-last NHWC.
+      {"var_mean_columns_split_f32", var_mean_f32({4096, 4096}, {0}), true, false},
+      {"var_mean_columns_f32", var_mean_f32({512, 65536}, {0}), true, false},
+      {"batch_norm_stats_channels_last_f32",
+       var_mean_f32({32, 64, 56, 56}, {0, 2, 3}, {Index(200704), Index(1), Index(3584), Index(64)}), false, false},
       // Pooling windows: taps gathered with one element per thread (fewest cache lines), reported only.
       {"max_pool2d_f32", max_pool_f32(8, 64, 112), false, false},
   };
