@@ -74,7 +74,7 @@ std::optional<WelfordStep> welford_step(const Expr& sum, int sum_buffer, const E
   });
 }
 
-std::optional<WelfordStep> welford_step(const Expr& sum, int sum_buffer, const Expr& sq, const Index& steps) {
+std::optional<WelfordStep> welford_step_over(const Expr& sum, int sum_buffer, const Expr& sq, const Index& steps) {
   if (steps.is_const()) return welford_step(sum, sum_buffer, sq, std::optional<int64_t>(steps.value()));
   // A symbolic count is the size expression cast to float, over elements only (split partials have constant counts).
   return match(sum, sum_buffer, sq, [&](const Expr& n, double count) {

@@ -25,8 +25,8 @@ struct WelfordStep {
 /// The step of reduction bodies `sum` and `sq` (with `sum_buffer` the buffer `sum` fills, which `sq` reads) when they
 /// are such a pair over `steps` reduced steps, in float32 or float64; nullopt otherwise (also for symbolic `steps`).
 std::optional<WelfordStep> welford_step(const Expr& sum, int sum_buffer, const Expr& sq, std::optional<int64_t> steps);
-/// The same over `steps` reduced steps that may be symbolic (simplified as the IR writes them): elements whose mean
+/// welford_step over `steps` reduced steps that may be symbolic (simplified as the IR writes them): elements whose mean
 /// divides by the size expression cast to float also match.
-std::optional<WelfordStep> welford_step(const Expr& sum, int sum_buffer, const Expr& sq, const Index& steps);
+std::optional<WelfordStep> welford_step_over(const Expr& sum, int sum_buffer, const Expr& sq, const Index& steps);
 
 }  // namespace hi

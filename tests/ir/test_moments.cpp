@@ -32,6 +32,22 @@ TEST(Moments, ElementsOverTheReducedLength) {
   }
 }
 
+TEST(Moments, ElementsOverASymbolicLength) {
+  // Over s0 elements the mean is sum / (float)s0: matched when s0 is the reduced length, never for partials.
+  const Index s0 = Index::var("s0");
+  Expr sum = Expr::reduce(ReduceOp::Sum, x());
+  Expr m = bin(BinaryOp::Div, Expr::load(kSum, Index::var("x0"), DType::Float32),
+               Expr::cast(Expr::index_value(s0, DType::Int64), DType::Float32));
+  Expr sq = Expr::reduce(ReduceOp::Sum, squared(bin(BinaryOp::Sub, x(), m)));
+  std::optional<WelfordStep> step = welford_step_over(sum, kSum, sq, s0);
+  ASSERT_TRUE(step.has_value());
+  EXPECT_EQ(step->value, x());
+  EXPECT_FALSE(welford_step_over(sum, kSum, sq, Index::var("s1"))) << "N must be the reduced length";
+  EXPECT_FALSE(welford_step(sum, kSum, sq, std::nullopt)) << "the constant-length form takes no symbols";
+  Expr constant = Expr::reduce(ReduceOp::Sum, squared(bin(BinaryOp::Sub, x(), mean(100))));
+  EXPECT_TRUE(welford_step_over(sum, kSum, constant, Index(100))) << "a constant length as welford_step";
+}
+
 TEST(Moments, PartialsMergedAsChan) {
   // 16 pieces of 64 elements: sum(b + 64 * (a / 64 - sum / 1024)^2).
   Expr a = Expr::load(2, Index::var("r0") * 8 + Index::var("x0"), DType::Float32);
