@@ -78,7 +78,7 @@ bool welford(const Computation& sum, const Expr& sum_body, const Computation& sq
              const LoopProgram& p, const Kernel& k) {
   if (!sum.is_reduction() || !sq.is_reduction()) return false;
   const std::optional<WelfordStep> step =
-      welford_step(sum_body, sum.buffer, sq_body, simplify(k.row_length, p.size_ranges));
+      welford_step_over(sum_body, sum.buffer, sq_body, simplify(k.row_length, p.size_ranges));
   return step && !step->m2.defined() && step->value->dtype == DType::Float32;
 }
 
