@@ -141,6 +141,13 @@ class PyCompiledGraph {
   const hi::CompiledGraph& graph() const { return *graph_; }
   const std::string& name() const { return name_; }
 
+  /// Called without the GIL: loads the code object on `device` (0 for the cpu device) as run's first call there
+  /// would, so that a graph compiled ahead of its first call (a background variant) does not load on the call's path.
+  void prepare(int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    runner_for(device);
+  }
+
   /// Called without the GIL.
   void run(const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs, uintptr_t stream,
            uintptr_t workspace, int device, bool autotune, const std::vector<int64_t>& sizes) {
@@ -148,10 +155,8 @@ class PyCompiledGraph {
     std::vector<void*> in(inputs.size()), out(outputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) in[i] = reinterpret_cast<void*>(inputs[i]);
     for (size_t i = 0; i < outputs.size(); ++i) out[i] = reinterpret_cast<void*>(outputs[i]);
-    int ordinal = target.kind == hi::TargetKind::Cpu ? 0 : device;
     std::lock_guard<std::mutex> lock(mutex_);
-    std::unique_ptr<hi::GraphRunner>& runner = runners_[ordinal];
-    if (!runner) runner = std::make_unique<hi::GraphRunner>(graph_, device_for(target, ordinal));
+    std::unique_ptr<hi::GraphRunner>& runner = runner_for(device);
     if (autotune)  // tunes on the runner's first call, then runs as run() does
       runner->autotune(in, out, sizes, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
     else
@@ -215,6 +220,14 @@ class PyCompiledGraph {
   std::shared_ptr<const hi::CompiledGraph> graph_;
   std::string name_;
   std::mutex mutex_;
+  /// The runner on `device` (0 for the cpu device), made on first use; mutex_ held.
+  std::unique_ptr<hi::GraphRunner>& runner_for(int device) {
+    const hi::Target& target = graph_->module.target;
+    const int ordinal = target.kind == hi::TargetKind::Cpu ? 0 : device;
+    std::unique_ptr<hi::GraphRunner>& runner = runners_[ordinal];
+    if (!runner) runner = std::make_unique<hi::GraphRunner>(graph_, device_for(target, ordinal));
+    return runner;
+  }
   std::map<int, std::unique_ptr<hi::GraphRunner>> runners_;  ///< by device ordinal (0 for the cpu device)
 };
 
@@ -504,6 +517,9 @@ PYBIND11_MODULE(_C, m) {
            py::call_guard<py::gil_scoped_release>(),
            "[(kernel, blocks)] of each launch on GPU `device` (0 for the cpu device), as autotuning or the default "
            "grid cap left them; empty before the graph ran there.")
+      .def("prepare", &PyCompiledGraph::prepare, py::arg("device") = 0, py::call_guard<py::gil_scoped_release>(),
+           "Loads the code object on GPU `device` (0 for the cpu device) now, as the first run() there would; "
+           "RuntimeError as run() for a device that cannot take it.")
       .def("run", &PyCompiledGraph::run, py::arg("inputs"), py::arg("outputs"), py::arg("stream") = 0,
            py::arg("workspace") = 0, py::arg("device") = 0, py::arg("autotune") = false,
            py::arg("sizes") = std::vector<int64_t>{},

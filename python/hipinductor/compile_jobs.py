@@ -239,18 +239,22 @@ def start_symbolic_variant(seg: Segment, aligned: bool, divisible: frozenset, *,
                 max_workers=max(1, min(4, (os.cpu_count() or 2) // 2)), thread_name_prefix="hipinductor-variants")
         _background_futures.add(future)
     future.add_done_callback(_forget_background)
-    _background_pool.submit(_compile_variant, seg, aligned, divisible, target, name, future, options)
+    device, _ = device_and_target(seg, options)
+    _background_pool.submit(_compile_variant, seg, aligned, divisible, target, name, future, options,
+                            device.index or 0)
 
 
 def _compile_variant(seg: Segment, aligned: bool, divisible: frozenset, target: str, name: str, future,
-                     options: Options) -> None:
-    """A background variant's compile, its document written here too (not on the call's path)."""
+                     options: Options, device: int) -> None:
+    """A background variant's compile, its document written here too, and its code object loaded on `device` (an
+    index; the cpu device's is 0): none of it on the path of the call that first takes the variant (a module load
+    is a driver call per segment, which the call would otherwise make)."""
     try:
         source = json.dumps(symbolic_document(seg, aligned, divisible)[0])
     except Exception as e:  # noqa: BLE001 - compile_symbolic writes it again, where the error is kept
         future.set_exception(e)
         return
-    _compile_group([source], target, [name], [future], options.debug_dir, options.use_cache)
+    _compile_group([source], target, [name], [future], options.debug_dir, options.use_cache, device)
 
 
 def _forget_background(future) -> None:
@@ -463,10 +467,10 @@ def compile_segment(seg: Segment, inputs: list[torch.Tensor], env: dict, aligned
     return cg
 
 
-def _compile_group(sources, target, names, futures, debug_dir, use_cache) -> None:
+def _compile_group(sources, target, names, futures, debug_dir, use_cache, device: int | None = None) -> None:
     """Compiles `sources` as one unit (_C.compile_many) and sets each result, with its compile_ms, on its future. If
     the unit fails, each source compiles on its own, so that one segment's fault is only that segment's. Every
-    future ends resolved."""
+    future ends resolved. With `device`, each compiled graph is also loaded there (CompiledGraph.prepare) first."""
     try:
         try:
             compiled = _C.compile_many(sources, target, names, debug_dir=debug_dir, use_cache=use_cache)
@@ -479,6 +483,11 @@ def _compile_group(sources, target, names, futures, debug_dir, use_cache) -> Non
             try:
                 cg = compiled[k] if compiled is not None else _C.compile(
                     sources[k], target=target, name=names[k], debug_dir=debug_dir, use_cache=use_cache)
+                if device is not None and hasattr(cg, "prepare"):
+                    try:
+                        cg.prepare(device)
+                    except Exception:  # noqa: BLE001 - the first run() raises it again, where it is reported
+                        pass
                 f.set_result((cg, cg.compile_ms + cg.lower_ms))
             except Exception as e:  # noqa: BLE001 - handed to whoever waits on it
                 f.set_exception(e)

@@ -96,6 +96,23 @@ def test_softmax_runs_on_cpu_device(softmax_cpu):
     torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
 
 
+def test_prepare_loads_ahead_and_run_takes_the_loaded_graph(private_cache):
+    # A graph compiled ahead of its first call (a background variant) is loaded where it compiled: prepare() makes the
+    # runner a first run() would (twice is once), and run() then uses it.
+    cg = _C.compile(example("softmax"), "cpu", name="softmax_prepared", use_cache=False)
+    assert cg.launch_grids(0) == []  # no runner yet
+    cg.prepare(0)
+    grids = cg.launch_grids(0)
+    assert grids and grids[0][0] == cg.kernel_names[0], grids  # the runner exists, loaded
+    cg.prepare(0)
+    assert cg.launch_grids(0) == grids
+    x = torch.randn(32, 1000)
+    out = torch.empty(32, 1000)
+    cg.run([x.data_ptr()], [out.data_ptr()])
+    torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+    assert cg.launch_grids(0) == grids
+
+
 def test_layernorm_gelu_residual_with_64_wide_warps():
     cg = _C.compile(example("layernorm_gelu_residual"), target="cpu-w64", name="ln")
     assert cg.target == "cpu-w64" and cg.num_inputs == 3
