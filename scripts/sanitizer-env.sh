@@ -5,7 +5,7 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$repo_root/tests/sanitizers/lsan.supp}
 # The sanitizers look for a symbolizer named exactly `llvm-symbolizer` on PATH; Debian installs it versioned
-# (llvm-symbolizer-N). Without one, stacks fall back to addr2line (slow, no inlined frames) or to bare addresses.
+# (llvm-symbolizer-N), and without it the stacks are bare addresses.
 if [[ -z ${ASAN_SYMBOLIZER_PATH:-} ]]; then
   for candidate in llvm-symbolizer $(compgen -c llvm-symbolizer- | sort -t- -k3 -n -r); do
     if path=$(command -v "$candidate"); then
