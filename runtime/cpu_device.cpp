@@ -29,6 +29,21 @@
 
 #include "runtime/temp_directory.h"
 
+// AddressSanitizer keeps its own record of the stack a thread runs on; a switch it is not told about makes it report
+// false stack errors and mishandle an exception thrown on a fiber's stack. So every swapcontext goes through
+// switch_context, which tells it (no-op without the sanitizer).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HI_ANNOTATE_FIBERS 1
+#endif
+#endif
+#if !defined(HI_ANNOTATE_FIBERS) && defined(__SANITIZE_ADDRESS__)
+#define HI_ANNOTATE_FIBERS 1
+#endif
+#ifdef HI_ANNOTATE_FIBERS
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 // The one definition of the runtime ↔ kernel ABI; HI_CPU_HOOKS_ONLY leaves out the kernel-side macros.
 #define HI_CPU_HOOKS_ONLY
 #include "codegen/preludes/cpu.h"
@@ -58,6 +73,33 @@ std::string describe(Dim3 d) {
 class BlockRunner;
 thread_local BlockRunner* t_runner = nullptr;               // the runner of the calling worker thread
 thread_local const hi_cpu_thread_context* t_thread = nullptr;  // the HIP thread running on it now
+
+struct StackBounds {
+  const void* bottom = nullptr;
+  size_t size = 0;
+};
+
+// Saves the running context in `from` and runs `to`, whose stack is `to_stack`; returns when `from` is resumed, with
+// the stack it was resumed from in *came_from (when given). Only the sanitizer needs the bounds.
+void switch_context(ucontext_t* from, const ucontext_t* to, [[maybe_unused]] StackBounds to_stack,
+                    [[maybe_unused]] StackBounds* came_from) {
+#ifdef HI_ANNOTATE_FIBERS
+  void* fake_stack = nullptr;  // this stack's frames the sanitizer keeps elsewhere, restored when it is resumed
+  __sanitizer_start_switch_fiber(&fake_stack, to_stack.bottom, to_stack.size);
+  swapcontext(from, to);
+  __sanitizer_finish_switch_fiber(fake_stack, came_from ? &came_from->bottom : nullptr,
+                                  came_from ? &came_from->size : nullptr);
+#else
+  swapcontext(from, to);
+#endif
+}
+
+// The first instructions a new fiber runs: completes the switch into it, recording the stack it came from.
+void enter_fiber([[maybe_unused]] StackBounds* came_from) {
+#ifdef HI_ANNOTATE_FIBERS
+  __sanitizer_finish_switch_fiber(nullptr, &came_from->bottom, &came_from->size);
+#endif
+}
 
 // Runs one block at a time on the worker thread that owns it.
 class BlockRunner {
@@ -152,6 +194,7 @@ class BlockRunner {
   }
 
   static void fiber_main(int index) {
+    enter_fiber(&t_runner->scheduler_stack_);
     while (true) {
       BlockRunner* runner = t_runner;
       Fiber& fiber = *runner->fibers_[index];
@@ -161,14 +204,18 @@ class BlockRunner {
         if (!runner->fiber_error_) runner->fiber_error_ = std::current_exception();
       }
       fiber.state = FiberState::Done;
-      swapcontext(&fiber.context, &runner->scheduler_context_);
+      runner->switch_to_scheduler(fiber);
     }
   }
 
   void block_on(FiberState state) {
     Fiber& fiber = *fibers_[current_];
     fiber.state = state;
-    swapcontext(&fiber.context, &scheduler_context_);
+    switch_to_scheduler(fiber);
+  }
+
+  void switch_to_scheduler(Fiber& fiber) {
+    switch_context(&fiber.context, &scheduler_context_, scheduler_stack_, &scheduler_stack_);
   }
 
   void grow_fibers(unsigned count) {
@@ -225,7 +272,7 @@ class BlockRunner {
         if (fiber.state != FiberState::Runnable) continue;
         current_ = i;
         t_thread = &fiber.thread;
-        swapcontext(&scheduler_context_, &fiber.context);
+        switch_context(&scheduler_context_, &fiber.context, {fiber.stack_low, kFiberStackBytes}, nullptr);
       }
       if (fiber_error_) {
         abandon_unfinished_fibers();
@@ -278,6 +325,7 @@ class BlockRunner {
   std::vector<std::unique_ptr<Fiber>> fibers_;
   std::vector<std::pair<void*, size_t>> stack_chunks_;
   ucontext_t scheduler_context_{};
+  StackBounds scheduler_stack_;  // the worker's own stack, where the scheduler runs
   unsigned current_ = 0;
   std::exception_ptr fiber_error_;
   std::vector<unsigned long long> exchange_[2];

@@ -46,8 +46,7 @@ root=$PWD
 
 # Sanitizer reports abort (libFuzzer saves the input); symbolised stacks for the log.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/sanitizers/lsan.supp}
+source "$root/scripts/sanitizer-env.sh"
 unset HIPINDUCTOR_DEBUG_DIR
 
 # libFuzzer's slow-unit-* files (an input over 10 s) are not counted: a loaded machine writes them for any input.

@@ -7,8 +7,7 @@ build_abs=$(cd "$build" && pwd)
 export HIPINDUCTOR_VERIFY_PASSES=1
 export HIPINDUCTOR_CACHE_DIR=${HIPINDUCTOR_CACHE_DIR:-$build_abs/test-cache}
 # In a sanitizer build (make test SANITIZE=1) a report fails the test that hit it; stacks name the code at fault.
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")/.." && pwd)/tests/sanitizers/lsan.supp}
+source "$(dirname "$0")/sanitizer-env.sh"
 # TEST_LABELS (make test TEST_LABELS=...): only the C++ tests whose label matches (tests/CMakeLists.txt labels each
 # test with its folder: frontend, ir, pipeline, runtime, tools, cache, fuzz).
 labels=()

@@ -313,7 +313,8 @@ TEST(KernelPlan, WideWrittenRowsOfAWholeBlockAreLooped) {
   EXPECT_FALSE(norm_rows.one_pass[0].online_softmax);
   // 16 values per thread of a 1024-thread block stay in registers (softmax over 16384), and so do plain reductions
   // of the 32000-wide rows, which write nothing back.
-  const auto& held = std::get<RowPlan>(only_plan(test::softmax_graph(512, 16384)).shape);
+  const KernelPlan held_plan = only_plan(test::softmax_graph(512, 16384));  // `held` refers into it
+  const auto& held = std::get<RowPlan>(held_plan.shape);
   EXPECT_EQ(held.form, RowPlan::Form::Persistent);
   EXPECT_EQ(held.threads, 1024);
   EXPECT_EQ(held.groups_per_thread * held.width, 16);

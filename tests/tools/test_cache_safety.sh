@@ -91,6 +91,10 @@ expect_2 hipinductor-cache "list --target ''" "$tool" list --target ''
 [ "$(count)" = 1 ] || fail "clear --target '' removed entries"
 
 # --- meta.json fields of the wrong type -----------------------------------------------------------------------------
+# Every field goes through each command. The variants of a command (text and --json, --target) read meta.json alike;
+# in the sanitizer build (HIPINDUCTOR_TEST_SANITIZED=1, tests/CMakeLists.txt), where every process pays the
+# sanitizers' start-up and exit leak check, they run for the first field only.
+all_variants() { [ "$n" = 1 ] || [ -z "${HIPINDUCTOR_TEST_SANITIZED:-}" ]; }
 n=0
 for change in '{"target": 42}' '{"kernels": [1, 2]}' '{"options": "-O3"}' '{"compile_ms": "slow"}' \
               '{"binary": 7}' '{"name_hint": ["k"]}' '{"created": false}' \
@@ -100,10 +104,14 @@ for change in '{"target": 42}' '{"kernels": [1, 2]}' '{"options": "-O3"}' '{"com
   n=$((n + 1))
   bad=$(key dd "$n")
   entry "$bad" "$change"
-  "$tool" list >/dev/null && "$tool" list --json >/dev/null && "$tool" list --target cpu >/dev/null ||
-    fail "list with $change"
-  "$tool" stats >/dev/null && "$tool" stats --json >/dev/null || fail "stats with $change"
-  "$tool" show "$bad" >"$work/show" && "$tool" show "$bad" --json >/dev/null || fail "show with $change"
+  "$tool" list >/dev/null || fail "list with $change"
+  "$tool" stats >/dev/null || fail "stats with $change"
+  "$tool" show "$bad" >"$work/show" || fail "show with $change"
+  if all_variants; then
+    "$tool" list --json >/dev/null && "$tool" list --target cpu >/dev/null || fail "list variants with $change"
+    "$tool" stats --json >/dev/null || fail "stats --json with $change"
+    "$tool" show "$bad" --json >/dev/null || fail "show --json with $change"
+  fi
   grep "checksum         CORRUPT: meta.json" "$work/show" >/dev/null || { cat "$work/show"; fail "show: $change"; }
   set +e
   "$tool" verify >"$work/verify"
@@ -111,7 +119,9 @@ for change in '{"target": 42}' '{"kernels": [1, 2]}' '{"options": "-O3"}' '{"com
   set -e
   [ $rc -eq 1 ] && grep "CORRUPT  code-object entry $bad .*meta.json" "$work/verify" >/dev/null ||
     { cat "$work/verify"; fail "verify does not report $change (exit $rc)"; }
-  "$tool" clear --target cpu >/dev/null || fail "clear --target with $change"
+  if all_variants; then
+    "$tool" clear --target cpu >/dev/null || fail "clear --target with $change"
+  fi
   "$tool" clear >/dev/null || fail "clear with $change"
   [ "$(count)" = 0 ] || fail "clear left entries with $change"
   echo "ok: $change"
