@@ -216,7 +216,11 @@ void GraphLowering::lower_node(int index) {
   values_[index].resize(n.outputs.size());
   if (n.kind == NodeKind::Placeholder) {
     const TensorMeta& m = out_meta();
+    // A symbol may appear only in an input's strides or offset (a slice of a tensor of another dynamic size): it is
+    // a symbol of the graph as much as the sizes' are.
     for (const auto& s : m.sizes) note_size(s);
+    for (const auto& s : m.strides) note_size(s);
+    note_size(m.offset);
     int pos = static_cast<int>(p_.inputs.size());
     int b = add_buffer("in" + std::to_string(pos), m.dtype, m.sizes, m.strides, m.offset, BufferKind::Input, pos);
     p_.inputs.push_back(b);
