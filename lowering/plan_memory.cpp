@@ -1,6 +1,7 @@
 #include "lowering/plan_memory.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <vector>
 
@@ -37,16 +38,16 @@ class MemoryPlanner {
       while (moved) {
         moved = false;
         for (const Placed& pl : placed) {
-          bool overlaps = offset < pl.offset + pl.bytes && pl.offset < offset + iv.bytes;
+          bool overlaps = offset < end_of(pl.offset, pl.bytes) && pl.offset < end_of(offset, iv.bytes);
           if (overlaps) {
-            offset = align(pl.offset + pl.bytes);
+            offset = end_of(pl.offset, pl.bytes);
             moved = true;
           }
         }
       }
       placed.push_back({offset, iv.bytes, iv.last});
       p_.workspace_offsets[iv.buffer] = Index(offset);
-      concrete_bytes = std::max(concrete_bytes, align(offset + iv.bytes));
+      concrete_bytes = std::max(concrete_bytes, end_of(offset, iv.bytes));
     }
     // Symbolic sizes: one slot each, after the concrete part.
     Index end = Index(concrete_bytes);
@@ -59,6 +60,14 @@ class MemoryPlanner {
   }
 
  private:
+  /// The aligned end of `bytes` placed at `offset`; a workspace past 2^63 bytes is bad input (intermediates that large
+  /// cannot be addressed), not an overflow.
+  static int64_t end_of(int64_t offset, int64_t bytes) {
+    int64_t end = 0;
+    if (__builtin_add_overflow(offset, bytes, &end) || end > INT64_MAX - kWorkspaceAlignment)
+      throw std::invalid_argument("the graph's intermediates need a workspace of more than 2^63 bytes");
+    return align(end);
+  }
   static int64_t align(int64_t v) { return (v + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
   static Index align(const Index& v) {
     return floordiv(v + Index(kWorkspaceAlignment - 1), Index(kWorkspaceAlignment)) * Index(kWorkspaceAlignment);
