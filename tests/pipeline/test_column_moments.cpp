@@ -11,6 +11,7 @@
 #include "pipeline/compile_graph.h"
 #include "tests/common/graph_builder.h"
 #include "testing/check_numerics.h"
+#include "run_on_cpu.h"
 
 namespace hi {
 namespace {
@@ -106,15 +107,7 @@ class ColumnMomentsNumerics : public ::testing::TestWithParam<std::string> {
       SCOPED_TRACE(split ? "split" : "unsplit");
       NumericsCheck r = run_against_reference(g, options(GetParam(), split));
       if (one_pass) EXPECT_NE(r.compiled->module.source.find("hi_welford_op::combine"), std::string::npos);
-      expect_close(r, rtol, atol);
-    }
-  }
-  static void expect_close(const NumericsCheck& r, double rtol, double atol) {
-    ASSERT_EQ(r.actual.size(), r.expected.size());
-    for (size_t o = 0; o < r.actual.size(); ++o) {
-      std::string why;
-      EXPECT_TRUE(all_close(r.actual[o], r.expected[o], rtol, atol, &why))
-          << "output " << o << ": " << why << "\n" << kernels_text(r.compiled->module);
+      test::expect_matches(r, rtol, atol);
     }
   }
 };
@@ -165,7 +158,7 @@ TEST_P(ColumnMomentsNumerics, LargeMeansDoNotCancel) {
     NumericsCheck r = run_on_inputs_against_reference(
         g.graph(), options(GetParam(), split), {HostTensor::from_values(DType::Float32, {rows, cols}, values)});
     EXPECT_NE(r.compiled->module.source.find("hi_welford_op::combine"), std::string::npos);
-    expect_close(r, 1e-3, 0);
+    test::expect_matches(r, 1e-3, 0);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "runtime/cpu_device.h"
 #include "tests/common/graph_builder.h"
 #include "testing/check_numerics.h"
+#include "run_on_cpu.h"
 
 namespace hi {
 namespace {
@@ -215,14 +216,6 @@ class SplitNumerics : public ::testing::TestWithParam<std::string> {
   NumericsCheck run(const Graph& g, const std::vector<HostTensor>& inputs) const {
     return run_on_inputs_against_reference(g, options(), inputs);
   }
-  static void expect_close(const NumericsCheck& r, double rtol, double atol) {
-    ASSERT_EQ(r.actual.size(), r.expected.size());
-    for (size_t o = 0; o < r.actual.size(); ++o) {
-      std::string why;
-      EXPECT_TRUE(all_close(r.actual[o], r.expected[o], rtol, atol, &why))
-          << "output " << o << ": " << why << "\n" << kernels_text(r.compiled->module);
-    }
-  }
 };
 
 TEST_P(SplitNumerics, SumsAndProducts) {
@@ -242,7 +235,7 @@ TEST_P(SplitNumerics, SumsAndProducts) {
   g.output(g.call_inferred("p_col", "aten.prod.dim_int", {A(near_one), I(0)}));
   NumericsCheck r = run_against_reference(g.graph(), options());
   expect_split(g.graph(), *r.compiled, 6);
-  expect_close(r, 1e-4, 1e-4);
+  test::expect_matches(r, 1e-4, 1e-4);
 }
 
 TEST_P(SplitNumerics, MaxMinWithNanAndInfinities) {
@@ -268,7 +261,7 @@ TEST_P(SplitNumerics, MaxMinWithNanAndInfinities) {
   vt.at({4}) = -9.25;
   NumericsCheck r = run(g.graph(), {xt, vt});
   expect_split(g.graph(), *r.compiled, 4);
-  expect_close(r, 0, 0);
+  test::expect_matches(r, 0, 0);
   EXPECT_TRUE(std::isnan(r.actual[0].at({3})) && std::isnan(r.actual[1].at({4})));
   EXPECT_EQ(r.actual[0].at({5}), -inf);
   EXPECT_EQ(r.actual[1].at({6}), inf);
@@ -306,7 +299,7 @@ TEST_P(SplitNumerics, ArgmaxArgminWithTiesNansAndSignedZeros) {
   HostTensor nt = random_tensor(DType::Int32, {3, 700}, 5);  // values in [-8, 8]: many ties
   NumericsCheck r = run(g.graph(), {xt, vt, nt});
   expect_split(g.graph(), *r.compiled, 4);
-  expect_close(r, 0, 0);
+  test::expect_matches(r, 0, 0);
   EXPECT_EQ(r.actual[0].at({1}), 1);  // xt[i, 1] is max at every i but 0: the first of the ties
   EXPECT_EQ(r.actual[1].at({0, 1}), 0);
   EXPECT_EQ(r.actual[0].at({2}), 0);
@@ -339,7 +332,7 @@ TEST_P(SplitNumerics, BoolAnyAll) {
   vt.at({4999}) = 1;
   NumericsCheck r = run(g.graph(), {xt, vt});
   expect_split(g.graph(), *r.compiled, 4);
-  expect_close(r, 0, 0);
+  test::expect_matches(r, 0, 0);
   EXPECT_EQ(r.actual[0].values(), (std::vector<double>{0, 1, 1, 1, 0, 1, 0, 1}));
   EXPECT_EQ(r.actual[1].values(), (std::vector<double>{0, 0, 1, 0, 0, 0, 0, 0}));
   EXPECT_EQ(r.actual[2].at({}), 1);
@@ -355,7 +348,7 @@ TEST_P(SplitNumerics, Bf16InputSums) {
   g.output(g.call_inferred("mx", "aten.amax.default", {A(x), L({0})}));
   NumericsCheck r = run_against_reference(g.graph(), options());
   expect_split(g.graph(), *r.compiled, 3);
-  expect_close(r, 1e-2, 0.25);  // bf16 results: one rounding of a sum of magnitude ~50
+  test::expect_matches(r, 1e-2, 0.25);  // bf16 results: one rounding of a sum of magnitude ~50
 }
 
 TEST_P(SplitNumerics, VarAndMean) {
@@ -370,21 +363,21 @@ TEST_P(SplitNumerics, VarAndMean) {
   g.output(g.call_inferred("mean_rows", "aten.mean.dim", {A(w), L({1}), B(true)}));
   NumericsCheck r = run_against_reference(g.graph(), options());
   expect_split(g.graph(), *r.compiled, 5);
-  expect_close(r, 1e-4, 1e-5);
+  test::expect_matches(r, 1e-4, 1e-5);
 }
 
 TEST_P(SplitNumerics, LayerNormOverFewLongRows) {
   Graph g = test::layer_norm_graph(3, 5000, true);
   NumericsCheck r = run_against_reference(g, options());
   expect_split(g, *r.compiled, 2);
-  expect_close(r, 1e-4, 1e-5);
+  test::expect_matches(r, 1e-4, 1e-5);
 }
 
 TEST_P(SplitNumerics, SoftmaxOverFewLongRows) {
   Graph g = test::softmax_graph(2, 3000);
   NumericsCheck r = run_against_reference(g, options());
   expect_split(g, *r.compiled, 2);
-  expect_close(r, 1e-5, 1e-7);
+  test::expect_matches(r, 1e-5, 1e-7);
 }
 
 INSTANTIATE_TEST_SUITE_P(WarpWidths, SplitNumerics, ::testing::Values("cpu", "cpu-w64"),
