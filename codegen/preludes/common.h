@@ -169,7 +169,8 @@ HI_FN double hi_gelu_tanh(double x) {
 /// Ties of +0 and -0 keep the first operand (relu and clamp the input), as eager's CPU kernels do (std::max(x, 0),
 /// std::min(std::max(x, lo), hi)): 1 / relu(-0.0) is -inf. NaN passes through.
 template <class T> HI_FN T hi_relu(T x) { return x < T(0) ? T(0) : x; }
-template <class T> HI_FN T hi_sign(T x) { return x != x ? x : T((T(0) < x) - (x < T(0))); }
+/// sign(NaN) is 0, as eager's CPU and CUDA kernels compute it ((0 < x) - (x < 0)), and sign(-0.0) is +0.
+template <class T> HI_FN T hi_sign(T x) { return T((T(0) < x) - (x < T(0))); }
 template <class T> HI_FN bool hi_isnan(T x) { return x != x; }
 template <class T> HI_FN bool hi_isinf(T x) { return x == T(hi_inf_d()) || x == T(-hi_inf_d()); }
 /// maximum/minimum propagate NaN, as torch.maximum and amax do; on a tie (+0 and -0) they keep `a`, as relu and clamp

@@ -366,3 +366,17 @@ def test_layer_norm_of_equal_values_is_exactly_zero(dynamic):
         for got, want in zip(g(x, y), f(x, y)):
             assert (want == 0).all()
             torch.testing.assert_close(got, want, rtol=0, atol=0, msg=lambda m: f"n={n}: {m}")
+
+
+def test_sign_of_nan_and_zeros_is_eagers():
+    # eager's sign is (0 < x) - (x < 0) on CPU and CUDA alike: 0 for NaN, +0 for -0.0 (the differential programs
+    # found a kernel passing NaN through on the GPU).
+    def f(x, y, i):
+        return torch.sign(x), torch.sign(y), torch.sign(i)
+
+    x = torch.tensor([float("nan"), -0.0, 0.0, 2.5, -3.0, float("inf"), float("-inf")])
+    args = (x, x.bfloat16(), torch.tensor([-4, 0, 7], dtype=torch.int32))
+    got = torch.compile(f, backend="hipinductor")(*args)
+    for a, e in zip(got, f(*args)):
+        torch.testing.assert_close(a, e, rtol=0, atol=0, equal_nan=False)
+        assert torch.equal(torch.signbit(a), torch.signbit(e))
