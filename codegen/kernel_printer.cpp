@@ -122,6 +122,9 @@ std::string KernelPrinter::compute(const Expr& e) {
         case BinaryOp::Mul: return infix("*");
         case BinaryOp::Div:
           if (!fp) return infix("/");
+          // x / 1 is x exactly (NaN, infinities and zeros' signs too); NVIDIA's approximate division need not be, and
+          // a mean over one element must equal that element.
+          if (n.args[1]->op == ExprOp::Constant && n.args[1]->value == 1.0) return a;
           // By softmax's sum held in a register: a multiply by its reciprocal (KernelPlan::reciprocal_divisors).
           if (row_value(n.args[1]) && plan_.reciprocal_divisors.count(n.args[1]->buffer))
             return a + " * (" + literal(1, at) + " / " + b + ")";

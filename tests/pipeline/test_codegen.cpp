@@ -332,5 +332,14 @@ TEST(Codegen, TranscendentalsOverFewElementsSpreadOverMoreThreads) {
   EXPECT_NE(large.find("8 elements per vector group, 4 groups per thread"), std::string::npos) << large;
 }
 
+TEST(Codegen, DivisionByOneIsNoDivision) {
+  // LayerNorm over rows of one element: its mean sum / 1 must be the element itself, which NVIDIA's approximate
+  // division (hi_div) need not give; x / 1 is printed as x.
+  CompileOptions o = targeting("sm_90");
+  std::string ln = kernels_text(generate(test::layer_norm_graph(8, 1, false), o).module);
+  EXPECT_EQ(ln.find("hi_div(v_"), std::string::npos) << ln;  // the row sum divided by its count, 1
+  EXPECT_NE(ln.find("hi_rsqrt"), std::string::npos) << ln;
+}
+
 }  // namespace
 }  // namespace hi
