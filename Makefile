@@ -8,6 +8,8 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
+# FUZZ_SEED: libFuzzer's seed for make fuzz (empty: a new one each run; CI fixes it).
+FUZZ_SEED ?=
 # TEST_LABELS: a ctest label regex (ctest -L) limiting make test's C++ tests to some folders, e.g. 'frontend|ir|fuzz'.
 TEST_LABELS ?=
 CONFIGURE_FLAGS ?=
@@ -37,7 +39,7 @@ sanitize:
 
 fuzz:
 	$(MAKE) build SANITIZE=1
-	$(RUN) bash scripts/fuzz-campaign.sh --seconds $(FUZZ_SECONDS) build-asan
+	$(RUN) bash scripts/fuzz-campaign.sh --seconds $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) build-asan
 
 demo: build
 	$(RUN) $(BUILD_DIR)/tools/hipinductor-demo examples/layernorm_gelu_residual.json

@@ -3,13 +3,16 @@
 # starting from the seed corpus, with the format's dictionary. docs/fuzzing.md says how to read and minimise what it
 # finds. Exit status: 0 when no harness found anything, 1 when one did, 2 on bad usage.
 #
-#   scripts/fuzz-campaign.sh [--seconds S | --runs N] [--harness NAME]... [--jobs J] [--timeout T] [BUILD_DIR]
+#   scripts/fuzz-campaign.sh [--seconds S | --runs N] [--harness NAME]... [--jobs J] [--timeout T] [--seed K]
+#                            [BUILD_DIR]
 #
 #   --seconds S   run each harness for S seconds (default 60)
 #   --runs N      run each harness on N inputs instead (libFuzzer -runs)
 #   --harness H   only this harness (graph_reader, aot_pipeline; repeatable; default both)
 #   --jobs J      J fuzzing processes per harness sharing one corpus (default 1)
 #   --timeout T   an input running longer than T seconds is a finding (a hang; default 25)
+#   --seed K      libFuzzer's random seed (default: a new one each run); a fixed seed makes a run from the same
+#                 corpus try the same inputs first, as CI's slice does, so its verdict does not change by chance
 #   BUILD_DIR     the build holding the harnesses (default build-asan, what `make test SANITIZE=1` configures)
 #
 # Under BUILD_DIR/fuzz/: corpus/<harness>/ (the inputs found so far, kept between runs: the seeds in tests/fuzz/corpus
@@ -20,6 +23,7 @@ cd "$(dirname "$0")/.."
 seconds=60
 runs=""
 jobs=1
+seed=""
 timeout=25
 harnesses=()
 build=build-asan
@@ -28,6 +32,7 @@ while (($#)); do
   case $1 in
     --seconds) seconds=${2:?}; shift 2 ;;
     --runs) runs=${2:?}; shift 2 ;;
+    --seed) seed=${2:?}; shift 2 ;;
     --harness) harnesses+=("${2:?}"); shift 2 ;;
     --jobs) jobs=${2:?}; shift 2 ;;
     --timeout) timeout=${2:?}; shift 2 ;;
@@ -68,6 +73,7 @@ for h in "${harnesses[@]}"; do
   [[ -n $runs ]] && limit=(-runs="$runs")
   parallel=()
   ((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")
+  [[ -n $seed ]] && parallel+=(-seed="$seed")
   amount="$seconds s"
   [[ -n $runs ]] && amount="$runs runs"
   echo "fuzz-campaign: $h: $amount, $jobs process(es), log $log"
