@@ -225,7 +225,7 @@ def start_symbolic_variant(seg: Segment, aligned: bool, divisible: frozenset, *,
     if not CORE_COMPILES_SYMBOLICALLY or (aligned, divisible) in seg.symbolic or key in seg.pending:
         return
     try:
-        _, target = device_and_target(seg, options)
+        device, target = device_and_target(seg, options)
     except Exception:  # noqa: BLE001 - compile_symbolic says why when a call needs this variant
         return
     if target is None:
@@ -239,7 +239,6 @@ def start_symbolic_variant(seg: Segment, aligned: bool, divisible: frozenset, *,
                 max_workers=max(1, min(4, (os.cpu_count() or 2) // 2)), thread_name_prefix="hipinductor-variants")
         _background_futures.add(future)
     future.add_done_callback(_forget_background)
-    device, _ = device_and_target(seg, options)
     _background_pool.submit(_compile_variant, seg, aligned, divisible, target, name, future, options,
                             device.index or 0)
 
