@@ -141,9 +141,11 @@ EXACT_OPS = set(UNARY_EXACT) | set(BINARY_EXACT) | set(UNARY_JUMPS) | set(COMPAR
     "bitwise_not", "clamp", "nan_to_num", "where", "cat", "stack", "index_select", "gather", "getitem_index",
     "argmax", "argmin", "amax", "amin", "any", "all", "to"}
 # Ops whose result has a sign of zero eager defines and a correct compiler reproduces (exact ops that keep the
-# zero they read or pick); programs of only these are also compared with signed zeros.
-SIGNED_ZERO_OPS = set(UNARY_EXACT) | set(BINARY_EXACT) | VIEWS | {"clamp", "where", "cat", "stack", "index_select",
-                                                                  "gather", "getitem_index", "mul", "to"}
+# zero they read or pick); programs of only these are also compared with signed zeros. Not maximum and minimum: of
+# +0 and -0, eager's CPU kernel returns the second operand in its vector loop and the first in its scalar one, so
+# the sign depends on the element's position (torch.maximum(zeros(17), -zeros(17)) is -0 but for the last element).
+SIGNED_ZERO_OPS = set(UNARY_EXACT) | VIEWS | {"clamp", "where", "cat", "stack", "index_select", "gather",
+                                              "getitem_index", "mul", "to"}
 
 
 def make_input(step: Step, device: str = "cpu") -> torch.Tensor:
@@ -186,29 +188,38 @@ def make_input(step: Step, device: str = "cpu") -> torch.Tensor:
     return base
 
 
-def run_program(program: Program, inputs, float64: bool = False, round_to=None, all_values=None):
+def run_program(program: Program, inputs, float64: bool = False, round_to=None, all_values=None, given=None):
     """The program's outputs for `inputs` (one tensor per input step, in order). With float64, every float value is
-    computed in float64 instead (conversions to a float dtype become float64): the reference that says which of two
-    results is more accurate. With round_to as well (one dtype per value, eager's), each float value computed in
-    float64 is rounded to its eager dtype before the next step reads it: every op exact and then rounded once, the
-    result a compiler that rounds each stored intermediate once gets closest to. all_values, a list, receives every
-    value of the run."""
-    values = []
+    computed in float64 instead (conversions to a float dtype become float64, and so do integer values an op turns
+    into floats, as exp of an int32 tensor): the reference that says which of two results is more accurate. With
+    round_to as well (one dtype per value, eager's), each float value computed in float64 is rounded to its eager
+    dtype before the next step reads it: every op exact and then rounded once, the result a compiler that rounds each
+    stored intermediate once gets closest to. given, {value index: tensor}, makes later steps read that tensor in place
+    of the value computed (the outputs returned stay the computed ones): with another run's outputs, each output is
+    computed from that run's own earlier outputs. all_values, a list, receives every value of the run."""
+    values, computed = [], {}
     it = iter(inputs)
-    for s in program.steps:
-        if s.op == "input":
-            values.append(next(it))
-            continue
-        p = dict(s.params)
-        if float64 and s.op == "to" and _dtype(p["dtype"]).is_floating_point:
-            p["dtype"] = "float64"
-        value = OPS[s.op](p, *[values[i] for i in s.args])
-        if round_to is not None and value.is_floating_point() and round_to[len(values)].is_floating_point:
-            value = value.to(round_to[len(values)]).double()
-        values.append(value)
+    default_dtype = torch.get_default_dtype()
+    if float64:
+        torch.set_default_dtype(torch.float64)
+    try:
+        for s in program.steps:
+            if s.op == "input":
+                values.append(next(it))
+                continue
+            p = dict(s.params)
+            if float64 and s.op == "to" and _dtype(p["dtype"]).is_floating_point:
+                p["dtype"] = "float64"
+            value = OPS[s.op](p, *[values[i] for i in s.args])
+            if round_to is not None and value.is_floating_point() and round_to[len(values)].is_floating_point:
+                value = value.to(round_to[len(values)]).double()
+            computed[len(values)] = value
+            values.append(given.get(len(values), value) if given else value)
+    finally:
+        torch.set_default_dtype(default_dtype)
     if all_values is not None:
         all_values[:] = values
-    return tuple(values[i] for i in program.outputs)
+    return tuple(computed.get(i, values[i]) for i in program.outputs)
 
 
 # ---------------------------------------------------------------------------------------------------------------
