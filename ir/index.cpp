@@ -432,22 +432,42 @@ Split split_multiples(const Index& a, int64_t c) {
   return out;
 }
 
-// floor((q*c + r) / c) == q + floor(r / c) for every integer r, so multiples of c leave the division whatever the
-// ranges are.
-std::optional<Index> div_pull_multiples(const Index& e, Simplifier&) {
+// Whether a split's rest may be negative: floor((q*c + r) / c) == q + floor(r / c) for every integer r, but the
+// kernels print floordiv and mod as C's truncating `/` and `%`, right only for the non-negative dividends the compiler
+// builds, so a split must keep the rest non-negative. (s0*33 - 1 - x) floordiv 33, the row of a flipped reshape of an
+// expanded tensor, would read s0 + (-1 - x) / 33: row s0 - 1 for every x below 33 where C truncates. The rest is
+// non-negative where its range says so, or where every term is a positive multiple of variables (loop counters and
+// sizes, non-negative, whether or not their ranges are given) and the constant is not negative: (x - 1) % 4 reads
+// (x + 3) % 4, also right at x = 0.
+bool split_may_turn_negative(const Split& split, Simplifier& s) {
+  const Index rest = sum(split.rest);
+  if (const Range r = s.range(rest); r.lo && *r.lo >= 0) return false;
+  std::vector<Index> storage;
+  for (const Index& t : terms_of(rest, storage)) {
+    const Term term = split_term(t);
+    if (term.coeff < 0) return true;
+    if (!term.monomial.defined()) continue;
+    for (const Index& f : term.monomial.op() == IndexOp::Mul ? term.monomial.args() : std::vector<Index>{term.monomial})
+      if (f.op() != IndexOp::Var) return true;
+  }
+  return false;
+}
+
+// (q*c + r) floordiv c == q + r floordiv c.
+std::optional<Index> div_pull_multiples(const Index& e, Simplifier& s) {
   auto c = positive_const(e.args()[1]);
   if (!c) return std::nullopt;
   Split split = split_multiples(e.args()[0], *c);
-  if (split.quotient.empty()) return std::nullopt;
+  if (split.quotient.empty() || split_may_turn_negative(split, s)) return std::nullopt;
   return sum(split.quotient) + floordiv(sum(split.rest), *c);
 }
 
 // (q*c + r) mod c == r mod c.
-std::optional<Index> mod_drop_multiples(const Index& e, Simplifier&) {
+std::optional<Index> mod_drop_multiples(const Index& e, Simplifier& s) {
   auto c = positive_const(e.args()[1]);
   if (!c) return std::nullopt;
   Split split = split_multiples(e.args()[0], *c);
-  if (split.quotient.empty()) return std::nullopt;
+  if (split.quotient.empty() || split_may_turn_negative(split, s)) return std::nullopt;
   return mod(sum(split.rest), *c);
 }
 

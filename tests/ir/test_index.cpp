@@ -176,6 +176,20 @@ TEST(IndexSimplify, ModDropsMultiples) {
   EXPECT_EQ(simplify(mod(x0 * 3 + x1, 4)), mod(x0 * 3 + x1, 4));
 }
 
+// Kernels print floordiv and mod as C's truncating `/` and `%`: a split must not turn a non-negative dividend into a
+// rest that may be negative (flip of a reshaped expanded tensor, (19 - x) floordiv 4 over x in [0, 19], printed as
+// 4 + (3 - x) / 4, read row 4 for x = 4..6).
+TEST(IndexSimplify, SplitsKeepNonNegativeDividendsNonNegative) {
+  VarRanges r{{"x0", Range::loop(20)}};
+  EXPECT_EQ(simplify(floordiv(19 - x0, 4), r), floordiv(19 - x0, 4));
+  EXPECT_EQ(simplify(mod(19 - x0, 4), r), mod(19 - x0, 4));
+  EXPECT_EQ(simplify(floordiv(19 - x0, 4), r).str(), "(-x0 + 19) / 4");
+  // A rest that stays non-negative still leaves the multiples out, and so does a dividend that may be negative.
+  EXPECT_EQ(simplify(floordiv(x0 * 4 + 19, 4), r).str(), "x0 + 4");
+  EXPECT_EQ(simplify(floordiv(24 - x0, 4), {{"x0", Range::loop(4)}}).str(), "(-x0 + 24) / 4");
+  EXPECT_EQ(simplify(mod(x0 - 1, 4), r).str(), "(x0 + 3) % 4");
+}
+
 TEST(IndexSimplify, SmallDividendIsItsOwnRemainder) {
   VarRanges r{{"x", Range::loop(7)}};
   EXPECT_EQ(simplify(floordiv(x, 7), r), Index(0));

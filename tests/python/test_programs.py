@@ -181,6 +181,12 @@ CASES = {
     "index_put_accumulate": (lambda x, i, v: x.index_put((i,), v, accumulate=True),
                              [(rand(8, 3), torch.tensor([0, 2, 2, 7]), rand(4, 3))], dict(kernels=False)),
 
+    # Reversed reads of reshaped broadcasts: (n - 1 - i) floordiv w, whose split into a multiple and a rest that may
+    # be negative the kernels' truncating `/` evaluated wrongly.
+    "flip_of_reshaped_expand": (lambda b: (b.expand(-1, 33).reshape(-1).flip(0).exp(),
+                                           b.expand(-1, 6).reshape(-1, 3).flip(0, 1) * 2,
+                                           b.expand(-1, 4).mT.reshape(-1).roll(5)),
+                                [(rand(5, 1),), (rand(7, 1),)], {}),
     "view_outputs": (lambda x: (x.view(4, 3).t(), x.reshape(2, 6)[1], x.unsqueeze(0).expand(3, 12)),
                      [(rand(12, grad=True),)], dict(grad=True, kernels=False)),
     "empty_tensors": (lambda x: (x.sum(0), x * 2), [(rand(0, 4),)], dict(kernels=False)),
