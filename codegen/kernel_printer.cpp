@@ -58,7 +58,13 @@ std::string KernelPrinter::compute(const Expr& e) {
     case ExprOp::Constant: return literal(n.value, t);
     case ExprOp::IndexValue: return "(" + value_type(t) + ")(" + index(n.index) + ")";
     case ExprOp::Cast: return convert(arg(0), n.args[0]->dtype, t);
-    case ExprOp::Where: return arg(0) + " ? " + arg(1) + " : " + arg(2);
+    case ExprOp::Where: {
+      // Each operand prints its temporaries as it is visited, so the operands are visited in a fixed order (else,
+      // then, condition: the order of the golden sources) rather than inside one `+` chain, whose operands C++
+      // evaluates in an order left to the compiler (GCC and clang differ, and so did their kernels' text).
+      std::string b = arg(2), a = arg(1), c = arg(0);
+      return c + " ? " + a + " : " + b;
+    }
     case ExprOp::Reduce: throw std::logic_error("Reduce printed as a value");
     case ExprOp::Unary: {
       std::string x = arg(0);
