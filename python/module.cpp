@@ -510,7 +510,8 @@ PYBIND11_MODULE(_C, m) {
             const std::vector<char>& b = g.graph().code.binary;
             return py::bytes(b.data(), b.size());
           },
-          "The code object's bytes (.hsaco, .cubin or the cpu device's .so).")
+          "The code object's bytes (.hsaco, .cubin or the cpu device's .so; for a GPU module compiled as several "
+          "units, a units container holding each unit's: runtime/code_object_units.h).")
       .def_property_readonly("num_inputs", [](const PyCompiledGraph& g) { return g.graph().program.inputs.size(); })
       .def_property_readonly("num_outputs", [](const PyCompiledGraph& g) { return g.graph().program.outputs.size(); })
       .def("launch_grids", &PyCompiledGraph::launch_grids, py::arg("device") = 0,

@@ -1275,3 +1275,28 @@ def test_16_bit_trunc_division_truncates_the_rounded_quotient_as_eager(dtype):
         assert torch.equal(g.isnan(), w.isnan()) and torch.equal(g.nan_to_num(), w.nan_to_num())
     assert got[0][0].item() == (-6.0 if dtype == torch.bfloat16 else -5.0)  # float16 rounds -5.985 to -5.984
     assert hipinductor.reports()[0]["fallback_ops"] == []
+
+
+@_gpu
+def test_module_compiled_as_several_units_runs_on_the_gpu():
+    """A graph whose kernels pass the GPU unit bound (CompileOptions::max_gpu_unit_kernel_bytes) compiles as several
+    units kept in one container (runtime/code_object_units.h): on the GPU every kernel launches from its part, with
+    eager's results, and the loader's facts name every kernel."""
+    def f(x):
+        for _ in range(50):
+            x = torch.softmax(x, -1)
+        return x
+
+    x = torch.randn(64, 512, device="cuda")
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), f(x), rtol=1e-5, atol=1e-6)
+    from hipinductor.partition import Segment
+
+    (compiled_graph,) = [cg for step in _graph_of_last_compile().steps if isinstance(step, Segment)
+                         for cg in step.compiled.values()]
+    code = compiled_graph.code_object
+    assert code[:8] == b"HIUNITS1", code[:8]
+    assert int.from_bytes(code[8:12], "little") >= 2
+    assert sorted(k["name"] for k in compiled_graph.kernel_facts) == sorted(compiled_graph.kernel_names)
