@@ -300,16 +300,24 @@ EmittedKernel KernelPrinter::emit(std::string& text) {
     for (const auto& o : p_.computations[ci].origins)
       if (seen.insert(o).second) os << " " << o;
   os << "\nextern \"C\" __global__ void __launch_bounds__(" << plan_.block << ") " << plan_.kernel << "(";
+  // Sizes arrive as 64-bit values; a kernel indexing in 32 bits (plan.index32, where the extents they span fit)
+  // takes them as 32-bit ints, so that no index arithmetic widens to 64 bits.
+  std::string narrowed;
   for (size_t i = 0; i < params_.size(); ++i) {
     const KernelParam& kp = params_[i];
     if (i) os << ", ";
     if (kp.kind == KernelParam::Kind::Size) {
-      os << "hi_i64 " << kp.name;
+      if (plan_.index32) {
+        os << "hi_i64 " << kp.name << "_i64";
+        narrowed += "  const int " + kp.name + " = (int)" + kp.name + "_i64;\n";
+      } else {
+        os << "hi_i64 " << kp.name;
+      }
       continue;
     }
     os << (kp.read_only ? "const " : "") << storage_type(p_.buffers[kp.buffer].dtype) << "* __restrict__ " << kp.name;
   }
-  os << ") {\n" << body_.str() << "}\n";
+  os << ") {\n" << narrowed << body_.str() << "}\n";
   text = os.str();
   return ek;
 }

@@ -354,6 +354,7 @@ PYBIND11_MODULE(_C, m) {
       "view_ops", [] { return schema_names(true); },
       "The overloads of schema_ops() that are views: their schema returns an alias of their first argument "
       "(`-> Tensor(a)`, `-> Tensor(a)[]`), sorted.");
+  m.attr("INDEX32_LIMIT") = hi::kIndex32Limit;
   m.def(
       "vector_alignment", [] { return kVectorAlignmentBytes; },
       "Bytes of the kernels' widest vector access (16): the \"align\" a graph promises (graph format version 2) so "
@@ -475,6 +476,10 @@ PYBIND11_MODULE(_C, m) {
             return *bytes;
           },
           "Workspace bytes of a graph without size symbols; ValueError for one with symbols.")
+      .def_property_readonly(
+          "index32", [](const PyCompiledGraph& g) { return g.graph().program.index32; },
+          "Whether the graph was promised that every binding keeps its extents below INDEX32_LIMIT (\"index32\", "
+          "graph format version 4), so that its kernels index in 32 bits; bindings that break it are refused.")
       .def_property_readonly(
           "symbols", [](const PyCompiledGraph& g) { return g.graph().program.symbols(); },
           "The graph's size symbols (['s0', 's1']), in the order run(sizes=...) and workspace_bytes_for take their "
