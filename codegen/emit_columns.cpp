@@ -185,8 +185,10 @@ void KernelPrinter::emit_column_vector_slices(const Index& groups, int v, int tx
   line("__syncthreads();");
   open("if (ty == 0" + (ragged ? " && g0 + tx < " + gs : std::string()) + ")");
   if (ca.welford) {
-    // Every slice's columns share a count too: one weight per slice.
+    // Every slice's columns share a count too: one weight per slice. The slices are merged one at a time: unrolled,
+    // gfx90a/gfx942 read every slice's accumulators into registers first (204 VGPRs for bf16 column variance).
     const std::string weight = "w_" + b.name;
+    line("#pragma unroll 1");
     open("for (int y = 1; y < " + ty + "; ++y)");
     line("const hi_welford_weight<" + value_type(ca.welford->value->dtype) + "> " + weight +
          " = hi_welford_op::weight(" + acc + "[0].n, " + smem + "[y][0][tx].n);");

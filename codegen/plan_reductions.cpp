@@ -350,8 +350,9 @@ VectorSlices column_vector_slices(const LoopProgram& p, const Kernel& k, const T
   // streaming more rows: they unroll more of them, so that an SM keeps about the bytes in flight that the wanted
   // slices would (variance over bf16 columns: 8 of 32 slices, 16 warps per H200 SM of 4 x 16 bytes in flight per
   // thread, about the 32 KB a full SM's share of the copy bandwidth needs over a DRAM latency; 8 rows in flight
-  // double that). Not more: a thread's load registers grow with it.
-  if (out.ty < wanted) {
+  // double that). Not more: a thread's load registers grow with it. Only where waves are 32 wide: the wave64
+  // targets are unmeasured, and their budget for 4 waves per SIMD (128 VGPRs per lane) is the tighter.
+  if (out.ty < wanted && target.warp_size == 32) {
     out.unroll = std::min(kMaxColumnUnroll, kColumnUnroll * (wanted / out.ty));
     out.unroll_reason = std::to_string(out.ty) + " of " + std::to_string(wanted) +
                         " wanted row slices (shared memory): more rows per thread in flight";
