@@ -338,6 +338,7 @@ std::string to_string(const KernelPlan& plan) {
     os << "  V " << cols->width << ": " << cols->width_reason << "\n";
     if (cols->form != ColumnPlan::Form::OutputsPerThread)
       os << "  " << cols->slices_x << " x " << cols->slices_y << " slices\n";
+    if (!cols->unroll_reason.empty()) os << "  unroll " << cols->unroll << ": " << cols->unroll_reason << "\n";
   } else if (const auto* scan = std::get_if<ScanPlan>(&plan.shape)) {
     os << "  form: " << scan->form_reason << "\n";
     if (scan->form == ScanPlan::Form::ThreadsPerLine) {

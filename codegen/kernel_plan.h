@@ -129,6 +129,9 @@ struct ColumnPlan {
   int width = 1;  ///< V
   std::string width_reason;
   int slices_x = 1, slices_y = 1;  ///< TX x TY of the slice forms
+  /// Reduced steps (rows) a thread's vector-group loop unrolls, so that their loads are in flight together.
+  int unroll = 4;
+  std::string unroll_reason;
 };
 
 /// Scan kernels: each of the kernel's `numel` lines an inclusive scan over its `row_length` positions (s), one pass

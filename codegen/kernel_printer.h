@@ -226,6 +226,9 @@ class KernelPrinter {
   ColumnAccumulator column_accumulator(size_t n, const std::function<Expr(size_t)>& body);
   /// What one reduced step contributes to `a`; prints its computation, so call it inside the reduction loop.
   std::string column_element(const ColumnAccumulator& a);
+  /// A Welford accumulator `acc` of a group's V columns after one more reduced step (column_element's) at the
+  /// weight `weight` they share (hi_welford_weight); prints its computation, as column_element.
+  std::string column_welford_step(const ColumnAccumulator& a, const std::string& acc, const std::string& weight);
   /// Whether computation `n` is stored from another's accumulator (and prints nothing of its own).
   bool accumulated_with_other(size_t n) const {
     for (const auto& [sum, sq] : plan_.welford_pairs)
@@ -304,10 +307,10 @@ class KernelPrinter {
   /// Column kernel with TX groups of V consecutive outputs (one vector load per row) x TY row slices per block, the
   /// slices combined through shared memory by slice 0, which stores: a single reduction (split reductions' stage 1,
   /// bias gradients) whose output groups are too few to fill the GPU.
-  void emit_column_vector_slices(const Index& groups, int v, int tx_count, int ty_count);
+  void emit_column_vector_slices(const Index& groups, int v, int tx_count, int ty_count, int unroll);
   /// Column kernels: `acc`[V], the accumulator `a` of V lanes (j) accumulated over the rows `loop` (a for header
-  /// over r) opens, one vector load per contiguous operand and row.
-  void accumulate_group(const ColumnAccumulator& a, const std::string& acc, int v, const std::string& loop);
+  /// over r) opens, one vector load per contiguous operand and row, `unroll` rows unrolled (ColumnPlan::unroll).
+  void accumulate_group(const ColumnAccumulator& a, const std::string& acc, int v, int unroll, const std::string& loop);
   /// Column kernels: `acc`[V] of computation `n` stored at `where` (over lanes j), with one vector store when the
   /// lanes are contiguous.
   void store_group(size_t n, const std::string& acc, const Accumulation& a, const Index& where, int v);

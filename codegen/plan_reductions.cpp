@@ -28,6 +28,10 @@ constexpr int64_t kVectorSliceThreads = 262144;
 constexpr int64_t kVectorSliceBlocks = 256;
 /// Shared memory the slices of one block may use to meet.
 constexpr int64_t kVectorSliceSharedBytes = 32768;
+/// Reduced steps a column thread unrolls (ColumnPlan::unroll), and the most it unrolls where shared memory left its
+/// block fewer row slices than it wanted.
+constexpr int kColumnUnroll = 4;
+constexpr int kMaxColumnUnroll = 8;
 
 /// Persistent rows' vector loads and cached values (RowPlan::row_loads, cached_values) over `bodies`: the
 /// computations over col = cg*V + j in `ranges`.
@@ -308,21 +312,28 @@ int64_t accumulator_bytes(const Expr& body, bool positions32) {
 /// combine selects by a total order, so the slices may meet in any grouping; a max with its argmax
 /// (KernelPlan::extreme_pairs) is one reduction of pairs, a variance's sums (KernelPlan::welford_pairs) one of
 /// Welford accumulators.
-std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, const Target& target,
-                                         const KernelPlan& plan, int64_t groups, int v) {
+struct VectorSlices {
+  int tx = 1, ty = 1;
+  int unroll = kColumnUnroll;  ///< reduced steps per thread in flight
+  std::string unroll_reason;
+};
+VectorSlices column_vector_slices(const LoopProgram& p, const Kernel& k, const Target& target,
+                                  const KernelPlan& plan, int64_t groups, int v) {
   const size_t shared = plan.extreme_pairs.size() + plan.welford_pairs.size();
-  if (k.computations.size() != 1 + shared || shared > 1 || groups >= kVectorSliceGroups) return {1, 1};
+  if (k.computations.size() != 1 + shared || shared > 1 || groups >= kVectorSliceGroups) return {};
   const Computation& c =
       p.computations[k.computations[plan.extreme_pairs.empty() ? 0 : plan.extreme_pairs.begin()->second]];
   auto len = simplify(k.row_length, p.size_ranges).as_const();
-  if (!len) return {1, 1};
-  // TY for TX groups side by side: slices up to a 1024-thread block, each keeping at least 4 rows. A Welford
-  // accumulator is three values of the sum's type.
+  if (!len) return {};
+  // TY for TX groups side by side: slices up to a 1024-thread block, each keeping at least 4 rows; `wanted` is TY
+  // before shared memory bounds it. A Welford accumulator is three values of the sum's type.
   const int64_t acc_bytes =
       plan.welford_pairs.empty() ? accumulator_bytes(c.body, plan.positions32) : 3 * accumulator_bytes(c.body, false);
-  auto slices = [&](int tx) {
+  auto slices = [&](int tx, int* wanted = nullptr) {
     int ty = static_cast<int>(std::min<int64_t>(1024 / tx, pow2_at_least(ceil_div(kVectorSliceThreads, groups))));
-    while (ty > 1 && (*len < 4 * ty || ty * tx * v * acc_bytes > kVectorSliceSharedBytes)) ty /= 2;
+    while (ty > 1 && *len < 4 * ty) ty /= 2;
+    if (wanted) *wanted = ty;
+    while (ty > 1 && ty * tx * v * acc_bytes > kVectorSliceSharedBytes) ty /= 2;
     return ty;
   };
   // 64 groups side by side (a warp reads 32 x 16 contiguous bytes of a row), down to 8 (a 128-byte line per row)
@@ -331,7 +342,22 @@ std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, 
   const int min_block = std::max(64, 2 * target.warp_size);
   int tx = static_cast<int>(std::min<int64_t>(64, pow2_at_least(groups)));
   while (tx > 8 && ceil_div(groups, tx) < kVectorSliceBlocks && tx / 2 * slices(tx / 2) >= min_block) tx /= 2;
-  return {tx, slices(tx)};
+  VectorSlices out;
+  int wanted = 1;
+  out.tx = tx;
+  out.ty = slices(tx, &wanted);
+  // Fewer slices than wanted (wide accumulators: Welford's three values, argmax pairs) leave fewer threads, each
+  // streaming more rows: they unroll more of them, so that an SM keeps about the bytes in flight that the wanted
+  // slices would (variance over bf16 columns: 8 of 32 slices, 16 warps per H200 SM of 4 x 16 bytes in flight per
+  // thread, about the 32 KB a full SM's share of the copy bandwidth needs over a DRAM latency; 8 rows in flight
+  // double that). Not more: a thread's load registers grow with it. Only where waves are 32 wide: the wave64
+  // targets are unmeasured, and their budget for 4 waves per SIMD (128 VGPRs per lane) is the tighter.
+  if (out.ty < wanted && target.warp_size == 32) {
+    out.unroll = std::min(kMaxColumnUnroll, kColumnUnroll * (wanted / out.ty));
+    out.unroll_reason = std::to_string(out.ty) + " of " + std::to_string(wanted) +
+                        " wanted row slices (shared memory): more rows per thread in flight";
+  }
+  return out;
 }
 
 /// The row length bounds of a symbolic row length's persistent variants, each planned as a row of that length and
@@ -388,7 +414,7 @@ std::vector<ShapeVariant> column_variants(const LoopProgram& p, const Kernel& k,
   // memory (TY x TX x V accumulators of at most 8 bytes x 16 bytes / V) fits kVectorSliceSharedBytes for every
   // dtype; others take TX = 32 consecutive outputs (a warp's loads coalesce) x TY = 32 slices, so that even a few
   // outputs keep 32 threads each streaming their rows.
-  const int v = vector_width(p, k, kernel_var_ranges(p, k), "i", outputs, true);
+  const int v = vector_width(p, k, kernel_var_ranges(p, k), "i", outputs, true, true);
   const bool vector = v > 1 && k.computations.size() == 1;
   const int64_t few = vector ? v * kVectorSliceGroups : kMinColumnThreads;
   ShapeVariant slices;
@@ -400,7 +426,7 @@ std::vector<ShapeVariant> column_variants(const LoopProgram& p, const Kernel& k,
   cols.form_reason = "an output count below " + std::to_string(few) +
                      ", too few for a thread each: row slices met in shared memory";
   cols.width = vector ? v : 1;
-  cols.width_reason = vector ? vector_width_reason(v, "i") : "a symbolic output count: one output per lane";
+  cols.width_reason = vector ? vector_width_reason(v, "i", true) : "a symbolic output count: one output per lane";
   cols.slices_x = vector ? 8 : 32;
   cols.slices_y = vector ? 128 : 32;
   plan.block = cols.slices_x * cols.slices_y;
@@ -475,16 +501,24 @@ void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, K
   // outputs than that take scalar row slices. Long columns with few outputs are also split into two reductions
   // before this (split_reductions). A symbolic output count takes the V that divides it for every value (a promised
   // divisor), one group per thread: few outputs are column_variants' row slices.
-  int v = vector_width(p, k, kernel_var_ranges(p, k), "i", simplify(k.numel, p.size_ranges), true);
-  cols.width_reason = vector_width_reason(v, "i");
+  // V is bounded by the loads alone: a thread's V values of each load are one access of 16 bytes at most, so that a
+  // warp's loads fill every 32-byte sector they touch. A column's one store comes a column's worth of loads later:
+  // any(f32 -> bool) over dim 1 of [64, 4096, 64] read 32 bytes per lane (V 8 for its bool stores), two accesses
+  // to half of each sector: 0.0335 ms in the H200 sweep, where amax over the same input (f32 stores, V 4) took
+  // 0.0265.
+  int v = vector_width(p, k, kernel_var_ranges(p, k), "i", simplify(k.numel, p.size_ranges), true, true);
+  cols.width_reason = vector_width_reason(v, "i", true);
   if (v > 1 && n) {
-    if (auto [tx, ty] = column_vector_slices(p, k, target, plan, *n / v, v); ty > 1) {
+    if (const VectorSlices s = column_vector_slices(p, k, target, plan, *n / v, v); s.ty > 1) {
+      const int tx = s.tx, ty = s.ty;
       cols.form = ColumnPlan::Form::VectorRowSlices;
       cols.form_reason = "a single reduction over " + std::to_string(*n / v) +
                          " output groups, too few to fill the GPU: rows sliced across the block";
       cols.width = v;
       cols.slices_x = tx;
       cols.slices_y = ty;
+      cols.unroll = s.unroll;
+      cols.unroll_reason = s.unroll_reason;
       plan.block = tx * ty;
       plan.block_reason = std::to_string(tx) + " output groups x " + std::to_string(ty) + " row slices";
       plan.grid = Index(ceil_div(*n / v, tx));
@@ -521,11 +555,12 @@ Range group_range(const Index& extent, int v, const VarRanges& ranges) {
 }
 
 int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,
-                 const Index& extent, bool divisible) {
+                 const Index& extent, bool divisible, bool loads_bound) {
   std::vector<std::pair<Index, DType>> all = kernel_accesses(p, k, ranges);
+  std::vector<std::pair<Index, DType>> loads = loads_bound ? kernel_accesses(p, k, ranges, false) : all;
   const Range span = bounds(extent, ranges);
   int best = 1, best_score = 0;
-  for (int v = std::min(8, 16 / narrowest_bytes(all)); v >= 2; v /= 2) {
+  for (int v = std::min(8, 16 / narrowest_bytes(loads.empty() ? all : loads)); v >= 2; v /= 2) {
     // A symbolic extent qualifies when V divides it for every value (s0*16 for V up to 16), and may be below V only
     // where its range allows.
     if (span.hi && *span.hi < v) continue;
@@ -550,10 +585,10 @@ Index persistent_column(const RowPlan& plan) {
   return plan.peeled ? Index::var("head") + col : col;
 }
 
-std::string vector_width_reason(int v, const std::string& var) {
+std::string vector_width_reason(int v, const std::string& var, bool loads_bound) {
   if (v == 1) return "no vector width makes an access contiguous along " + var;
-  return "the widest of 8/4/2 lanes (16 bytes of the narrowest operand at most) with the most accesses contiguous "
-         "along " + var;
+  return std::string("the widest of 8/4/2 lanes (16 bytes of the narrowest ") + (loads_bound ? "load" : "operand") +
+         " at most) with the most accesses contiguous along " + var;
 }
 
 }  // namespace hi::codegen_detail

@@ -110,6 +110,22 @@ Graph var_mean_f32(std::vector<Index> sizes, std::vector<Index> dims, std::vecto
   return g.graph();
 }
 
+/// aten.var (correction 1) of a `dtype` tensor over `dims`.
+Graph var_of(DType dtype, std::vector<Index> sizes, std::vector<Index> dims) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", dtype, std::move(sizes));
+  g.output(g.call_inferred("v", "aten.var.correction", {A(x), L(std::move(dims))}, {{"correction", F(1.0)}}));
+  return g.graph();
+}
+
+/// any over `dim` of an f32 tensor: f32 loads, bool stores.
+Graph any_f32(std::vector<Index> sizes, int64_t dim) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, std::move(sizes));
+  g.output(g.call_inferred("a", "aten.any.dim", {A(x), I(dim)}));
+  return g.graph();
+}
+
 /// argmax (`is_max`) or argmin of a rows x cols tensor over `dim`.
 Graph arg_reduction_f32(int64_t rows, int64_t cols, int64_t dim, bool is_max) {
   test::GraphBuilder g;
@@ -243,6 +259,10 @@ const std::vector<QualityCase>& quality_cases() {
       // then their merge), unsplit columns (vector groups of outputs), batch-norm statistics of channels-last NHWC.
       {"var_mean_columns_split_f32", var_mean_f32({4096, 4096}, {0}), true, false},
       {"var_mean_columns_f32", var_mean_f32({512, 65536}, {0}), true, false},
+      // 16-bit columns: a group's Welford steps share one weight, and rows unrolled further where shared memory
+      // leaves fewer slices. f32 columns reduced to bool: loads of 16 bytes, whatever the stores.
+      {"var_columns_split_bf16", var_of(DType::BFloat16, {4096, 4096}, {0}), true, false},
+      {"any_columns_f32", any_f32({512, 65536}, 0), true, false},
       {"batch_norm_stats_channels_last_f32",
        var_mean_f32({32, 64, 56, 56}, {0, 2, 3}, {Index(200704), Index(1), Index(3584), Index(64)}), false, false},
       // Pooling windows: taps gathered with one element per thread (fewest cache lines), reported only.

@@ -259,6 +259,21 @@ TEST(KernelPlan, FewOutputColumnSumsSliceTheirRows) {
   EXPECT_FALSE(many.needs_sync);
 }
 
+TEST(KernelPlan, ColumnVectorWidthIsBoundByTheLoads) {
+  // any over dim 0 loads f32 (bf16) and stores bool: a lane's V values are 16 bytes of what it loads (V 4 for f32,
+  // 8 for bf16), however narrow the stores a column's worth of loads later.
+  for (DType dt : {DType::Float32, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    test::GraphBuilder g;
+    ValueRef x = g.input("x", dt, {1024, 4096});
+    g.output(g.call_inferred("any", "aten.any.dim", {A(x), test::I(0)}));
+    KernelPlan plan = only_plan(g.graph());
+    const auto& c = std::get<ColumnPlan>(plan.shape);
+    EXPECT_EQ(c.width, dt == DType::Float32 ? 4 : 8) << c.width_reason;
+    EXPECT_NE(c.width_reason.find("narrowest load"), std::string::npos) << c.width_reason;
+  }
+}
+
 TEST(KernelPlan, RowLoopsTakeSoftmaxAndLayerNormStatisticsInOnePass) {
   // Softmax over rows too long for registers: max and sum(exp(x - max)) in one online pass; its output divides by
   // the denominator through one reciprocal per row.
