@@ -34,6 +34,23 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
                                   static_cast<std::ptrdiff_t>(plan_.extreme_pairs.size())
                             : 0;
   if (block_reductions == 1) line("int smem_half = 0;");
+  if (!plan.staged.empty()) {
+    // Operands indexed by the column alone, copied once per block for all the rows it streams (RowPlan::staged).
+    for (const RowPlan::StagedOperand& s : plan.staged) {
+      const std::string name = "stg_" + p_.buffers[s.buffer].name;
+      line("__shared__ " + storage_type(p_.buffers[s.buffer].dtype) + " " + name + "[" +
+           std::to_string(plan.length) + "];");
+      staged_[s.buffer] = name;
+    }
+    ranges_["c"] = Range::loop(plan.length);
+    open("for (int c = threadIdx.x; c < " + index(k_.row_length) + "; c += " + std::to_string(plan_.block) + ")");
+    for (const RowPlan::StagedOperand& s : plan.staged)
+      line(staged_[s.buffer] + "[c] = " + param_name(s.buffer) + "[" +
+           index(substitute(s.at, {{"col", Index::var("c")}})) + "];");
+    close();
+    line("__syncthreads();");
+    staged_column_ = index(persistent_column(plan));
+  }
   if (rpb == 1) {
     open("for (" + I + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
     line("const int lane = threadIdx.x;");
@@ -260,6 +277,7 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
   close();
   local_value_.clear();
   head_aligns_.reset();
+  staged_.clear();
 }
 
 void KernelPrinter::emit_row_loop(const RowPlan& plan) {

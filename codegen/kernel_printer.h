@@ -367,6 +367,10 @@ class KernelPrinter {
   std::string row_store_guard_ = "threadIdx.x == 0";
   /// Peeled persistent rows: the row start their `head` aligns (head = -row_start modulo V), for vector_fn.
   std::optional<Index> head_aligns_;
+  /// Persistent rows: operands staged in shared memory (RowPlan::staged), buffer -> array, read there at the lane's
+  /// column `staged_column_`.
+  std::map<int, std::string> staged_;
+  std::string staged_column_;
   /// Row kernels: buffers whose value is one per row, held in a register (keep_row_value).
   std::set<int> row_values_;
   bool row_value(const Expr& e) const {
