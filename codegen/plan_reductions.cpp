@@ -19,11 +19,12 @@ constexpr int kMaxRegisterValues = 32;
 constexpr int kMaxBlockRowValues = 16;
 /// Fewest vector groups a persistent row of a length no vector width divides spans before it is peeled.
 constexpr int64_t kMinPeeledGroups = 4;
-/// Shared memory of one SM / CU: 228 KB on the H200 (sm_90), 64 KiB of LDS on a CDNA CU (gfx90a, gfx942) and on an
-/// RDNA CU (gfx1100, in CU mode). The cpu device stands for the GPU of its warp width.
+/// Shared memory of the unit whose kResidentWarps warps share it: 228 KB on an H200 SM (sm_90), 64 KiB of LDS on a
+/// CDNA CU (gfx90a, gfx942; 4 SIMDs), 128 KiB on an RDNA WGP (gfx1100 in its default WGP mode; 4 SIMD32s). The cpu
+/// device stands for the GPU of its warp width.
 int64_t shared_per_multiprocessor(const Target& target) {
-  const bool amd = target.kind == TargetKind::Amd || (target.kind == TargetKind::Cpu && target.warp_size == 64);
-  return amd ? 65536 : 233472;
+  if (target.kind == TargetKind::Amd) return target.warp_size == 64 ? 65536 : 131072;
+  return target.kind == TargetKind::Cpu && target.warp_size == 64 ? 65536 : 233472;
 }
 /// Most static shared memory one block may declare (NVIDIA's limit without an opt-in to dynamic shared memory).
 constexpr int64_t kMaxStaticShared = 49152;
