@@ -53,7 +53,7 @@ std::string KernelPrinter::compute(const Expr& e) {
         where = substitute(where, bound);
       }
       auto staged = n.args.empty() ? staged_.find(n.buffer) : staged_.end();
-      std::string ref = staged != staged_.end() ? staged->second + "[" + staged_column_ + "]"
+      std::string ref = staged != staged_.end() ? staged_slot(n.buffer, staged_column_)
                                                 : param_name(n.buffer) + "[" + index(where) + "]";
       return is_floating(b.dtype) && dtype_bytes(b.dtype) == 2 ? "hi_to_float(" + ref + ")" : ref;
     }

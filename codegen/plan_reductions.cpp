@@ -287,7 +287,10 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
     // block: within NVIDIA's static limit, and small enough that a multiprocessor still holds kResidentWarps
     // warps of such blocks; else the weights are not staged and the rows not peeled.
     int64_t bytes = kReductionShared;
-    for (const RowPlan::StagedOperand& s : plan.staged) bytes += *length * dtype_bytes(p.buffers[s.buffer].dtype);
+    for (const RowPlan::StagedOperand& s : plan.staged) {
+      const int64_t item = dtype_bytes(p.buffers[s.buffer].dtype);  // and a word of padding per 128 bytes
+      bytes += (*length + (*length / (128 / item) + 1) * std::max<int64_t>(1, 4 / item)) * item;
+    }
     const int64_t block_threads = int64_t{plan.threads} * plan.rows_per_block;
     const int64_t blocks = ceil_div(kResidentWarps * warp, block_threads);
     if (bytes > kMaxStaticShared || bytes * blocks > shared_per_multiprocessor(target))
