@@ -34,6 +34,27 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
                                   static_cast<std::ptrdiff_t>(plan_.extreme_pairs.size())
                             : 0;
   if (block_reductions == 1) line("int smem_half = 0;");
+  if (!plan.staged.empty()) {
+    // Operands indexed by the column alone, copied once per block for all the rows it streams (RowPlan::staged).
+    // The lanes of a warp read columns V apart, 16 bytes: 4 words, so 8 lanes would cover the 32 banks and every
+    // eighth lane meet the same bank. A word of padding after each 128 bytes moves each run of 8 lanes to the next
+    // bank, and a warp's reads fall in distinct banks (two-way at a row's head, which shifts them).
+    for (const RowPlan::StagedOperand& s : plan.staged) {
+      const Buffer& b = p_.buffers[s.buffer];
+      const int item = dtype_bytes(b.dtype);
+      const std::string name = "stg_" + b.name;
+      const int64_t slots = plan.length + (plan.length / (128 / item) + 1) * std::max(1, 4 / item);
+      line("__shared__ " + storage_type(b.dtype) + " " + name + "[" + std::to_string(slots) + "];");
+      staged_[s.buffer] = {name, item};
+    }
+    open("for (int c = threadIdx.x; c < " + index(k_.row_length) + "; c += " + std::to_string(plan_.block) + ")");
+    for (const RowPlan::StagedOperand& s : plan.staged)
+      line(staged_slot(s.buffer, "c") + " = " + param_name(s.buffer) + "[" +
+           index(substitute(s.at, {{"col", Index::var("c")}})) + "];");
+    close();
+    line("__syncthreads();");
+    staged_column_ = index(persistent_column(plan));
+  }
   if (rpb == 1) {
     open("for (" + I + " row = blockIdx.x; row < " + rows + "; row += gridDim.x)");
     line("const int lane = threadIdx.x;");
@@ -288,6 +309,7 @@ void KernelPrinter::emit_row_persistent(const RowPlan& plan) {
   close();
   local_value_.clear();
   head_aligns_.reset();
+  staged_.clear();
 }
 
 void KernelPrinter::emit_row_loop(const RowPlan& plan) {

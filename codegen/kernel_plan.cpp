@@ -325,6 +325,8 @@ std::string to_string(const KernelPlan& plan) {
       for (const RowPlan::RowLoad& l : rows->row_loads)
         os << "  buffer " << l.load->buffer << " loaded " << (l.users.size() > 1 ? "once per row" : "in its phase")
            << "\n";
+      for (const RowPlan::StagedOperand& st : rows->staged)
+        os << "  buffer " << st.buffer << " staged in shared memory once per block, read at each row's columns\n";
       for (const RowPlan::CachedValue& c : rows->cached_values)
         os << "  computation " << c.first << " keeps " << c.value.str() << " for later ones\n";
     }

@@ -52,7 +52,9 @@ std::string KernelPrinter::compute(const Expr& e) {
         for (size_t k = 0; k < n.args.size(); ++k) bound[indirect_var(k)] = Index::var(expr(n.args[k]));
         where = substitute(where, bound);
       }
-      std::string ref = param_name(n.buffer) + "[" + index(where) + "]";
+      auto staged = n.args.empty() ? staged_.find(n.buffer) : staged_.end();
+      std::string ref = staged != staged_.end() ? staged_slot(n.buffer, staged_column_)
+                                                : param_name(n.buffer) + "[" + index(where) + "]";
       return is_floating(b.dtype) && dtype_bytes(b.dtype) == 2 ? "hi_to_float(" + ref + ")" : ref;
     }
     case ExprOp::Constant: return literal(n.value, t);

@@ -370,6 +370,16 @@ class KernelPrinter {
   std::string row_store_guard_ = "threadIdx.x == 0";
   /// Peeled persistent rows: the row start their `head` aligns (head = -row_start modulo V), for vector_fn.
   std::optional<Index> head_aligns_;
+  /// Persistent rows: operands staged in shared memory (RowPlan::staged), buffer -> {array, element bytes}, read
+  /// there at the lane's column `staged_column_`, one word of padding after each 128 bytes (emit_row_persistent).
+  std::map<int, std::pair<std::string, int>> staged_;
+  std::string staged_column_;
+  std::string staged_slot(int buffer, const std::string& col) const {
+    const auto& [name, item] = staged_.at(buffer);
+    const int shift = item == 1 ? 7 : item == 2 ? 6 : item == 4 ? 5 : 4;  // log2(128 / item)
+    return name + "[(" + col + ") + (int)((unsigned)(" + col + ") >> " + std::to_string(shift) + ") * " +
+           std::to_string(std::max(1, 4 / item)) + "]";
+  }
   /// Row kernels: buffers whose value is one per row, held in a register (keep_row_value).
   std::set<int> row_values_;
   bool row_value(const Expr& e) const {

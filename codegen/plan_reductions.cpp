@@ -19,6 +19,19 @@ constexpr int kMaxRegisterValues = 32;
 constexpr int kMaxBlockRowValues = 16;
 /// Fewest vector groups a persistent row of a length no vector width divides spans before it is peeled.
 constexpr int64_t kMinPeeledGroups = 4;
+/// Shared memory of the unit whose kResidentWarps warps share it: 228 KB on an H200 SM (sm_90), 64 KiB of LDS on a
+/// CDNA CU (gfx90a, gfx942; 4 SIMDs), 128 KiB on an RDNA WGP (gfx1100 in its default WGP mode; 4 SIMD32s). The cpu
+/// device stands for the GPU of its warp width.
+int64_t shared_per_multiprocessor(const Target& target) {
+  if (target.kind == TargetKind::Amd) return target.warp_size == 64 ? 65536 : 131072;
+  return target.kind == TargetKind::Cpu && target.warp_size == 64 ? 65536 : 233472;
+}
+/// Most static shared memory one block may declare (NVIDIA's limit without an opt-in to dynamic shared memory).
+constexpr int64_t kMaxStaticShared = 49152;
+/// Warps (waves) a multiprocessor should keep resident: 4 per SIMD / SM sub-partition, the AMD code-quality floor.
+constexpr int64_t kResidentWarps = 16;
+/// Shared memory a block keeps for its reductions' warp partials beside staged operands.
+constexpr int64_t kReductionShared = 1024;
 /// Fewest threads a column kernel keeps when it widens its vector groups.
 constexpr int64_t kMinColumnThreads = 32768;
 /// Vector groups below which a single-reduction column kernel slices its rows across a block, the threads it then
@@ -39,6 +52,9 @@ void plan_row_registers(const LoopProgram& p, const Kernel& k, const std::vector
                         RowPlan& plan) {
   for (const Expr& load : external_loads(p, k, bodies)) {
     if (!contiguous_lanes(load->index, ranges)) continue;
+    if (std::any_of(plan.staged.begin(), plan.staged.end(),
+                    [&](const RowPlan::StagedOperand& s) { return s.buffer == load->buffer; }))
+      continue;  // read from shared memory
     RowPlan::RowLoad l{load, lane0(load->index, ranges), {}};
     for (size_t n_c = 0; n_c < bodies.size(); ++n_c) {
       std::vector<Expr> used = external_loads(p, k, {bodies[n_c]});
@@ -99,6 +115,7 @@ void plan_row_registers(const LoopProgram& p, const Kernel& k, const std::vector
 struct OddRows {
   int width = 1;
   std::vector<Index> starts;
+  std::vector<int> buffers;  ///< each start's loaded buffer, -1 for a store
 };
 OddRows odd_rows(const LoopProgram& p, const Kernel& k, const VarRanges& base, const Index& length) {
   OddRows odd;
@@ -112,10 +129,15 @@ OddRows odd_rows(const LoopProgram& p, const Kernel& k, const VarRanges& base, c
   lane_views(p, k, {{"col", Index::var("cg") * odd.width + Index::var("j")}}, ranges, bodies, stores);
   auto start = [&](const Index& f) { return simplify(substitute(lane0(f, ranges), {{"cg", Index(0)}}), ranges); };
   for (const Expr& load : external_loads(p, k, bodies))
-    if (contiguous_lanes(load->index, ranges)) odd.starts.push_back(start(load->index));
+    if (contiguous_lanes(load->index, ranges)) {
+      odd.starts.push_back(start(load->index));
+      odd.buffers.push_back(load->buffer);
+    }
   for (size_t n = 0; n < stores.size(); ++n)
-    if (!is_local(k, p.computations[k.computations[n]].buffer) && contiguous_lanes(stores[n], ranges))
+    if (!is_local(k, p.computations[k.computations[n]].buffer) && contiguous_lanes(stores[n], ranges)) {
       odd.starts.push_back(start(stores[n]));
+      odd.buffers.push_back(-1);
+    }
   return odd;
 }
 
@@ -127,11 +149,43 @@ bool one_phase(const OddRows& odd, const VarRanges& ranges) {
   return same;
 }
 
+/// The operands of a row kernel that each block can stage in shared memory (RowPlan::staged): buffers read
+/// contiguously along the row by the column alone, at one index, wherever the kernel reads them.
+std::vector<RowPlan::StagedOperand> column_operands(const LoopProgram& p, const Kernel& k, const VarRanges& base) {
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  lane_views(p, k, {}, base, bodies, stores);
+  std::vector<RowPlan::StagedOperand> found;
+  std::set<int> refused;
+  for (const Expr& load : external_loads(p, k, bodies)) {
+    const std::vector<std::string> vars = free_vars(load->index);
+    const bool by_column = std::find(vars.begin(), vars.end(), "row") == vars.end() &&
+                           classify_lanes(load->index, "col", base) == LaneAccess::Contiguous;
+    auto known = std::find_if(found.begin(), found.end(),
+                              [&](const RowPlan::StagedOperand& s) { return s.buffer == load->buffer; });
+    if (!by_column || (known != found.end() && known->at != load->index)) {
+      refused.insert(load->buffer);
+      continue;
+    }
+    if (known == found.end()) found.push_back({load->buffer, load->index});
+  }
+  // A buffer read anywhere else (by the row, or through an index) stays in global memory.
+  for (const Expr& b : bodies)
+    visit(b, [&](const Expr& e) {
+      if (e->op == ExprOp::Load && !e->args.empty()) refused.insert(e->buffer);
+    });
+  found.erase(std::remove_if(found.begin(), found.end(),
+                             [&](const RowPlan::StagedOperand& s) { return refused.count(s.buffer) > 0; }),
+              found.end());
+  return found;
+}
+
 /// Persistent rows planned as rows of `planned` columns: the known row length, or for a symbolic one the bound of
 /// the variant (persistent_row_variant) that runs it for lengths up to there. `not_persistent` says why not, where a
 /// rule (not the length alone) refuses them.
 std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, const Target& target,
-                                       std::string& not_persistent, std::optional<int64_t> bound = std::nullopt) {
+                                       std::string& not_persistent, std::optional<int64_t> bound = std::nullopt,
+                                       bool may_stage = true) {
   // Only the row length decides the registers each thread holds: it must be known, or bounded by the variant. The
   // row count may be symbolic (a dynamic batch or sequence length): it sets only the loop bound and the grid, both
   // evaluated per call.
@@ -156,12 +210,30 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
   // same phase, as for the row loop: a weight indexed by the column alone is not, and its misaligned vectors took
   // LayerNorm over 4099 bf16 columns from 125 to 215 VGPRs on gfx90a/gfx942 (2 waves per SIMD). Rows of fewer
   // than kMinPeeledGroups groups keep one element per access: their edges would be most of them.
+  //
+  // Operands indexed by the column alone are instead staged in shared memory (RowPlan::staged) where the rows
+  // are written back: the grid is then capped and each block streams many rows, so it reads them from global
+  // memory once and each row reads them from shared memory at its own columns, in the rows' phase, keeping no
+  // registers for them between phases.
   if (plan.width == 1) {
-    if (const OddRows odd = odd_rows(p, k, base, row_length);
-        odd.width > 1 && one_phase(odd, base) && *length >= kMinPeeledGroups * odd.width) {
+    OddRows odd = odd_rows(p, k, base, row_length);
+    std::vector<RowPlan::StagedOperand> staged;
+    if (odd.width > 1 && !one_phase(odd, base) && may_stage && writes_rows(p, k)) {
+      staged = column_operands(p, k, base);
+      OddRows rows_only = odd;
+      rows_only.starts.clear();
+      for (size_t n = 0; n < odd.starts.size(); ++n)
+        if (std::none_of(staged.begin(), staged.end(),
+                         [&](const RowPlan::StagedOperand& s) { return s.buffer == odd.buffers[n]; }))
+          rows_only.starts.push_back(odd.starts[n]);
+      if (!staged.empty() && one_phase(rows_only, base)) odd = rows_only;
+      else staged.clear();
+    }
+    if (odd.width > 1 && one_phase(odd, base) && *length >= kMinPeeledGroups * odd.width) {
       plan.peeled = true;
       plan.width = odd.width;
       plan.row_start = odd.starts[0];
+      plan.staged = std::move(staged);
       plan.width_reason = "no vector width divides the row length " + row_length.str() +
                           ": rows peeled to their first " + std::to_string(odd.width) + "-aligned column";
     }
@@ -214,6 +286,20 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
   // workgroups.
   const int block = warp == 32 ? 64 : 256;
   plan.rows_per_block = plan.threads <= warp ? std::max(1, block / plan.threads) : 1;
+  if (!plan.staged.empty()) {
+    // Staged operands take shared memory for the whole row (the variant's bound for a symbolic length) in every
+    // block: within NVIDIA's static limit, and small enough that a multiprocessor still holds kResidentWarps
+    // warps of such blocks; else the weights are not staged and the rows not peeled.
+    int64_t bytes = kReductionShared;
+    for (const RowPlan::StagedOperand& s : plan.staged) {
+      const int64_t item = dtype_bytes(p.buffers[s.buffer].dtype);  // and a word of padding per 128 bytes
+      bytes += (*length + (*length / (128 / item) + 1) * std::max<int64_t>(1, 4 / item)) * item;
+    }
+    const int64_t block_threads = int64_t{plan.threads} * plan.rows_per_block;
+    const int64_t blocks = ceil_div(kResidentWarps * warp, block_threads);
+    if (bytes > kMaxStaticShared || bytes * blocks > shared_per_multiprocessor(target))
+      return persistent_rows(p, k, target, not_persistent, bound, false);
+  }
   VarRanges ranges = base;
   ranges["cg"] = Range::loop(groups);
   ranges["j"] = Range::loop(plan.width);

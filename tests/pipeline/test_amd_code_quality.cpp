@@ -231,6 +231,9 @@ const std::vector<QualityCase>& quality_cases() {
       // Rows no vector width divides, held in registers: peeled to vector groups from each row's aligned column.
       {"softmax_bf16_4099", test::softmax_graph(4093, 4099, DType::BFloat16), true, true},
       {"row_sum_odd_f32", row_sum_f32(4093, 4099), true, false},
+      // LayerNorm rows no vector width divides: the weights, staged in LDS once per block, are read there in the
+      // rows' phase, and the rows peeled to vector groups.
+      {"layer_norm_odd_f32_1027", test::layer_norm_graph(4093, 1027, false), true, true},
       {"column_sum_f32", column_sum_f32(16384, 4096), false, false},
       {"rope_cat_bf16", test::rope_graph(8192, 128, 64, DType::BFloat16), true, true},  // x, cos, sin: 16 bytes
       // Tiles through LDS: 2-byte loads along the input's rows, 2-byte stores along the output's.
