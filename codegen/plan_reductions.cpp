@@ -521,7 +521,7 @@ Range group_range(const Index& extent, int v, const VarRanges& ranges) {
 }
 
 int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,
-                 const Index& extent, bool divisible) {
+                 const Index& extent, bool divisible, bool one_chunk_per_stream) {
   std::vector<std::pair<Index, DType>> all = kernel_accesses(p, k, ranges);
   const Range span = bounds(extent, ranges);
   int best = 1, best_score = 0;
@@ -534,9 +534,18 @@ int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges,
     r["g"] = group_range(extent, v, ranges);
     r["j"] = Range::loop(v);
     std::map<std::string, Index> lanes{{var, Index::var("g") * v + Index::var("j")}};
-    int score = 0;
+    int score = 0, widest = 0, narrowest = 16;
     for (const auto& a : all)
-      if (classify_lanes(simplify(substitute(a.first, lanes), r), "j", r) == LaneAccess::Contiguous) ++score;
+      if (classify_lanes(simplify(substitute(a.first, lanes), r), "j", r) == LaneAccess::Contiguous) {
+        ++score;
+        widest = std::max(widest, static_cast<int>(dtype_bytes(a.second)));
+        narrowest = std::min(narrowest, static_cast<int>(dtype_bytes(a.second)));
+      }
+    // A group wider than 16 bytes of a stream is moved as several 16-byte chunks per thread, each instruction's
+    // chunks strided across the wave (half of every sector it touches for two chunks), where half the lanes give
+    // every stream one whole chunk per thread, coalesced; narrower only while the narrowest stream keeps accesses
+    // of at least 4 bytes (a bool mask beside f32 takes 4 lanes: 4-byte mask and 16-byte f32 accesses).
+    if (one_chunk_per_stream && score && v * widest > 16 && (v / 2) * narrowest >= 4) continue;
     if (score > best_score) {
       best = v;
       best_score = score;
@@ -550,8 +559,11 @@ Index persistent_column(const RowPlan& plan) {
   return plan.peeled ? Index::var("head") + col : col;
 }
 
-std::string vector_width_reason(int v, const std::string& var) {
+std::string vector_width_reason(int v, const std::string& var, bool one_chunk_per_stream) {
   if (v == 1) return "no vector width makes an access contiguous along " + var;
+  if (one_chunk_per_stream)
+    return "the widest of 8/4/2 lanes with the most accesses contiguous along " + var +
+           ", each contiguous stream's group in one access of at most 16 bytes where the narrowest keeps 4";
   return "the widest of 8/4/2 lanes (16 bytes of the narrowest operand at most) with the most accesses contiguous "
          "along " + var;
 }

@@ -45,9 +45,10 @@ void plan_scatter(const LoopProgram& p, const Kernel& k, const Target& target, K
 
 /// The widest V (8, 4, 2) that gives the most contiguous accesses of `k` when `var` = g*V + j, or 1 when none is
 /// contiguous. `extent` is var's extent (over size symbols, possibly); with `divisible`, V must divide it for every
-/// value of the symbols.
+/// value of the symbols. With `one_chunk_per_stream`, V is no wider than puts each contiguous stream's group in one
+/// access of at most 16 bytes, unless the narrowest contiguous stream would then get accesses under 4 bytes.
 int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,
-                 const Index& extent, bool divisible);
+                 const Index& extent, bool divisible, bool one_chunk_per_stream = false);
 /// Looped row kernel `k`'s pairs of reductions taken in one pass (RowPlan::one_pass), over `bodies`: the views its
 /// row loop prints.
 std::vector<RowPlan::OnePass> one_pass_statistics(const LoopProgram& p, const Kernel& k,
@@ -65,6 +66,6 @@ Range group_range(const Index& extent, int v, const VarRanges& ranges);
 /// A persistent row's column at group cg, lane j: cg*V + j, after the row's head where it is peeled (RowPlan::peeled).
 Index persistent_column(const RowPlan& plan);
 /// Why vector_width chose `v`.
-std::string vector_width_reason(int v, const std::string& var);
+std::string vector_width_reason(int v, const std::string& var, bool one_chunk_per_stream = false);
 
 }  // namespace hi::codegen_detail
