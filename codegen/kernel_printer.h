@@ -120,6 +120,11 @@ inline std::string index_c(std::string s) {
   return s;
 }
 
+/// Inclusive bounds of a value (KernelPrinter::value_bounds).
+struct ValueBounds {
+  double lo, hi;
+};
+
 class KernelPrinter {
  public:
   /// Prints kernel `k` of `p` as `plan` (plan_kernel's for `target`) says.
@@ -147,6 +152,35 @@ class KernelPrinter {
   const std::string& param_name(int buffer) { return param_of_buffer_.at(buffer); }
   std::string expr(const Expr& e);
   std::string compute(const Expr& e);
+
+  // ---- int64 values in 32 bits ----
+  // An int64 value whose bounds the kernel proves (index values, constants and the arithmetic, conversions and
+  // clamps between them: the source coordinates of upsampling and gathers through computed indices) is computed in
+  // int: a float-to-int64 conversion, a 64-bit multiply or compare takes several instructions where the int one
+  // takes one. Every int64 node of such a value fits in 32 bits, so no int operation wraps.
+  /// Inclusive bounds of `e`'s value under ranges_ (floats widened for their rounding), or nullopt.
+  std::optional<ValueBounds> value_bounds(const Expr& e);
+  /// Whether int64 node `e` is computed in int: its bounds and those of every int64 operand fit in 32 bits.
+  bool narrowable(const Expr& e);
+  /// The int32 twin of narrowable `e` (or of an int64 constant that fits).
+  Expr narrowed(const Expr& e);
+  /// Whether int64 operand `a` is printed as int for a consumer computed in int.
+  bool narrows(const Expr& a) {
+    return a->op == ExprOp::Constant ? std::fabs(a->value) < 2147483647.0 : narrowable(a);
+  }
+  /// Memos of the above for the ranges_ they were computed under (cleared when ranges_ changes); the Expr held
+  /// keeps its node, the key, alive.
+  struct ValueFacts {
+    Expr e;
+    std::optional<std::optional<ValueBounds>> bounds;
+    std::optional<bool> narrowable;
+    Expr narrowed;
+  };
+  ValueFacts& facts(const Expr& e) { return facts_.try_emplace(e.operator->(), ValueFacts{e, {}, {}, {}}).first->second; }
+  /// Clears the memos when ranges_ changed since they were filled.
+  void sync_facts();
+  std::unordered_map<const ExprNode*, ValueFacts> facts_;
+  std::string facts_ranges_;
   /// `call` (a library math call, `name(args)`) through its out-of-line version (KernelPlan::outline_math).
   static std::string outlined_call(const std::string& call);
   /// Stores into bf16/f16 buffers round once. A float value is stored as is (hi_make_bf16 rounds it as a cast

@@ -500,7 +500,7 @@ std::vector<ShapeVariant> column_variants(const LoopProgram& p, const Kernel& k,
   // memory (TY x TX x V accumulators of at most 8 bytes x 16 bytes / V) fits kVectorSliceSharedBytes for every
   // dtype; others take TX = 32 consecutive outputs (a warp's loads coalesce) x TY = 32 slices, so that even a few
   // outputs keep 32 threads each streaming their rows.
-  const int v = vector_width(p, k, kernel_var_ranges(p, k), "i", outputs, true, true);
+  const int v = vector_width(p, k, kernel_var_ranges(p, k), "i", outputs, true, VectorRule::Loads);
   const bool vector = v > 1 && k.computations.size() == 1;
   const int64_t few = vector ? v * kVectorSliceGroups : kMinColumnThreads;
   ShapeVariant slices;
@@ -512,7 +512,8 @@ std::vector<ShapeVariant> column_variants(const LoopProgram& p, const Kernel& k,
   cols.form_reason = "an output count below " + std::to_string(few) +
                      ", too few for a thread each: row slices met in shared memory";
   cols.width = vector ? v : 1;
-  cols.width_reason = vector ? vector_width_reason(v, "i", true) : "a symbolic output count: one output per lane";
+  cols.width_reason =
+      vector ? vector_width_reason(v, "i", VectorRule::Loads) : "a symbolic output count: one output per lane";
   cols.slices_x = vector ? 8 : 32;
   cols.slices_y = vector ? 128 : 32;
   plan.block = cols.slices_x * cols.slices_y;
@@ -592,8 +593,9 @@ void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, K
   // any(f32 -> bool) over dim 1 of [64, 4096, 64] read 32 bytes per lane (V 8 for its bool stores), two accesses
   // to half of each sector: 0.0335 ms in the H200 sweep, where amax over the same input (f32 stores, V 4) took
   // 0.0265.
-  int v = vector_width(p, k, kernel_var_ranges(p, k), "i", simplify(k.numel, p.size_ranges), true, true);
-  cols.width_reason = vector_width_reason(v, "i", true);
+  int v =
+      vector_width(p, k, kernel_var_ranges(p, k), "i", simplify(k.numel, p.size_ranges), true, VectorRule::Loads);
+  cols.width_reason = vector_width_reason(v, "i", VectorRule::Loads);
   if (v > 1 && n) {
     if (const VectorSlices s = column_vector_slices(p, k, target, plan, *n / v, v); s.ty > 1) {
       const int tx = s.tx, ty = s.ty;
@@ -641,7 +643,9 @@ Range group_range(const Index& extent, int v, const VarRanges& ranges) {
 }
 
 int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,
-                 const Index& extent, bool divisible, bool loads_bound) {
+                 const Index& extent, bool divisible, VectorRule rule) {
+  const bool loads_bound = rule == VectorRule::Loads;
+  const bool one_chunk_per_stream = rule == VectorRule::OneChunkPerStream;
   std::vector<std::pair<Index, DType>> all = kernel_accesses(p, k, ranges);
   std::vector<std::pair<Index, DType>> loads = loads_bound ? kernel_accesses(p, k, ranges, false) : all;
   const Range span = bounds(extent, ranges);
@@ -655,9 +659,18 @@ int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges,
     r["g"] = group_range(extent, v, ranges);
     r["j"] = Range::loop(v);
     std::map<std::string, Index> lanes{{var, Index::var("g") * v + Index::var("j")}};
-    int score = 0;
+    int score = 0, widest = 0, narrowest = 16;
     for (const auto& a : all)
-      if (classify_lanes(simplify(substitute(a.first, lanes), r), "j", r) == LaneAccess::Contiguous) ++score;
+      if (classify_lanes(simplify(substitute(a.first, lanes), r), "j", r) == LaneAccess::Contiguous) {
+        ++score;
+        widest = std::max(widest, static_cast<int>(dtype_bytes(a.second)));
+        narrowest = std::min(narrowest, static_cast<int>(dtype_bytes(a.second)));
+      }
+    // A group wider than 16 bytes of a stream is moved as several 16-byte chunks per thread, each instruction's
+    // chunks strided across the wave (half of every sector it touches for two chunks), where half the lanes give
+    // every stream one whole chunk per thread, coalesced; narrower only while the narrowest stream keeps accesses
+    // of at least 4 bytes (a bool mask beside f32 takes 4 lanes: 4-byte mask and 16-byte f32 accesses).
+    if (one_chunk_per_stream && score && v * widest > 16 && (v / 2) * narrowest >= 4) continue;
     if (score > best_score) {
       best = v;
       best_score = score;
@@ -671,10 +684,13 @@ Index persistent_column(const RowPlan& plan) {
   return plan.peeled ? Index::var("head") + col : col;
 }
 
-std::string vector_width_reason(int v, const std::string& var, bool loads_bound) {
+std::string vector_width_reason(int v, const std::string& var, VectorRule rule) {
   if (v == 1) return "no vector width makes an access contiguous along " + var;
-  return std::string("the widest of 8/4/2 lanes (16 bytes of the narrowest ") + (loads_bound ? "load" : "operand") +
-         " at most) with the most accesses contiguous along " + var;
+  if (rule == VectorRule::OneChunkPerStream)
+    return "the widest of 8/4/2 lanes with the most accesses contiguous along " + var +
+           ", each contiguous stream's group in one access of at most 16 bytes where the narrowest keeps 4";
+  return std::string("the widest of 8/4/2 lanes (16 bytes of the narrowest ") +
+         (rule == VectorRule::Loads ? "load" : "operand") + " at most) with the most accesses contiguous along " + var;
 }
 
 }  // namespace hi::codegen_detail

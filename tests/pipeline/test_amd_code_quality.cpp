@@ -34,6 +34,31 @@ using test::S;
 
 // ---- graphs ----------------------------------------------------------------------------------------------------
 
+/// masked_fill: a bool mask beside f32 data (4-byte mask and 16-byte f32 accesses per group).
+Graph masked_fill_f32(int64_t rows, int64_t cols) {
+  test::GraphBuilder g;
+  std::vector<Index> s{rows, cols};
+  ValueRef x = g.input("x", DType::Float32, s);
+  ValueRef m = g.input("m", DType::Bool, s);
+  ValueRef zero = g.call("aten.mul.Scalar", {A(x), F(0.0)}, DType::Float32, s);
+  g.output(g.call("aten.where.self", {A(m), A(zero), A(x)}, DType::Float32, s));
+  return g.graph();
+}
+
+/// interpolate(x, scale_factor=2, mode="nearest") as the decomposition writes it: each output's source row and
+/// column from arange(2h) * 0.5 converted to int64, then index.Tensor (gathered loads, vector stores).
+Graph upsample_nearest_bf16(int64_t n, int64_t c, int64_t h) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::BFloat16, {n, c, h, h});
+  ValueRef a = g.call("aten.arange.default", {I(2 * h)}, DType::Float32, {2 * h}, {{"dtype", Arg::of(DType::Float32)}});
+  ValueRef half = g.call("aten.mul.Scalar", {A(a), F(0.5)}, DType::Float32, {2 * h});
+  ValueRef col = g.call("prims.convert_element_type.default", {A(half), Arg::of(DType::Int64)}, DType::Int64, {2 * h});
+  ValueRef row = g.call("aten.unsqueeze.default", {A(col), I(-1)}, DType::Int64, {2 * h, 1});
+  std::vector<std::optional<ValueRef>> at{std::nullopt, std::nullopt, row, col};
+  g.output(g.call("aten.index.Tensor", {A(x), Arg{at}}, DType::BFloat16, {n, c, 2 * h, 2 * h}));
+  return g.graph();
+}
+
 Graph add_relu_f32() {
   test::GraphBuilder g;
   std::vector<Index> s{1 << 20};
@@ -270,6 +295,10 @@ const std::vector<QualityCase>& quality_cases() {
        var_mean_f32({32, 64, 56, 56}, {0, 2, 3}, {Index(200704), Index(1), Index(3584), Index(64)}), false, false},
       // Pooling windows: taps gathered with one element per thread (fewest cache lines), reported only.
       {"max_pool2d_f32", max_pool_f32(8, 64, 112), false, false},
+      // Pointwise streams of mixed widths (a bool mask beside f32), and gathers through computed int64 coordinates
+      // (computed in int): 16-byte stores of the upsampled output, its gathered loads reported only.
+      {"masked_fill_f32", masked_fill_f32(4096, 4096), true, true},
+      {"upsample_nearest_bf16", upsample_nearest_bf16(8, 64, 56), false, true},
   };
   return cases;
 }
