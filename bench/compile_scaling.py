@@ -10,7 +10,9 @@ Each case is compiled in a child process (so one that runs past --timeout is sto
 own stage times (`CompiledGraph.stage_ms`: lower, split, fuse, plan_memory, emit, compile).
 
 Compile time is a host cost, so a result measured on a machine without a GPU is legitimate: the cpu target compiles
-with the host C++ compiler; gfx90a / sm_90 run HIPRTC / NVRTC where they are installed.
+with the host C++ compiler; gfx90a / sm_90 run HIPRTC / NVRTC where they are installed (a target whose compiler is
+missing is skipped, and listed as such). Modules past the unit bounds compile as several units in parallel, one per
+hardware thread ("units" in each record), so GPU and cpu times depend on the host's cores (recorded as "cpus").
 
     PYTHONPATH=build/python python3 bench/compile_scaling.py [--kinds pointwise,softmax]
         [--pointwise-sizes 1000,2000,4000,10000] [--softmax-sizes 100,200,400,1000] [--targets cpu]
@@ -96,10 +98,24 @@ def child(kind: str, nodes: int, target: str) -> None:
     start = time.perf_counter()
     g = _C.compile(text, target=target, name=f"{kind}_{nodes}", use_cache=False)
     wall = (time.perf_counter() - start) * 1e3
+    code = g.code_object
+    # A GPU module past the unit bound compiles as several units, kept in one container (runtime/code_object_units.h:
+    # magic "HIUNITS1", then the part count).
+    units = int.from_bytes(code[8:12], "little") if code[:8] == b"HIUNITS1" else 1
     print(json.dumps({"wall_ms": round(wall, 1), "lower_ms": round(g.lower_ms, 1),
                       "compile_ms": round(g.compile_ms, 1),
                       "stage_ms": {k: round(v, 1) for k, v in getattr(g, "stage_ms", {}).items()},
-                      "kernels": g.num_kernels, "source_bytes": len(g.source)}))
+                      "kernels": g.num_kernels, "units": units, "source_bytes": len(g.source)}))
+
+
+def compiler_missing(target: str) -> str | None:
+    """Why `target` cannot be compiled here (its compiler library is not installed: HIPRTC on an NVIDIA machine), or
+    None. Tried in a child process with a one-node graph."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", f"pointwise:1:{target}"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if out.returncode == 0:
+        return None
+    return (out.stderr.strip().splitlines() or ["exit " + str(out.returncode)])[-1][:500]
 
 
 def run_case(kind: str, nodes: int, target: str, timeout: float) -> dict:
@@ -147,15 +163,22 @@ def main() -> int:
     except ValueError as e:
         print(f"compile_scaling: bad size list: {e}", file=sys.stderr)
         return 2
-    cases = []
+    cases, skipped = [], []
     for target in [t for t in args.targets.split(",") if t]:
+        why = compiler_missing(target)
+        if why:
+            print(f"{target:8} skipped: cannot compile for it here ({why})", flush=True)
+            skipped.append({"target": target, "reason": why})
+            continue
         for kind in kinds:
             for n in sizes[kind]:
                 r = run_case(kind, n, target, args.timeout)
                 cases.append(r)
                 status = "timed out" if r.get("timed_out") else r.get("error", "")
                 stages = " ".join(f"{k}={v:.0f}" for k, v in r.get("stage_ms", {}).items())
-                print(f"{target:8} {kind:9} {n:6} nodes: {r['wall_ms'] / 1e3:8.2f} s  {stages} {status}", flush=True)
+                units = f"units={r['units']} " if r.get("units", 1) > 1 else ""
+                print(f"{target:8} {kind:9} {n:6} nodes: {r['wall_ms'] / 1e3:8.2f} s  {units}{stages} {status}",
+                      flush=True)
 
     if args.out:
         from run_bench import source_commit, write_results
@@ -168,7 +191,9 @@ def main() -> int:
             "commit": source_commit(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "timeout_s": args.timeout,
+            "cpus": os.cpu_count(),
             "cases": cases,
+            "skipped_targets": skipped,
         })
     return 0
 

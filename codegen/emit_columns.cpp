@@ -45,13 +45,24 @@ std::string KernelPrinter::column_element(const ColumnAccumulator& a) {
   return "hi_make_welford(" + c + ", hi_div(" + x + ", " + c + "), (" + vt + ")(" + expr(w.m2) + "))";
 }
 
+std::string KernelPrinter::column_welford_step(const ColumnAccumulator& a, const std::string& acc,
+                                              const std::string& weight) {
+  const WelfordStep& w = *a.welford;
+  const DType t = w.value->dtype;
+  const std::string vt = value_type(t), x = "(" + vt + ")(" + expr(w.value) + ")";
+  if (!w.m2.defined()) return "hi_welford_op::add(" + acc + ", " + weight + ", " + x + ")";
+  const std::string c = literal(w.count, t);
+  return "hi_welford_op::add(" + acc + ", " + weight + ", " + c + ", hi_div(" + x + ", " + c + "), (" + vt + ")(" +
+         expr(w.m2) + "))";
+}
+
 void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
   const std::string I = index_type_, blk = std::to_string(plan_.block);
   std::string numel = index(k_.numel), len = index(k_.row_length);
   const int v = plan.width;
   if (plan.form == ColumnPlan::Form::VectorRowSlices) {
     emit_column_vector_slices(simplify(floordiv(k_.numel, Index(v)), p_.size_ranges), v, plan.slices_x,
-                              plan.slices_y);
+                              plan.slices_y, plan.unroll);
     return;
   }
   if (plan.form == ColumnPlan::Form::RowSlices) {
@@ -92,27 +103,39 @@ void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
     if (accumulated_with_other(n)) continue;
     const ColumnAccumulator ca = column_accumulator(n, [&](size_t m) { return bodies[m]; });
     const std::string acc = "acc_" + p_.buffers[p_.computations[k_.computations[ca.named]].buffer].name;
-    accumulate_group(ca, acc, v, "for (" + I + " r = 0; r < " + len + "; ++r)");
+    accumulate_group(ca, acc, v, plan.unroll, "for (" + I + " r = 0; r < " + len + "; ++r)");
     for (const auto& [m, result] : ca.results) store_group(m, acc, result, stores[m], v);
   }
   close();
   local_value_.clear();
 }
 
-void KernelPrinter::accumulate_group(const ColumnAccumulator& ca, const std::string& acc, int v,
+void KernelPrinter::accumulate_group(const ColumnAccumulator& ca, const std::string& acc, int v, int unroll,
                                      const std::string& loop) {
   const std::string vs = std::to_string(v), functor = ca.functor;
   const Accumulation& a = ca.accumulation;
   line(a.type + " " + acc + "[" + vs + "];");
   line("#pragma unroll");
   line("for (int j = 0; j < " + vs + "; ++j) " + acc + "[j] = " + functor + "::identity<" + a.type + ">();");
-  line("#pragma unroll 4");
+  line("#pragma unroll " + std::to_string(unroll));
   open(loop);
   load_group(ca.welford ? ca.welford->value : ca.body, v);
   if (ca.welford && ca.welford->m2.defined()) load_group(ca.welford->m2, v);
+  std::string weight;
+  if (ca.welford) {
+    // The group's columns have seen the same rows: their Welford steps share one count and one weight, and no
+    // column divides (a division per element made variance over bf16 columns compute-bound).
+    const DType t = ca.welford->value->dtype;
+    weight = "w_" + acc.substr(acc.find('_') + 1);
+    line("const hi_welford_weight<" + value_type(t) + "> " + weight + " = hi_welford_op::weight(" + acc + "[0].n, " +
+         literal(ca.welford->count, t) + ");");
+  }
   line("#pragma unroll");
   open("for (int j = 0; j < " + vs + "; ++j)");
-  line(acc + "[j] = " + functor + "::combine(" + acc + "[j], " + column_element(ca) + ");");
+  line(acc + "[j] = " +
+       (ca.welford ? column_welford_step(ca, acc + "[j]", weight)
+                   : functor + "::combine(" + acc + "[j], " + column_element(ca) + ")") +
+       ";");
   close();
   close();
 }
@@ -132,7 +155,7 @@ void KernelPrinter::store_group(size_t n, const std::string& acc, const Accumula
   if (contiguous) line(vector_call("store", c.buffer, lane0(where), v, st));
 }
 
-void KernelPrinter::emit_column_vector_slices(const Index& groups, int v, int tx_count, int ty_count) {
+void KernelPrinter::emit_column_vector_slices(const Index& groups, int v, int tx_count, int ty_count, int unroll) {
   // Thread (tx, ty) accumulates V neighbouring outputs over rows ty, ty + TY, ... with one vector load per row; the
   // slices meet in shared memory, where slice 0 combines them in slice order and stores. The kernel's one reduction
   // is its first computation, the argmax a max computes with (KernelPlan::extreme_pairs), or a variance's sums
@@ -154,18 +177,32 @@ void KernelPrinter::emit_column_vector_slices(const Index& groups, int v, int tx
   // Spare lanes of a ragged last block reduce the last group again (their loads stay in bounds) and store nothing.
   line("const " + I + " g = " +
        (ragged ? "(" + I + ")hi_imin(g0 + tx, " + index(groups - Index(1)) + ")" : std::string("g0 + tx")) + ";");
-  accumulate_group(ca, acc, v, "for (" + I + " r = ty; r < " + len + "; r += " + ty + ")");
+  accumulate_group(ca, acc, v, unroll, "for (" + I + " r = ty; r < " + len + "; r += " + ty + ")");
   // Lane-major in shared memory ([TY][V][TX]): neighbouring threads touch neighbouring words.
   line("__shared__ " + a.type + " " + smem + "[" + ty + "][" + vs + "][" + tx + "];");
   line("#pragma unroll");
   line("for (int j = 0; j < " + vs + "; ++j) " + smem + "[ty][j][tx] = " + acc + "[j];");
   line("__syncthreads();");
   open("if (ty == 0" + (ragged ? " && g0 + tx < " + gs : std::string()) + ")");
-  line("#pragma unroll");
-  open("for (int j = 0; j < " + vs + "; ++j)");
-  line("for (int y = 1; y < " + ty + "; ++y) " + acc + "[j] = " + functor + "::combine(" + acc + "[j], " + smem +
-       "[y][j][tx]);");
-  close();
+  if (ca.welford) {
+    // Every slice's columns share a count too: one weight per slice. The slices are merged one at a time: unrolled,
+    // gfx90a/gfx942 read every slice's accumulators into registers first (204 VGPRs for bf16 column variance).
+    const std::string weight = "w_" + b.name;
+    line("#pragma unroll 1");
+    open("for (int y = 1; y < " + ty + "; ++y)");
+    line("const hi_welford_weight<" + value_type(ca.welford->value->dtype) + "> " + weight +
+         " = hi_welford_op::weight(" + acc + "[0].n, " + smem + "[y][0][tx].n);");
+    line("#pragma unroll");
+    line("for (int j = 0; j < " + vs + "; ++j) " + acc + "[j] = hi_welford_op::merge(" + acc + "[j], " + weight +
+         ", " + smem + "[y][j][tx]);");
+    close();
+  } else {
+    line("#pragma unroll");
+    open("for (int j = 0; j < " + vs + "; ++j)");
+    line("for (int y = 1; y < " + ty + "; ++y) " + acc + "[j] = " + functor + "::combine(" + acc + "[j], " + smem +
+         "[y][j][tx]);");
+    close();
+  }
   for (const auto& [m, result] : ca.results) store_group(m, acc, result, stores[m], v);
   close();
   // The next groups' slices reuse shared memory only after slice 0 has read these.

@@ -46,13 +46,15 @@ std::vector<Expr> external_loads(const LoopProgram& p, const Kernel& k, const st
   return out;
 }
 
-std::vector<std::pair<Index, DType>> kernel_accesses(const LoopProgram& p, const Kernel& k, const VarRanges& ranges) {
+std::vector<std::pair<Index, DType>> kernel_accesses(const LoopProgram& p, const Kernel& k, const VarRanges& ranges,
+                                                     bool stores) {
   std::vector<std::pair<Index, DType>> out;
   for (int ci : k.computations) {
     const Computation& c = p.computations[ci];
     Expr body = kernel_body(p, k, c, ranges);
     for (const Expr& load : external_loads(p, k, {body})) out.emplace_back(load->index, p.buffers[load->buffer].dtype);
-    if (!is_local(k, c.buffer)) out.emplace_back(kernel_store_index(p, k, c, ranges), p.buffers[c.buffer].dtype);
+    if (stores && !is_local(k, c.buffer))
+      out.emplace_back(kernel_store_index(p, k, c, ranges), p.buffers[c.buffer].dtype);
   }
   return out;
 }

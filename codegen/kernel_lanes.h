@@ -55,8 +55,9 @@ void lane_views(const LoopProgram& p, const Kernel& k, const std::map<std::strin
                 const VarRanges& ranges, std::vector<Expr>& bodies, std::vector<Index>& stores);
 /// Distinct direct loads in `bodies` of buffers no computation of `k` writes.
 std::vector<Expr> external_loads(const LoopProgram& p, const Kernel& k, const std::vector<Expr>& bodies);
-/// Loads and stores of `k`'s computations as (index over the kernel's variables, element dtype).
-std::vector<std::pair<Index, DType>> kernel_accesses(const LoopProgram& p, const Kernel& k, const VarRanges& ranges);
+/// Loads and (with `stores`) stores of `k`'s computations as (index over the kernel's variables, element dtype).
+std::vector<std::pair<Index, DType>> kernel_accesses(const LoopProgram& p, const Kernel& k, const VarRanges& ranges,
+                                                     bool stores = true);
 /// Bytes of the narrowest element among `accesses` (8 when there are none).
 int narrowest_bytes(const std::vector<std::pair<Index, DType>>& accesses);
 /// Whether a computation of row kernel `k` stores a row's elements (softmax's output, a norm's), rather than one

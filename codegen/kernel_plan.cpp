@@ -16,11 +16,6 @@ namespace {
 
 using namespace codegen_detail;
 
-/// 32-bit index arithmetic when every extent the kernel touches is known to stay below this, with room for the
-/// grid-stride step: a loop index below n takes one more step of up to n + block (the whole grid) before the test
-/// ends it.
-constexpr int64_t kIndex32Limit = (int64_t{1} << 30) - 4096;
-
 void plan_index(const LoopProgram& p, const Kernel& k, const KernelOperands& operands, KernelPlan& plan) {
   int64_t largest = 0;
   bool known = operands.symbols.empty();
@@ -34,10 +29,13 @@ void plan_index(const LoopProgram& p, const Kernel& k, const KernelOperands& ope
   auto total = simplify(k.numel * k.row_length, p.size_ranges).as_const();
   if (!total) known = false;
   else largest = std::max(largest, *total);
-  plan.index32 = known && largest < kIndex32Limit;
-  plan.index_reason = !known         ? "an extent unknown at compile time: 64-bit"
-                      : plan.index32 ? "every extent (largest " + std::to_string(largest) + ") fits in 32 bits"
-                                     : "an extent of " + std::to_string(largest) + " needs 64 bits";
+  // 32-bit arithmetic where every extent is known to fit (kIndex32Limit), or the graph promises that every binding
+  // of its symbols keeps them below it (LoopProgram::index32, which binding checks).
+  plan.index32 = (known || p.index32) && largest < kIndex32Limit;
+  plan.index_reason = largest >= kIndex32Limit ? "an extent of " + std::to_string(largest) + " needs 64 bits"
+                      : known                  ? "every extent (largest " + std::to_string(largest) + ") fits in 32 bits"
+                      : p.index32 ? "every extent stays below 2^30 - 4096 at the sizes the graph runs with (index32)"
+                                  : "an extent unknown at compile time: 64-bit";
 }
 
 /// KernelPlan::positions32 of the kernel's arg reductions: positions are index values whose bounds over the
@@ -327,6 +325,8 @@ std::string to_string(const KernelPlan& plan) {
       for (const RowPlan::RowLoad& l : rows->row_loads)
         os << "  buffer " << l.load->buffer << " loaded " << (l.users.size() > 1 ? "once per row" : "in its phase")
            << "\n";
+      for (const RowPlan::StagedOperand& st : rows->staged)
+        os << "  buffer " << st.buffer << " staged in shared memory once per block, read at each row's columns\n";
       for (const RowPlan::CachedValue& c : rows->cached_values)
         os << "  computation " << c.first << " keeps " << c.value.str() << " for later ones\n";
     }
@@ -340,6 +340,7 @@ std::string to_string(const KernelPlan& plan) {
     os << "  V " << cols->width << ": " << cols->width_reason << "\n";
     if (cols->form != ColumnPlan::Form::OutputsPerThread)
       os << "  " << cols->slices_x << " x " << cols->slices_y << " slices\n";
+    if (!cols->unroll_reason.empty()) os << "  unroll " << cols->unroll << ": " << cols->unroll_reason << "\n";
   } else if (const auto* scan = std::get_if<ScanPlan>(&plan.shape)) {
     os << "  form: " << scan->form_reason << "\n";
     if (scan->form == ScanPlan::Form::ThreadsPerLine) {

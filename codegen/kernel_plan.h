@@ -105,6 +105,15 @@ struct RowPlan {
   /// row), from which the printed kernel finds each row's head.
   bool peeled = false;
   Index row_start;
+  /// Persistent, peeled: operands indexed by the column alone (LayerNorm's weight and bias), out of phase with the
+  /// peeled rows. Each block copies them once into shared memory (`length` elements each, element `col` at `at`
+  /// over col) before its first row, and every row reads them there at its own columns, so the rows' global accesses
+  /// stay vector groups from the head.
+  struct StagedOperand {
+    int buffer = 0;
+    Index at;  ///< the element read for column col, over col
+  };
+  std::vector<StagedOperand> staged;
   /// Looped: two consecutive reductions of the kernel computed in one pass over the row instead of two: softmax's
   /// max(x) and sum(exp(x - max)) (online softmax; `base2` for the exp2((x - max) * log2(e)) form), or LayerNorm's
   /// sum(x) and sum((x - sum / N)^2) (Welford, the plain sum kept beside it). `first` is the first reduction's
@@ -129,6 +138,9 @@ struct ColumnPlan {
   int width = 1;  ///< V
   std::string width_reason;
   int slices_x = 1, slices_y = 1;  ///< TX x TY of the slice forms
+  /// Reduced steps (rows) a thread's vector-group loop unrolls, so that their loads are in flight together.
+  int unroll = 4;
+  std::string unroll_reason;
 };
 
 /// Scan kernels: each of the kernel's `numel` lines an inclusive scan over its `row_length` positions (s), one pass

@@ -120,6 +120,11 @@ inline std::string index_c(std::string s) {
   return s;
 }
 
+/// Inclusive bounds of a value (KernelPrinter::value_bounds).
+struct ValueBounds {
+  double lo, hi;
+};
+
 class KernelPrinter {
  public:
   /// Prints kernel `k` of `p` as `plan` (plan_kernel's for `target`) says.
@@ -147,6 +152,35 @@ class KernelPrinter {
   const std::string& param_name(int buffer) { return param_of_buffer_.at(buffer); }
   std::string expr(const Expr& e);
   std::string compute(const Expr& e);
+
+  // ---- int64 values in 32 bits ----
+  // An int64 value whose bounds the kernel proves (index values, constants and the arithmetic, conversions and
+  // clamps between them: the source coordinates of upsampling and gathers through computed indices) is computed in
+  // int: a float-to-int64 conversion, a 64-bit multiply or compare takes several instructions where the int one
+  // takes one. Every int64 node of such a value fits in 32 bits, so no int operation wraps.
+  /// Inclusive bounds of `e`'s value under ranges_ (floats widened for their rounding), or nullopt.
+  std::optional<ValueBounds> value_bounds(const Expr& e);
+  /// Whether int64 node `e` is computed in int: its bounds and those of every int64 operand fit in 32 bits.
+  bool narrowable(const Expr& e);
+  /// The int32 twin of narrowable `e` (or of an int64 constant that fits).
+  Expr narrowed(const Expr& e);
+  /// Whether int64 operand `a` is printed as int for a consumer computed in int.
+  bool narrows(const Expr& a) {
+    return a->op == ExprOp::Constant ? std::fabs(a->value) < 2147483647.0 : narrowable(a);
+  }
+  /// Memos of the above for the ranges_ they were computed under (cleared when ranges_ changes); the Expr held
+  /// keeps its node, the key, alive.
+  struct ValueFacts {
+    Expr e;
+    std::optional<std::optional<ValueBounds>> bounds;
+    std::optional<bool> narrowable;
+    Expr narrowed;
+  };
+  ValueFacts& facts(const Expr& e) { return facts_.try_emplace(e.operator->(), ValueFacts{e, {}, {}, {}}).first->second; }
+  /// Clears the memos when ranges_ changed since they were filled.
+  void sync_facts();
+  std::unordered_map<const ExprNode*, ValueFacts> facts_;
+  std::string facts_ranges_;
   /// `call` (a library math call, `name(args)`) through its out-of-line version (KernelPlan::outline_math).
   static std::string outlined_call(const std::string& call);
   /// Stores into bf16/f16 buffers round once. A float value is stored as is (hi_make_bf16 rounds it as a cast
@@ -226,6 +260,9 @@ class KernelPrinter {
   ColumnAccumulator column_accumulator(size_t n, const std::function<Expr(size_t)>& body);
   /// What one reduced step contributes to `a`; prints its computation, so call it inside the reduction loop.
   std::string column_element(const ColumnAccumulator& a);
+  /// A Welford accumulator `acc` of a group's V columns after one more reduced step (column_element's) at the
+  /// weight `weight` they share (hi_welford_weight); prints its computation, as column_element.
+  std::string column_welford_step(const ColumnAccumulator& a, const std::string& acc, const std::string& weight);
   /// Whether computation `n` is stored from another's accumulator (and prints nothing of its own).
   bool accumulated_with_other(size_t n) const {
     for (const auto& [sum, sq] : plan_.welford_pairs)
@@ -304,10 +341,10 @@ class KernelPrinter {
   /// Column kernel with TX groups of V consecutive outputs (one vector load per row) x TY row slices per block, the
   /// slices combined through shared memory by slice 0, which stores: a single reduction (split reductions' stage 1,
   /// bias gradients) whose output groups are too few to fill the GPU.
-  void emit_column_vector_slices(const Index& groups, int v, int tx_count, int ty_count);
+  void emit_column_vector_slices(const Index& groups, int v, int tx_count, int ty_count, int unroll);
   /// Column kernels: `acc`[V], the accumulator `a` of V lanes (j) accumulated over the rows `loop` (a for header
-  /// over r) opens, one vector load per contiguous operand and row.
-  void accumulate_group(const ColumnAccumulator& a, const std::string& acc, int v, const std::string& loop);
+  /// over r) opens, one vector load per contiguous operand and row, `unroll` rows unrolled (ColumnPlan::unroll).
+  void accumulate_group(const ColumnAccumulator& a, const std::string& acc, int v, int unroll, const std::string& loop);
   /// Column kernels: `acc`[V] of computation `n` stored at `where` (over lanes j), with one vector store when the
   /// lanes are contiguous.
   void store_group(size_t n, const std::string& acc, const Accumulation& a, const Index& where, int v);
@@ -367,6 +404,16 @@ class KernelPrinter {
   std::string row_store_guard_ = "threadIdx.x == 0";
   /// Peeled persistent rows: the row start their `head` aligns (head = -row_start modulo V), for vector_fn.
   std::optional<Index> head_aligns_;
+  /// Persistent rows: operands staged in shared memory (RowPlan::staged), buffer -> {array, element bytes}, read
+  /// there at the lane's column `staged_column_`, one word of padding after each 128 bytes (emit_row_persistent).
+  std::map<int, std::pair<std::string, int>> staged_;
+  std::string staged_column_;
+  std::string staged_slot(int buffer, const std::string& col) const {
+    const auto& [name, item] = staged_.at(buffer);
+    const int shift = item == 1 ? 7 : item == 2 ? 6 : item == 4 ? 5 : 4;  // log2(128 / item)
+    return name + "[(" + col + ") + (int)((unsigned)(" + col + ") >> " + std::to_string(shift) + ") * " +
+           std::to_string(std::max(1, 4 / item)) + "]";
+  }
   /// Row kernels: buffers whose value is one per row, held in a register (keep_row_value).
   std::set<int> row_values_;
   bool row_value(const Expr& e) const {

@@ -387,8 +387,10 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
   auto n = numel.as_const();
   // A symbolic element count takes vector groups too: which accesses are contiguous across a group's lanes is proven
   // for every value of the symbols, the group count is numel / V at run time, and the scalar loop does the rest.
-  int v = vector_width(p, k, ranges, "i", numel, false);
-  pw.width_reason = vector_width_reason(v, "i") + (n ? "" : " (element count over size symbols)");
+  // Every stream one whole access per group: pointwise kernels read and write all their streams at the same rate.
+  int v = vector_width(p, k, ranges, "i", numel, false, VectorRule::OneChunkPerStream);
+  pw.width_reason = vector_width_reason(v, "i", VectorRule::OneChunkPerStream) +
+                    (n ? "" : " (element count over size symbols)");
   const bool transcendental = std::any_of(k.computations.begin(), k.computations.end(),
                                           [&](int c) { return has_transcendental(p.computations[c].body); });
   if (n && transcendental && v > 1 && *n / v < kComputeThreads) {

@@ -19,6 +19,19 @@ constexpr int kMaxRegisterValues = 32;
 constexpr int kMaxBlockRowValues = 16;
 /// Fewest vector groups a persistent row of a length no vector width divides spans before it is peeled.
 constexpr int64_t kMinPeeledGroups = 4;
+/// Shared memory of the unit whose kResidentWarps warps share it: 228 KB on an H200 SM (sm_90), 64 KiB of LDS on a
+/// CDNA CU (gfx90a, gfx942; 4 SIMDs), 128 KiB on an RDNA WGP (gfx1100 in its default WGP mode; 4 SIMD32s). The cpu
+/// device stands for the GPU of its warp width.
+int64_t shared_per_multiprocessor(const Target& target) {
+  if (target.kind == TargetKind::Amd) return target.warp_size == 64 ? 65536 : 131072;
+  return target.kind == TargetKind::Cpu && target.warp_size == 64 ? 65536 : 233472;
+}
+/// Most static shared memory one block may declare (NVIDIA's limit without an opt-in to dynamic shared memory).
+constexpr int64_t kMaxStaticShared = 49152;
+/// Warps (waves) a multiprocessor should keep resident: 4 per SIMD / SM sub-partition, the AMD code-quality floor.
+constexpr int64_t kResidentWarps = 16;
+/// Shared memory a block keeps for its reductions' warp partials beside staged operands.
+constexpr int64_t kReductionShared = 1024;
 /// Fewest threads a column kernel keeps when it widens its vector groups.
 constexpr int64_t kMinColumnThreads = 32768;
 /// Vector groups below which a single-reduction column kernel slices its rows across a block, the threads it then
@@ -28,6 +41,10 @@ constexpr int64_t kVectorSliceThreads = 262144;
 constexpr int64_t kVectorSliceBlocks = 256;
 /// Shared memory the slices of one block may use to meet.
 constexpr int64_t kVectorSliceSharedBytes = 32768;
+/// Reduced steps a column thread unrolls (ColumnPlan::unroll), and the most it unrolls where shared memory left its
+/// block fewer row slices than it wanted.
+constexpr int kColumnUnroll = 4;
+constexpr int kMaxColumnUnroll = 8;
 
 /// Persistent rows' vector loads and cached values (RowPlan::row_loads, cached_values) over `bodies`: the
 /// computations over col = cg*V + j in `ranges`.
@@ -35,6 +52,9 @@ void plan_row_registers(const LoopProgram& p, const Kernel& k, const std::vector
                         RowPlan& plan) {
   for (const Expr& load : external_loads(p, k, bodies)) {
     if (!contiguous_lanes(load->index, ranges)) continue;
+    if (std::any_of(plan.staged.begin(), plan.staged.end(),
+                    [&](const RowPlan::StagedOperand& s) { return s.buffer == load->buffer; }))
+      continue;  // read from shared memory
     RowPlan::RowLoad l{load, lane0(load->index, ranges), {}};
     for (size_t n_c = 0; n_c < bodies.size(); ++n_c) {
       std::vector<Expr> used = external_loads(p, k, {bodies[n_c]});
@@ -95,6 +115,7 @@ void plan_row_registers(const LoopProgram& p, const Kernel& k, const std::vector
 struct OddRows {
   int width = 1;
   std::vector<Index> starts;
+  std::vector<int> buffers;  ///< each start's loaded buffer, -1 for a store
 };
 OddRows odd_rows(const LoopProgram& p, const Kernel& k, const VarRanges& base, const Index& length) {
   OddRows odd;
@@ -108,10 +129,15 @@ OddRows odd_rows(const LoopProgram& p, const Kernel& k, const VarRanges& base, c
   lane_views(p, k, {{"col", Index::var("cg") * odd.width + Index::var("j")}}, ranges, bodies, stores);
   auto start = [&](const Index& f) { return simplify(substitute(lane0(f, ranges), {{"cg", Index(0)}}), ranges); };
   for (const Expr& load : external_loads(p, k, bodies))
-    if (contiguous_lanes(load->index, ranges)) odd.starts.push_back(start(load->index));
+    if (contiguous_lanes(load->index, ranges)) {
+      odd.starts.push_back(start(load->index));
+      odd.buffers.push_back(load->buffer);
+    }
   for (size_t n = 0; n < stores.size(); ++n)
-    if (!is_local(k, p.computations[k.computations[n]].buffer) && contiguous_lanes(stores[n], ranges))
+    if (!is_local(k, p.computations[k.computations[n]].buffer) && contiguous_lanes(stores[n], ranges)) {
       odd.starts.push_back(start(stores[n]));
+      odd.buffers.push_back(-1);
+    }
   return odd;
 }
 
@@ -123,11 +149,43 @@ bool one_phase(const OddRows& odd, const VarRanges& ranges) {
   return same;
 }
 
+/// The operands of a row kernel that each block can stage in shared memory (RowPlan::staged): buffers read
+/// contiguously along the row by the column alone, at one index, wherever the kernel reads them.
+std::vector<RowPlan::StagedOperand> column_operands(const LoopProgram& p, const Kernel& k, const VarRanges& base) {
+  std::vector<Expr> bodies;
+  std::vector<Index> stores;
+  lane_views(p, k, {}, base, bodies, stores);
+  std::vector<RowPlan::StagedOperand> found;
+  std::set<int> refused;
+  for (const Expr& load : external_loads(p, k, bodies)) {
+    const std::vector<std::string> vars = free_vars(load->index);
+    const bool by_column = std::find(vars.begin(), vars.end(), "row") == vars.end() &&
+                           classify_lanes(load->index, "col", base) == LaneAccess::Contiguous;
+    auto known = std::find_if(found.begin(), found.end(),
+                              [&](const RowPlan::StagedOperand& s) { return s.buffer == load->buffer; });
+    if (!by_column || (known != found.end() && known->at != load->index)) {
+      refused.insert(load->buffer);
+      continue;
+    }
+    if (known == found.end()) found.push_back({load->buffer, load->index});
+  }
+  // A buffer read anywhere else (by the row, or through an index) stays in global memory.
+  for (const Expr& b : bodies)
+    visit(b, [&](const Expr& e) {
+      if (e->op == ExprOp::Load && !e->args.empty()) refused.insert(e->buffer);
+    });
+  found.erase(std::remove_if(found.begin(), found.end(),
+                             [&](const RowPlan::StagedOperand& s) { return refused.count(s.buffer) > 0; }),
+              found.end());
+  return found;
+}
+
 /// Persistent rows planned as rows of `planned` columns: the known row length, or for a symbolic one the bound of
 /// the variant (persistent_row_variant) that runs it for lengths up to there. `not_persistent` says why not, where a
 /// rule (not the length alone) refuses them.
 std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, const Target& target,
-                                       std::string& not_persistent, std::optional<int64_t> bound = std::nullopt) {
+                                       std::string& not_persistent, std::optional<int64_t> bound = std::nullopt,
+                                       bool may_stage = true) {
   // Only the row length decides the registers each thread holds: it must be known, or bounded by the variant. The
   // row count may be symbolic (a dynamic batch or sequence length): it sets only the loop bound and the grid, both
   // evaluated per call.
@@ -152,12 +210,30 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
   // same phase, as for the row loop: a weight indexed by the column alone is not, and its misaligned vectors took
   // LayerNorm over 4099 bf16 columns from 125 to 215 VGPRs on gfx90a/gfx942 (2 waves per SIMD). Rows of fewer
   // than kMinPeeledGroups groups keep one element per access: their edges would be most of them.
+  //
+  // Operands indexed by the column alone are instead staged in shared memory (RowPlan::staged) where the rows
+  // are written back: the grid is then capped and each block streams many rows, so it reads them from global
+  // memory once and each row reads them from shared memory at its own columns, in the rows' phase, keeping no
+  // registers for them between phases.
   if (plan.width == 1) {
-    if (const OddRows odd = odd_rows(p, k, base, row_length);
-        odd.width > 1 && one_phase(odd, base) && *length >= kMinPeeledGroups * odd.width) {
+    OddRows odd = odd_rows(p, k, base, row_length);
+    std::vector<RowPlan::StagedOperand> staged;
+    if (odd.width > 1 && !one_phase(odd, base) && may_stage && writes_rows(p, k)) {
+      staged = column_operands(p, k, base);
+      OddRows rows_only = odd;
+      rows_only.starts.clear();
+      for (size_t n = 0; n < odd.starts.size(); ++n)
+        if (std::none_of(staged.begin(), staged.end(),
+                         [&](const RowPlan::StagedOperand& s) { return s.buffer == odd.buffers[n]; }))
+          rows_only.starts.push_back(odd.starts[n]);
+      if (!staged.empty() && one_phase(rows_only, base)) odd = rows_only;
+      else staged.clear();
+    }
+    if (odd.width > 1 && one_phase(odd, base) && *length >= kMinPeeledGroups * odd.width) {
       plan.peeled = true;
       plan.width = odd.width;
       plan.row_start = odd.starts[0];
+      plan.staged = std::move(staged);
       plan.width_reason = "no vector width divides the row length " + row_length.str() +
                           ": rows peeled to their first " + std::to_string(odd.width) + "-aligned column";
     }
@@ -210,6 +286,20 @@ std::optional<RowPlan> persistent_rows(const LoopProgram& p, const Kernel& k, co
   // workgroups.
   const int block = warp == 32 ? 64 : 256;
   plan.rows_per_block = plan.threads <= warp ? std::max(1, block / plan.threads) : 1;
+  if (!plan.staged.empty()) {
+    // Staged operands take shared memory for the whole row (the variant's bound for a symbolic length) in every
+    // block: within NVIDIA's static limit, and small enough that a multiprocessor still holds kResidentWarps
+    // warps of such blocks; else the weights are not staged and the rows not peeled.
+    int64_t bytes = kReductionShared;
+    for (const RowPlan::StagedOperand& s : plan.staged) {
+      const int64_t item = dtype_bytes(p.buffers[s.buffer].dtype);  // and a word of padding per 128 bytes
+      bytes += (*length + (*length / (128 / item) + 1) * std::max<int64_t>(1, 4 / item)) * item;
+    }
+    const int64_t block_threads = int64_t{plan.threads} * plan.rows_per_block;
+    const int64_t blocks = ceil_div(kResidentWarps * warp, block_threads);
+    if (bytes > kMaxStaticShared || bytes * blocks > shared_per_multiprocessor(target))
+      return persistent_rows(p, k, target, not_persistent, bound, false);
+  }
   VarRanges ranges = base;
   ranges["cg"] = Range::loop(groups);
   ranges["j"] = Range::loop(plan.width);
@@ -308,21 +398,28 @@ int64_t accumulator_bytes(const Expr& body, bool positions32) {
 /// combine selects by a total order, so the slices may meet in any grouping; a max with its argmax
 /// (KernelPlan::extreme_pairs) is one reduction of pairs, a variance's sums (KernelPlan::welford_pairs) one of
 /// Welford accumulators.
-std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, const Target& target,
-                                         const KernelPlan& plan, int64_t groups, int v) {
+struct VectorSlices {
+  int tx = 1, ty = 1;
+  int unroll = kColumnUnroll;  ///< reduced steps per thread in flight
+  std::string unroll_reason;
+};
+VectorSlices column_vector_slices(const LoopProgram& p, const Kernel& k, const Target& target,
+                                  const KernelPlan& plan, int64_t groups, int v) {
   const size_t shared = plan.extreme_pairs.size() + plan.welford_pairs.size();
-  if (k.computations.size() != 1 + shared || shared > 1 || groups >= kVectorSliceGroups) return {1, 1};
+  if (k.computations.size() != 1 + shared || shared > 1 || groups >= kVectorSliceGroups) return {};
   const Computation& c =
       p.computations[k.computations[plan.extreme_pairs.empty() ? 0 : plan.extreme_pairs.begin()->second]];
   auto len = simplify(k.row_length, p.size_ranges).as_const();
-  if (!len) return {1, 1};
-  // TY for TX groups side by side: slices up to a 1024-thread block, each keeping at least 4 rows. A Welford
-  // accumulator is three values of the sum's type.
+  if (!len) return {};
+  // TY for TX groups side by side: slices up to a 1024-thread block, each keeping at least 4 rows; `wanted` is TY
+  // before shared memory bounds it. A Welford accumulator is three values of the sum's type.
   const int64_t acc_bytes =
       plan.welford_pairs.empty() ? accumulator_bytes(c.body, plan.positions32) : 3 * accumulator_bytes(c.body, false);
-  auto slices = [&](int tx) {
+  auto slices = [&](int tx, int* wanted = nullptr) {
     int ty = static_cast<int>(std::min<int64_t>(1024 / tx, pow2_at_least(ceil_div(kVectorSliceThreads, groups))));
-    while (ty > 1 && (*len < 4 * ty || ty * tx * v * acc_bytes > kVectorSliceSharedBytes)) ty /= 2;
+    while (ty > 1 && *len < 4 * ty) ty /= 2;
+    if (wanted) *wanted = ty;
+    while (ty > 1 && ty * tx * v * acc_bytes > kVectorSliceSharedBytes) ty /= 2;
     return ty;
   };
   // 64 groups side by side (a warp reads 32 x 16 contiguous bytes of a row), down to 8 (a 128-byte line per row)
@@ -331,7 +428,22 @@ std::pair<int, int> column_vector_slices(const LoopProgram& p, const Kernel& k, 
   const int min_block = std::max(64, 2 * target.warp_size);
   int tx = static_cast<int>(std::min<int64_t>(64, pow2_at_least(groups)));
   while (tx > 8 && ceil_div(groups, tx) < kVectorSliceBlocks && tx / 2 * slices(tx / 2) >= min_block) tx /= 2;
-  return {tx, slices(tx)};
+  VectorSlices out;
+  int wanted = 1;
+  out.tx = tx;
+  out.ty = slices(tx, &wanted);
+  // Fewer slices than wanted (wide accumulators: Welford's three values, argmax pairs) leave fewer threads, each
+  // streaming more rows: they unroll more of them, so that an SM keeps about the bytes in flight that the wanted
+  // slices would (variance over bf16 columns: 8 of 32 slices, 16 warps per H200 SM of 4 x 16 bytes in flight per
+  // thread, about the 32 KB a full SM's share of the copy bandwidth needs over a DRAM latency; 8 rows in flight
+  // double that). Not more: a thread's load registers grow with it. Only where waves are 32 wide: the wave64
+  // targets are unmeasured, and their budget for 4 waves per SIMD (128 VGPRs per lane) is the tighter.
+  if (out.ty < wanted && target.warp_size == 32) {
+    out.unroll = std::min(kMaxColumnUnroll, kColumnUnroll * (wanted / out.ty));
+    out.unroll_reason = std::to_string(out.ty) + " of " + std::to_string(wanted) +
+                        " wanted row slices (shared memory): more rows per thread in flight";
+  }
+  return out;
 }
 
 /// The row length bounds of a symbolic row length's persistent variants, each planned as a row of that length and
@@ -388,7 +500,7 @@ std::vector<ShapeVariant> column_variants(const LoopProgram& p, const Kernel& k,
   // memory (TY x TX x V accumulators of at most 8 bytes x 16 bytes / V) fits kVectorSliceSharedBytes for every
   // dtype; others take TX = 32 consecutive outputs (a warp's loads coalesce) x TY = 32 slices, so that even a few
   // outputs keep 32 threads each streaming their rows.
-  const int v = vector_width(p, k, kernel_var_ranges(p, k), "i", outputs, true);
+  const int v = vector_width(p, k, kernel_var_ranges(p, k), "i", outputs, true, VectorRule::Loads);
   const bool vector = v > 1 && k.computations.size() == 1;
   const int64_t few = vector ? v * kVectorSliceGroups : kMinColumnThreads;
   ShapeVariant slices;
@@ -400,7 +512,8 @@ std::vector<ShapeVariant> column_variants(const LoopProgram& p, const Kernel& k,
   cols.form_reason = "an output count below " + std::to_string(few) +
                      ", too few for a thread each: row slices met in shared memory";
   cols.width = vector ? v : 1;
-  cols.width_reason = vector ? vector_width_reason(v, "i") : "a symbolic output count: one output per lane";
+  cols.width_reason =
+      vector ? vector_width_reason(v, "i", VectorRule::Loads) : "a symbolic output count: one output per lane";
   cols.slices_x = vector ? 8 : 32;
   cols.slices_y = vector ? 128 : 32;
   plan.block = cols.slices_x * cols.slices_y;
@@ -475,16 +588,25 @@ void plan_columns(const LoopProgram& p, const Kernel& k, const Target& target, K
   // outputs than that take scalar row slices. Long columns with few outputs are also split into two reductions
   // before this (split_reductions). A symbolic output count takes the V that divides it for every value (a promised
   // divisor), one group per thread: few outputs are column_variants' row slices.
-  int v = vector_width(p, k, kernel_var_ranges(p, k), "i", simplify(k.numel, p.size_ranges), true);
-  cols.width_reason = vector_width_reason(v, "i");
+  // V is bounded by the loads alone: a thread's V values of each load are one access of 16 bytes at most, so that a
+  // warp's loads fill every 32-byte sector they touch. A column's one store comes a column's worth of loads later:
+  // any(f32 -> bool) over dim 1 of [64, 4096, 64] read 32 bytes per lane (V 8 for its bool stores), two accesses
+  // to half of each sector: 0.0335 ms in the H200 sweep, where amax over the same input (f32 stores, V 4) took
+  // 0.0265.
+  int v =
+      vector_width(p, k, kernel_var_ranges(p, k), "i", simplify(k.numel, p.size_ranges), true, VectorRule::Loads);
+  cols.width_reason = vector_width_reason(v, "i", VectorRule::Loads);
   if (v > 1 && n) {
-    if (auto [tx, ty] = column_vector_slices(p, k, target, plan, *n / v, v); ty > 1) {
+    if (const VectorSlices s = column_vector_slices(p, k, target, plan, *n / v, v); s.ty > 1) {
+      const int tx = s.tx, ty = s.ty;
       cols.form = ColumnPlan::Form::VectorRowSlices;
       cols.form_reason = "a single reduction over " + std::to_string(*n / v) +
                          " output groups, too few to fill the GPU: rows sliced across the block";
       cols.width = v;
       cols.slices_x = tx;
       cols.slices_y = ty;
+      cols.unroll = s.unroll;
+      cols.unroll_reason = s.unroll_reason;
       plan.block = tx * ty;
       plan.block_reason = std::to_string(tx) + " output groups x " + std::to_string(ty) + " row slices";
       plan.grid = Index(ceil_div(*n / v, tx));
@@ -521,11 +643,14 @@ Range group_range(const Index& extent, int v, const VarRanges& ranges) {
 }
 
 int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,
-                 const Index& extent, bool divisible) {
+                 const Index& extent, bool divisible, VectorRule rule) {
+  const bool loads_bound = rule == VectorRule::Loads;
+  const bool one_chunk_per_stream = rule == VectorRule::OneChunkPerStream;
   std::vector<std::pair<Index, DType>> all = kernel_accesses(p, k, ranges);
+  std::vector<std::pair<Index, DType>> loads = loads_bound ? kernel_accesses(p, k, ranges, false) : all;
   const Range span = bounds(extent, ranges);
   int best = 1, best_score = 0;
-  for (int v = std::min(8, 16 / narrowest_bytes(all)); v >= 2; v /= 2) {
+  for (int v = std::min(8, 16 / narrowest_bytes(loads.empty() ? all : loads)); v >= 2; v /= 2) {
     // A symbolic extent qualifies when V divides it for every value (s0*16 for V up to 16), and may be below V only
     // where its range allows.
     if (span.hi && *span.hi < v) continue;
@@ -534,9 +659,18 @@ int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges,
     r["g"] = group_range(extent, v, ranges);
     r["j"] = Range::loop(v);
     std::map<std::string, Index> lanes{{var, Index::var("g") * v + Index::var("j")}};
-    int score = 0;
+    int score = 0, widest = 0, narrowest = 16;
     for (const auto& a : all)
-      if (classify_lanes(simplify(substitute(a.first, lanes), r), "j", r) == LaneAccess::Contiguous) ++score;
+      if (classify_lanes(simplify(substitute(a.first, lanes), r), "j", r) == LaneAccess::Contiguous) {
+        ++score;
+        widest = std::max(widest, static_cast<int>(dtype_bytes(a.second)));
+        narrowest = std::min(narrowest, static_cast<int>(dtype_bytes(a.second)));
+      }
+    // A group wider than 16 bytes of a stream is moved as several 16-byte chunks per thread, each instruction's
+    // chunks strided across the wave (half of every sector it touches for two chunks), where half the lanes give
+    // every stream one whole chunk per thread, coalesced; narrower only while the narrowest stream keeps accesses
+    // of at least 4 bytes (a bool mask beside f32 takes 4 lanes: 4-byte mask and 16-byte f32 accesses).
+    if (one_chunk_per_stream && score && v * widest > 16 && (v / 2) * narrowest >= 4) continue;
     if (score > best_score) {
       best = v;
       best_score = score;
@@ -550,10 +684,13 @@ Index persistent_column(const RowPlan& plan) {
   return plan.peeled ? Index::var("head") + col : col;
 }
 
-std::string vector_width_reason(int v, const std::string& var) {
+std::string vector_width_reason(int v, const std::string& var, VectorRule rule) {
   if (v == 1) return "no vector width makes an access contiguous along " + var;
-  return "the widest of 8/4/2 lanes (16 bytes of the narrowest operand at most) with the most accesses contiguous "
-         "along " + var;
+  if (rule == VectorRule::OneChunkPerStream)
+    return "the widest of 8/4/2 lanes with the most accesses contiguous along " + var +
+           ", each contiguous stream's group in one access of at most 16 bytes where the narrowest keeps 4";
+  return std::string("the widest of 8/4/2 lanes (16 bytes of the narrowest ") +
+         (rule == VectorRule::Loads ? "load" : "operand") + " at most) with the most accesses contiguous along " + var;
 }
 
 }  // namespace hi::codegen_detail

@@ -43,11 +43,18 @@ std::vector<ShapeVariant> column_variants(const LoopProgram& p, const Kernel& k,
 void plan_scan(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
 void plan_scatter(const LoopProgram& p, const Kernel& k, const Target& target, KernelPlan& plan);
 
+/// What bounds a vector width besides contiguity: 16 bytes of the narrowest operand, of the narrowest load, or one
+/// access per contiguous stream.
+enum class VectorRule { Operands, Loads, OneChunkPerStream };
+
 /// The widest V (8, 4, 2) that gives the most contiguous accesses of `k` when `var` = g*V + j, or 1 when none is
 /// contiguous. `extent` is var's extent (over size symbols, possibly); with `divisible`, V must divide it for every
-/// value of the symbols.
+/// value of the symbols. V moves at most 16 bytes of the narrowest access per lane, or under VectorRule::Loads of the
+/// narrowest load (column reductions, whose stores are a row's worth of loads apart). Under
+/// VectorRule::OneChunkPerStream (pointwise kernels), V is no wider than puts each contiguous stream's group in one
+/// access of at most 16 bytes, unless the narrowest contiguous stream would then get accesses under 4 bytes.
 int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,
-                 const Index& extent, bool divisible);
+                 const Index& extent, bool divisible, VectorRule rule = VectorRule::Operands);
 /// Looped row kernel `k`'s pairs of reductions taken in one pass (RowPlan::one_pass), over `bodies`: the views its
 /// row loop prints.
 std::vector<RowPlan::OnePass> one_pass_statistics(const LoopProgram& p, const Kernel& k,
@@ -64,7 +71,7 @@ std::set<int> reciprocal_divisors(const LoopProgram& p, const Kernel& k);
 Range group_range(const Index& extent, int v, const VarRanges& ranges);
 /// A persistent row's column at group cg, lane j: cg*V + j, after the row's head where it is peeled (RowPlan::peeled).
 Index persistent_column(const RowPlan& plan);
-/// Why vector_width chose `v`.
-std::string vector_width_reason(int v, const std::string& var);
+/// Why vector_width chose `v` under `rule`.
+std::string vector_width_reason(int v, const std::string& var, VectorRule rule = VectorRule::Operands);
 
 }  // namespace hi::codegen_detail

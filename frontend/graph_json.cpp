@@ -129,7 +129,7 @@ class GraphReader {
       fail("not JSON: " + msg);
     }
     if (!doc.is_object()) fail("expected a JSON object at the top level, got " + describe(doc));
-    check_fields(doc, {"format", "version", "nodes", "outputs", "align", "divisible"}, "");
+    check_fields(doc, {"format", "version", "nodes", "outputs", "align", "divisible", "index32"}, "");
 
     const Json* format = doc.contains("format") ? &doc["format"] : nullptr;
     if (!format) fail("missing field 'format' (expected \"" + std::string(kGraphFormatName) + "\")");
@@ -173,6 +173,11 @@ class GraphReader {
           fail("field '" + field + "': expected a divisor from 1 to 2^30, got " + divisor.dump());
         if (divisor.get<int64_t>() > 1) g_.divisible[symbol] = divisor.get<int64_t>();
       }
+    }
+    if (doc.contains("index32")) {
+      if (version.get<int64_t>() < 4) fail("field 'index32' needs version 4, got version " + version.dump());
+      if (!doc["index32"].is_boolean()) fail("field 'index32': expected true or false, got " + describe(doc["index32"]));
+      g_.index32 = doc["index32"].get<bool>();
     }
     for (size_t i = 0; i < doc["nodes"].size(); ++i) read_node(doc["nodes"][i], i);
     const Json& outputs = doc["outputs"];
@@ -592,7 +597,7 @@ class GraphWriter {
   explicit GraphWriter(const Graph& g) : g_(g) {}
 
   std::string write() {
-    const int version = !g_.divisible.empty() ? 3 : g_.align ? 2 : 1;
+    const int version = g_.index32 ? 4 : !g_.divisible.empty() ? 3 : g_.align ? 2 : 1;
     std::string out = "{\"format\": " + json_string(kGraphFormatName) + ", \"version\": " + std::to_string(version) +
                       (g_.align ? ", \"align\": " + std::to_string(g_.align) : std::string());
     if (!g_.divisible.empty()) {
@@ -600,6 +605,7 @@ class GraphWriter {
       for (const auto& [symbol, divisor] : g_.divisible) d[symbol] = divisor;
       out += ", \"divisible\": " + compact(d);
     }
+    if (g_.index32) out += ", \"index32\": true";
     out += ",\n \"nodes\": [";
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       out += i ? ",\n  " : "\n  ";

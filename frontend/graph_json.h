@@ -21,10 +21,10 @@
 namespace hi {
 
 /// The `"format"` value and the newest `"version"` this code reads and writes. Version 2 added the optional top-level
-/// `"align"`, version 3 the optional `"divisible"`; files are written as the oldest version holding what they use,
-/// so files without either are version 1, which every reader since the first understands.
+/// `"align"`, version 3 the optional `"divisible"`, version 4 the optional `"index32"`; files are written as the
+/// oldest version holding what they use, so files without any of them are version 1, which every reader since the first understands.
 inline constexpr const char* kGraphFormatName = "hipinductor-graph";
-inline constexpr int kGraphFormatVersion = 3;
+inline constexpr int kGraphFormatVersion = 4;
 
 /// A graph file that cannot be read. what() is one line naming the file, the node and the field at fault:
 ///   `model.json: node 'add' (aten.add.Tensor): field 'args[1]': expected a tensor reference, got string`

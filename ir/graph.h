@@ -103,6 +103,10 @@ struct Graph {
   /// symbol s divisible by d is compiled as d * q, so vector widths and alignment that need it are proven); a run
   /// whose value breaks the promise is refused (LoopProgram::bind_symbols).
   std::map<std::string, int64_t> divisible;
+  /// The caller promises that every run's sizes keep every extent of the graph (each buffer's storage, each kernel's
+  /// iteration space) below kIndex32Limit (ir/loop.h): kernels then index in 32 bits even where sizes are symbolic; a
+  /// run whose sizes break the promise is refused (LoopProgram::bind_symbols).
+  bool index32 = false;
 
   const TensorMeta& meta(ValueRef v) const { return nodes.at(v.node).outputs.at(v.output); }
   /// Index of the node called `name`, or -1.

@@ -367,7 +367,25 @@ std::map<std::string, int64_t> LoopProgram::bind_symbols(const std::vector<int64
     }
     out[name] = value;
   }
+  if (index32) {
+    const int64_t largest = largest_extent(out);
+    if (largest >= kIndex32Limit)
+      throw std::invalid_argument("an extent of " + std::to_string(largest) + " elements at these sizes needs 64-bit "
+                                  "indices; the graph was compiled for 32-bit ones ('index32'): compile it without");
+  }
   return out;
+}
+
+int64_t LoopProgram::largest_extent(const std::map<std::string, int64_t>& values) const {
+  int64_t largest = 0;
+  auto take = [&](const Index& e, const char* what) {
+    std::optional<int64_t> v = evaluate(e, values);
+    if (!v) throw std::invalid_argument(std::string(what) + " " + e.str() + " cannot be evaluated for these sizes");
+    largest = std::max(largest, *v);
+  };
+  for (const Buffer& b : buffers) take(b.storage_elements(), "the storage extent");
+  for (const Kernel& k : kernels) take(k.numel * k.row_length, "the iteration space");
+  return largest;
 }
 
 std::string LoopProgram::str() const {

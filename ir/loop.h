@@ -235,6 +235,11 @@ struct Kernel {
   std::vector<int> loop_order;
 };
 
+/// Kernels index in 32 bits when every extent they touch (a buffer's storage elements, the kernel's iteration space)
+/// stays below this, with room for the grid-stride step: a loop index below n takes one more step of up to n + block
+/// (the whole grid) before the test ends it.
+constexpr int64_t kIndex32Limit = (int64_t{1} << 30) - 4096;
+
 /// Alignment of every workspace offset (plan_memory) and of the workspace itself (GraphRunner checks it): enough for
 /// 128-bit vector access.
 constexpr int64_t kWorkspaceAlignment = 256;
@@ -261,14 +266,22 @@ struct LoopProgram {
   Index workspace_bytes = Index(0);
   /// Graph::align: bytes every input's first element and every output's storage are aligned to (0: unknown).
   int64_t align = 0;
+  /// Graph::index32: every binding keeps every buffer's storage elements and every kernel's iteration space below
+  /// kIndex32Limit, so kernels index in 32 bits where the sizes are symbolic too. bind_symbols refuses a binding
+  /// that breaks it.
+  bool index32 = false;
 
   /// The graph's size symbols in the one order that runners and callers bind them in: sorted by name (those of
   /// size_ranges, with each quotient's graph symbol in place of the quotient).
   std::vector<std::string> symbols() const;
   /// The value of every program symbol (size_ranges' keys) for `values`, one per symbols() entry. Throws
   /// std::invalid_argument naming the symbol for a wrong count, a value outside its range, or one its promised
-  /// divisor does not divide.
+  /// divisor does not divide; and, where the program promised index32, for an extent (largest_extent) at or past
+  /// kIndex32Limit.
   std::map<std::string, int64_t> bind_symbols(const std::vector<int64_t>& values) const;
+  /// The largest buffer storage (in elements) and kernel iteration space at the program symbols' values `values`:
+  /// what decides 32-bit indexing. Throws std::invalid_argument where one cannot be evaluated.
+  int64_t largest_extent(const std::map<std::string, int64_t>& values) const;
   /// Whether `buffer` lives in the workspace (has a workspace offset).
   bool in_workspace(int buffer) const {
     return buffer >= 0 && static_cast<size_t>(buffer) < workspace_offsets.size() && workspace_offsets[buffer].defined();

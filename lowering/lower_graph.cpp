@@ -509,6 +509,7 @@ LoopProgram lower_graph(const Graph& g, const LoweringOptions& options) {
   if (g.divisible.empty()) {
     LoopProgram p = lowering::GraphLowering(g, options).run();
     p.align = g.align;
+    p.index32 = g.index32;
     return p;
   }
   // A symbol promised divisible by d is lowered as d * q: the simplifier then proves what the promise gives (vector
@@ -525,6 +526,7 @@ LoopProgram lower_graph(const Graph& g, const LoweringOptions& options) {
   divided.divisible.clear();
   LoopProgram p = lowering::GraphLowering(divided, options).run();
   p.align = g.align;
+  p.index32 = g.index32;
   for (auto& [q, quotient] : quotients)
     if (p.size_ranges.count(q)) p.quotients[q] = quotient;
   return p;

@@ -19,6 +19,7 @@
 #include "lowering/plan_memory.h"
 #include "lowering/split_reductions.h"
 #include "pipeline/graph_cache.h"
+#include "runtime/code_object_units.h"
 
 namespace hi {
 namespace {
@@ -141,37 +142,46 @@ std::optional<CompiledGraph> find_graph_entry(const Graph& graph, const CompileO
   return cached;
 }
 
-/// The host compiler for a cpu module split into units (split_module): compile() of the module's source compiles
-/// the units to objects, in parallel and each through the cache as an entry of its own, and links them into the
-/// shared object compiling the whole source would give. Its name, version and options are the host compiler's, so
-/// compile_cached keys, locks and stores the linked object as it would the whole source's.
+/// The compiler for a module split into units (split_module): compile() of the module's source compiles the units
+/// concurrently, one thread per unit up to the hardware threads, each through the cache as an entry of its own (so a
+/// unit that another graph also holds, the same layer's kernels, is a hit), then makes one code object of them: for
+/// the cpu target the host compiler's objects linked into the shared object compiling the whole source would give;
+/// for GPU targets a units container (code_object_units.h) holding each unit's code object and kernel names, which
+/// Device::load_for_target loads part by part. Its name, version and options are the wrapped compiler's, so
+/// compile_cached keys, locks and stores the result as it would the whole source's.
 class UnitCompiler final : public Compiler {
  public:
-  UnitCompiler(Compiler& host, const EmittedModule& module, std::vector<EmittedModule> units, CodeObjectCache* cache)
-      : host_(host), module_(module), units_(std::move(units)), cache_(cache) {}
+  UnitCompiler(Compiler& compiler, const EmittedModule& module, std::vector<EmittedModule> units,
+               CodeObjectCache* cache)
+      : compiler_(compiler), module_(module), units_(std::move(units)), cache_(cache) {}
 
-  std::string name() const override { return host_.name(); }
-  std::string version() const override { return host_.version(); }
-  std::vector<std::string> base_options(const Target& target) const override { return host_.base_options(target); }
+  std::string name() const override { return compiler_.name(); }
+  std::string version() const override { return compiler_.version(); }
+  std::vector<std::string> base_options(const Target& target) const override {
+    return compiler_.base_options(target);
+  }
 
   CompiledCode compile(const std::string& source, const std::string& name_hint, const Target& target,
                        const std::vector<std::string>& extra_options) override {
     if (&source != &module_.source && source != module_.source)
       throw std::logic_error("UnitCompiler: compiles only the module it was made for");
     auto start = std::chrono::steady_clock::now();
+    const bool host = target.kind == TargetKind::Cpu;
     std::vector<std::string> options = extra_options;
-    options.push_back("-c");
-    std::vector<std::vector<char>> objects(units_.size());
+    if (host) options.push_back("-c");
+    std::vector<CodeObjectUnit> parts(units_.size());
+    std::vector<std::string> logs(units_.size());
     std::vector<std::exception_ptr> errors(units_.size());
     std::atomic<size_t> next{0};
     auto work = [&] {
       for (size_t u; (u = next++) < units_.size();) {
         try {
-          std::vector<std::string> kernels;
-          for (const EmittedKernel& k : units_[u].kernels) kernels.push_back(k.name);
-          objects[u] = compile_cached(host_, units_[u].source, name_hint + "_unit" + std::to_string(u), target,
-                                      options, std::string(codegen_version()), cache_, nullptr, nullptr, kernels)
-                           .binary;
+          for (const EmittedKernel& k : units_[u].kernels) parts[u].kernels.push_back(k.name);
+          CompiledCode code = compile_cached(compiler_, units_[u].source, name_hint + "_unit" + std::to_string(u),
+                                             target, options, std::string(codegen_version()), cache_, nullptr,
+                                             nullptr, parts[u].kernels);
+          parts[u].binary = std::move(code.binary);
+          logs[u] = std::move(code.log);
         } catch (...) {
           errors[u] = std::current_exception();
         }
@@ -184,13 +194,22 @@ class UnitCompiler final : public Compiler {
     for (std::thread& t : pool) t.join();
     for (const std::exception_ptr& e : errors)
       if (e) std::rethrow_exception(e);
-    CompiledCode linked = link_host_objects(objects, name_hint);
-    linked.compile_ms = ms_since(start);
-    return linked;
+    CompiledCode out;
+    if (host) {
+      std::vector<std::vector<char>> objects;
+      for (CodeObjectUnit& p : parts) objects.push_back(std::move(p.binary));
+      out = link_host_objects(objects, name_hint);
+    } else {
+      out.binary = pack_code_object_units(parts);
+      for (size_t u = 0; u < logs.size(); ++u)
+        if (!logs[u].empty()) out.log += (out.log.empty() ? "" : "\n") + ("unit " + std::to_string(u) + ": ") + logs[u];
+    }
+    out.compile_ms = ms_since(start);
+    return out;
   }
 
  private:
-  Compiler& host_;
+  Compiler& compiler_;
   const EmittedModule& module_;
   std::vector<EmittedModule> units_;
   CodeObjectCache* cache_;
@@ -206,9 +225,13 @@ void compile_module(const EmittedModule& module, const CompileOptions& options, 
   bool hit = false;
   std::string key;
   std::optional<UnitCompiler> units;
+  size_t unit_bytes = options.max_gpu_unit_kernel_bytes;
   if (options.target.kind == TargetKind::Cpu)
-    if (std::vector<EmittedModule> parts = split_module(module, options.max_unit_kernel_bytes); parts.size() > 1)
-      units.emplace(compiler, module, std::move(parts), options.cache);
+    unit_bytes = options.max_unit_kernel_bytes;
+  else if (unit_bytes == 0)
+    unit_bytes = options.target.kind == TargetKind::Nvidia ? kNvidiaUnitKernelBytes : kAmdUnitKernelBytes;
+  if (std::vector<EmittedModule> parts = split_module(module, unit_bytes); parts.size() > 1)
+    units.emplace(compiler, module, std::move(parts), options.cache);
   CompiledCode code = compile_cached(units ? static_cast<Compiler&>(*units) : compiler, module.source,
                                      options.graph_name, options.target, {}, std::string(codegen_version()),
                                      options.cache, &hit, &key, kernel_names);

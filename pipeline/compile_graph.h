@@ -23,6 +23,20 @@
 
 namespace hi {
 
+/// Kernel text per unit of a GPU module, per compiler (CompileOptions::max_gpu_unit_kernel_bytes). Each unit pays the
+/// compiler's fixed cost again (starting the program and parsing the preludes), so a unit should hold several times
+/// that cost's worth of kernels, and a module below the bound (each segment of the perf sweep's graphs has under 12 KB
+/// of kernels) compiles whole, into the one code object it always did.
+///   NVRTC: the fixed cost is ~0.1 s, kernel text ~25 ms per KiB (50 chained softmaxes: 134 KB in 3.4 s, idle host),
+///          and concurrent calls run in parallel: 32 KiB units (~0.8 s each) spread a large module over the cores for
+///          an eighth more work.
+///   HIPRTC: the fixed cost is ~0.5 s (seven segments one by one 4.3 s, as one unit 0.9 s: docs/cache.md), and
+///          HIPRTC 5.7 runs concurrent calls one at a time (of two threads compiling, one always waits on a lock), so
+///          units buy no parallelism there, only cache entries shared between graphs: 128 KiB units keep the
+///          repeated fixed cost near a tenth.
+constexpr size_t kNvidiaUnitKernelBytes = 32 * 1024;
+constexpr size_t kAmdUnitKernelBytes = 128 * 1024;
+
 struct CompileOptions {
   Target target;
   std::string graph_name = "graph";
@@ -40,6 +54,10 @@ struct CompileOptions {
   /// and each unit pays the preludes once (about a kernel's worth of time), so units of a few kernels keep that
   /// overhead small while a graph of a thousand kernels still spreads over every core.
   size_t max_unit_kernel_bytes = 64 * 1024;
+  /// GPU targets (NVRTC, HIPRTC): as max_unit_kernel_bytes, the units compiled concurrently in threads of this
+  /// process and kept as one units container (code_object_units.h). 0: the compiler's bound, kNvidiaUnitKernelBytes
+  /// or kAmdUnitKernelBytes.
+  size_t max_gpu_unit_kernel_bytes = 0;
   /// Run verify_loop_program after every loop-IR pass and throw LoweringError naming the pass and the first problem.
   /// On in debug builds and wherever HIPINDUCTOR_VERIFY_PASSES=1 (the test suites set it); off otherwise, since a
   /// sound pipeline never trips it and the check walks every expression.

@@ -89,6 +89,7 @@ json compiled_graph_to_json(const CompiledGraph& g) {
           {"symbols", symbols},
           {"quotients", quotients},
           {"align", p.align},
+          {"index32", p.index32},
           {"kernels", kernels}};
 }
 
@@ -132,6 +133,7 @@ CompiledGraph compiled_graph_from_json(const json& j, const Target& target) {
   p.outputs = buffer_ids(j.at("outputs"));
   p.workspace_bytes = parse_index_json(j.at("workspace_bytes"));
   p.align = j.value("align", int64_t{0});
+  p.index32 = j.value("index32", false);
 
   g.module.target = target;
   for (const json& jk : j.at("kernels")) {

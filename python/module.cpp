@@ -354,6 +354,7 @@ PYBIND11_MODULE(_C, m) {
       "view_ops", [] { return schema_names(true); },
       "The overloads of schema_ops() that are views: their schema returns an alias of their first argument "
       "(`-> Tensor(a)`, `-> Tensor(a)[]`), sorted.");
+  m.attr("INDEX32_LIMIT") = hi::kIndex32Limit;
   m.def(
       "vector_alignment", [] { return kVectorAlignmentBytes; },
       "Bytes of the kernels' widest vector access (16): the \"align\" a graph promises (graph format version 2) so "
@@ -476,6 +477,10 @@ PYBIND11_MODULE(_C, m) {
           },
           "Workspace bytes of a graph without size symbols; ValueError for one with symbols.")
       .def_property_readonly(
+          "index32", [](const PyCompiledGraph& g) { return g.graph().program.index32; },
+          "Whether the graph was promised that every binding keeps its extents below INDEX32_LIMIT (\"index32\", "
+          "graph format version 4), so that its kernels index in 32 bits; bindings that break it are refused.")
+      .def_property_readonly(
           "symbols", [](const PyCompiledGraph& g) { return g.graph().program.symbols(); },
           "The graph's size symbols (['s0', 's1']), in the order run(sizes=...) and workspace_bytes_for take their "
           "values; empty for a graph with concrete sizes.")
@@ -510,7 +515,8 @@ PYBIND11_MODULE(_C, m) {
             const std::vector<char>& b = g.graph().code.binary;
             return py::bytes(b.data(), b.size());
           },
-          "The code object's bytes (.hsaco, .cubin or the cpu device's .so).")
+          "The code object's bytes (.hsaco, .cubin or the cpu device's .so; for a GPU module compiled as several "
+          "units, a units container holding each unit's: runtime/code_object_units.h).")
       .def_property_readonly("num_inputs", [](const PyCompiledGraph& g) { return g.graph().program.inputs.size(); })
       .def_property_readonly("num_outputs", [](const PyCompiledGraph& g) { return g.graph().program.outputs.size(); })
       .def("launch_grids", &PyCompiledGraph::launch_grids, py::arg("device") = 0,

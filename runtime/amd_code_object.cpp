@@ -11,6 +11,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "runtime/code_object_units.h"
 #include "runtime/dynamic_library.h"
 
 namespace hi {
@@ -251,6 +252,14 @@ std::vector<char> extract_amdgcn_elf(const std::vector<char>& code_object, const
 }
 
 std::vector<AmdKernelFacts> read_amd_kernel_facts(const std::vector<char>& code_object, const Target& target) {
+  if (is_code_object_units(code_object)) {
+    std::vector<AmdKernelFacts> facts;
+    for (const CodeObjectUnit& u : unpack_code_object_units(code_object)) {
+      std::vector<AmdKernelFacts> part = read_amd_kernel_facts(u.binary, target);
+      facts.insert(facts.end(), part.begin(), part.end());
+    }
+    return facts;
+  }
   const ComgrApi& api = comgr();
   std::unique_ptr<Data> data = executable_data(api, extract_amdgcn_elf(code_object, target));
   comgr_metadata_node root_node;
@@ -311,6 +320,14 @@ int amd_waves_per_simd(const std::string& arch, int vgpr_count, int wavefront_si
 }
 
 std::string disassemble_amd_code_object(const std::vector<char>& code_object, const Target& target) {
+  if (is_code_object_units(code_object)) {
+    std::vector<CodeObjectUnit> units = unpack_code_object_units(code_object);
+    std::string text;
+    for (size_t p = 0; p < units.size(); ++p)
+      text += "; code object unit " + std::to_string(p) + " of " + std::to_string(units.size()) + "\n" +
+              disassemble_amd_code_object(units[p].binary, target);
+    return text;
+  }
   const ComgrApi& api = comgr();
   std::unique_ptr<Data> data = executable_data(api, extract_amdgcn_elf(code_object, target));
   DataSet input(api), output(api);

@@ -31,7 +31,8 @@ struct AmdKernelFacts {
 /// Throws std::runtime_error naming the entries present when none matches, or for compressed bundles.
 std::vector<char> extract_amdgcn_elf(const std::vector<char>& code_object, const Target& target);
 
-/// Metadata of every kernel in the code object (bundle or ELF), in metadata order.
+/// Metadata of every kernel in the code object (bundle or ELF, or a units container: each part's in part order), in
+/// metadata order.
 /// Throws std::runtime_error when comgr is missing (naming the libraries tried) or rejects the code object.
 std::vector<AmdKernelFacts> read_amd_kernel_facts(const std::vector<char>& code_object, const Target& target);
 
@@ -47,7 +48,8 @@ std::vector<AmdKernelFacts> read_amd_kernel_facts(const std::vector<char>& code_
 /// waves = min(max_waves, budget / roundup(max(vgpr_count, 1), granule)), and at least 1.
 int amd_waves_per_simd(const std::string& arch, int vgpr_count, int wavefront_size);
 
-/// ISA disassembly of the code object's amdgcn ELF (comgr AMD_COMGR_ACTION_DISASSEMBLE_EXECUTABLE_TO_SOURCE).
+/// ISA disassembly of the code object's amdgcn ELF (comgr AMD_COMGR_ACTION_DISASSEMBLE_EXECUTABLE_TO_SOURCE); of a
+/// units container, each part's in turn under a "; code object unit P of N" line.
 std::string disassemble_amd_code_object(const std::vector<char>& code_object, const Target& target);
 
 }  // namespace hi

@@ -18,6 +18,7 @@
 #include "runtime/cache_entry_meta.h"
 #include "runtime/cache_inventory.h"
 #include "runtime/cache_stats.h"
+#include "runtime/code_object_units.h"
 #include "runtime/sha256.h"
 #include "runtime/temp_directory.h"
 
@@ -107,6 +108,15 @@ EntryCheck check_code_object_entry(const std::filesystem::path& entry, std::vect
                                      std::to_string(meta["binary_size"].get<uint64_t>())};
   if (sha256_hex(binary) != meta["sha256"].get<std::string>())
     return {EntryState::Corrupt, binary_name + ": sha256 mismatch"};
+  // A units container (a module compiled as several units) whose checksum holds but which no loader can take apart
+  // was written so: readers would fail on it, so verify says so.
+  if (std::vector<char> bytes(binary.begin(), binary.end()); is_code_object_units(bytes)) {
+    try {
+      unpack_code_object_units(bytes);
+    } catch (const std::runtime_error& e) {
+      return {EntryState::Corrupt, binary_name + ": " + e.what()};
+    }
+  }
   if (source_out) {
     if (!owned_by_current_user(entry / "source.hip") || !read_file(entry / "source.hip", *source_out))
       return {EntryState::Corrupt, "source.hip: missing"};

@@ -65,7 +65,8 @@ struct EntryCheck {
 };
 
 /// Checks the code-object entry directory `entry` (what get() trusts): owned, meta.json of the documented shape
-/// (entry_metadata_problem), the binary's size and SHA-256; with `source`, also source.hip's SHA-256 (read into
+/// (entry_metadata_problem), the binary's size and SHA-256, and a units container's structure (code_object_units.h);
+/// with `source`, also source.hip's SHA-256 (read into
 /// it). On Valid fills `binary` and `meta_text` when given. Never throws for a bad entry.
 EntryCheck check_code_object_entry(const std::filesystem::path& entry, std::vector<char>* binary = nullptr,
                                    std::string* meta_text = nullptr, std::string* source = nullptr);

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <stdexcept>
+
+#include "runtime/code_object_units.h"
 
 namespace hi {
 
@@ -26,6 +29,43 @@ ComputeCapability compute_capability(const std::string& arch) {
   cc.minor = digits.back() - '0';
   return cc;
 }
+
+/// The modules of a units container's parts (code_object_units.h), as one: each launch goes to the part that defines
+/// the kernel.
+class UnitsModule final : public Module {
+ public:
+  UnitsModule(std::vector<std::unique_ptr<Module>> parts, std::map<std::string, size_t> part_of,
+              std::vector<KernelInfo> kernels)
+      : parts_(std::move(parts)), part_of_(std::move(part_of)), kernels_(std::move(kernels)) {}
+
+  std::vector<GpuKernelFacts> kernel_facts() const override {
+    std::map<std::string, GpuKernelFacts> by_name;
+    for (const auto& part : parts_)
+      for (GpuKernelFacts& f : part->kernel_facts()) by_name[f.name] = std::move(f);
+    std::vector<GpuKernelFacts> facts;  // in the order of the KernelInfo list, as Module::kernel_facts says
+    for (const KernelInfo& k : kernels_)
+      if (auto found = by_name.find(k.name); found != by_name.end()) facts.push_back(found->second);
+    return facts;
+  }
+  void launch(const std::string& kernel, Dim3 grid, Dim3 block, unsigned shared_bytes, void** args,
+              void* stream) override {
+    part(kernel).launch(kernel, grid, block, shared_bytes, args, stream);
+  }
+  int resident_blocks(const std::string& kernel, int block_threads, unsigned shared_bytes) override {
+    return part(kernel).resident_blocks(kernel, block_threads, shared_bytes);
+  }
+
+ private:
+  Module& part(const std::string& kernel) {
+    auto found = part_of_.find(kernel);
+    if (found == part_of_.end())
+      throw std::runtime_error("kernel '" + kernel + "' is in no part of the loaded code object units");
+    return *parts_[found->second];
+  }
+  std::vector<std::unique_ptr<Module>> parts_;
+  std::map<std::string, size_t> part_of_;
+  std::vector<KernelInfo> kernels_;
+};
 
 }  // namespace
 
@@ -54,7 +94,23 @@ std::unique_ptr<Module> Device::load_for_target(const Target& compiled_for, cons
   if (!code_runs_on(compiled_for, device_target))
     throw std::runtime_error("code object compiled for " + compiled_for.id() + " cannot run on " + name() +
                              " (target " + device_target.id() + "); compile for " + device_target.id());
-  return load(binary, kernels);
+  if (!is_code_object_units(binary)) return load(binary, kernels);
+  std::vector<CodeObjectUnit> units = unpack_code_object_units(binary);
+  std::vector<std::unique_ptr<Module>> parts;
+  std::map<std::string, size_t> part_of;
+  for (size_t p = 0; p < units.size(); ++p) {
+    std::vector<KernelInfo> infos;  // the caller's facts about this part's kernels
+    for (const std::string& kernel : units[p].kernels) {
+      part_of[kernel] = p;
+      for (const KernelInfo& k : kernels)
+        if (k.name == kernel) infos.push_back(k);
+    }
+    parts.push_back(load(units[p].binary, infos));
+  }
+  for (const KernelInfo& k : kernels)
+    if (!part_of.count(k.name))
+      throw std::runtime_error("kernel '" + k.name + "' is in no part of the code object units loaded on " + name());
+  return std::make_unique<UnitsModule>(std::move(parts), std::move(part_of), kernels);
 }
 
 double Device::time_ms(const std::function<void()>& enqueue, void* stream) {

@@ -68,7 +68,10 @@ class Device {
   /// Loads a code object produced by compiler_for(target()). `kernels` describes its kernels (may be empty).
   virtual std::unique_ptr<Module> load(const std::vector<char>& binary, const std::vector<KernelInfo>& kernels) = 0;
   /// load() of a code object compiled for `compiled_for`, after checking code_runs_on(compiled_for, target()):
-  /// throws std::runtime_error naming both targets when it does not, before the device sees the binary.
+  /// throws std::runtime_error naming both targets when it does not, before the device sees the binary. A units
+  /// container (code_object_units.h: a module compiled as several units) loads each part with load() and its own
+  /// kernels' KernelInfo, as one Module that launches each kernel from its part; a kernel of `kernels` that no part
+  /// defines is an error.
   std::unique_ptr<Module> load_for_target(const Target& compiled_for, const std::vector<char>& binary,
                                           const std::vector<KernelInfo>& kernels);
   /// Streaming multiprocessors (NVIDIA) or compute units (AMD); 0 when the device does not say (the cpu device).

@@ -6,7 +6,8 @@
 // is the JSON route.
 //
 // Offline (ahead-of-time) compilation, no GPU needed: writes into DIR, per architecture, the HIP source
-// (<graph>.<arch>.hip) and its code object (<graph>.<arch>.hsaco / .cubin / .so), and one manifest.json describing
+// (<graph>.<arch>.hip) and its code object (<graph>.<arch>.hsaco / .cubin / .so; for a large GPU module, a container
+// of several units' code objects, counted in the target's "code_object_units"), and one manifest.json describing
 // the kernels (parameters, launch shapes, code-object facts), the graph's inputs and outputs, and the workspace
 // plan. A graph with symbolic sizes compiles once for all of them: the manifest lists its size symbols ("symbols",
 // in binding order, with the divisors the graph promised), says what each kernel symbol holds ("kernel_symbols": a
@@ -33,6 +34,7 @@
 #include "frontend/graph_json.h"
 #include "runtime/amd_code_object.h"
 #include "runtime/code_object_cache.h"
+#include "runtime/code_object_units.h"
 #include "tools/cli_errors.h"
 #include "pipeline/compile_graph.h"
 
@@ -161,6 +163,9 @@ int run(const std::string& graph_path, const std::vector<std::string>& archs, co
 
     json jt{{"target", t.id()}, {"source", base + ".hip"}, {"code_object", object_file},
             {"compiler", compiler_for(t)->version()}, {"workspace_bytes", size_json(g.program.workspace_bytes)}};
+    // A GPU module past CompileOptions::max_gpu_unit_kernel_bytes compiled as several units: its code object file is
+    // a units container (runtime/code_object_units.h) that Device::load_for_target loads part by part.
+    if (is_code_object_units(g.code.binary)) jt["code_object_units"] = unpack_code_object_units(g.code.binary).size();
     std::vector<AmdKernelFacts> facts;
     if (t.kind == TargetKind::Amd) facts = read_amd_kernel_facts(g.code.binary, t);
     for (const EmittedKernel& k : g.module.kernels) {

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,7 @@
 #include "runtime/cache_inventory.h"
 #include "runtime/cache_stats.h"
 #include "runtime/code_object_cache.h"
+#include "runtime/code_object_units.h"
 #include "tools/error_line.h"
 #include "runtime/process.h"
 #include "runtime/temp_directory.h"
@@ -228,11 +230,15 @@ void print_tuning(const json& meta) {
 int show(const fs::path& dir, const std::string& prefix, bool as_json) {
   EntryView e = find_entry(dir, prefix);
   std::string source_text;
-  EntryCheck check = check_code_object_entry(e.item.path, nullptr, nullptr, &source_text);
+  std::vector<char> binary;
+  EntryCheck check = check_code_object_entry(e.item.path, &binary, nullptr, &source_text);
+  // A module compiled as several units (code_object_units.h): how many code objects the entry holds.
+  size_t units = is_code_object_units(binary) ? unpack_code_object_units(binary).size() : 0;
   if (as_json) {
     json j = entry_json(e);
     j["status"] = check.state == EntryState::Valid ? "ok" : "corrupt";
     if (!check.problem.empty()) j["problem"] = check.problem;
+    if (units) j["code_object_units"] = units;
     if (j.contains("target") && !j["target"].get<std::string>().starts_with("cpu") && !j.contains("loader_facts"))
       j["loader_facts"] = "not recorded (no GPU load yet)";
     std::cout << j.dump(2) << "\n";
@@ -249,6 +255,7 @@ int show(const fs::path& dir, const std::string& prefix, bool as_json) {
   std::printf("source           %s\n", (e.item.path / "source.hip").string().c_str());
   std::printf("code object      %s (%s bytes, sha256 %s)\n", (e.item.path / field("binary")).string().c_str(),
               field("binary_size").c_str(), field("sha256").c_str());
+  if (units) std::printf("code objects     %zu units (a module compiled as several units)\n", units);
   std::printf("checksum         %s\n", check.state == EntryState::Valid ? "ok" : ("CORRUPT: " + check.problem).c_str());
   std::printf("target           %s\n", field("target").c_str());
   std::printf("kernels          %s\n", kernels.c_str());
@@ -304,13 +311,27 @@ int disasm(const fs::path& dir, const std::string& prefix, bool as_json) {
     if (!on_path(tool))
       throw ToolFailure(tool + " is not on PATH: cannot disassemble the " + target.id() + " code object " +
                         binary_path.string());
-    std::vector<std::string> argv = target.kind == TargetKind::Nvidia
-                                        ? std::vector<std::string>{tool, "-sass", binary_path.string()}
-                                        : std::vector<std::string>{tool, "-d", binary_path.string()};
-    ProcessResult r = run_process(argv);
-    if (r.exit_code != 0)
-      throw ToolFailure(tool + " failed (exit " + std::to_string(r.exit_code) + ") on " + binary_path.string());
-    text = r.output;
+    auto disassemble = [&](const fs::path& file) {
+      std::vector<std::string> argv = target.kind == TargetKind::Nvidia
+                                          ? std::vector<std::string>{tool, "-sass", file.string()}
+                                          : std::vector<std::string>{tool, "-d", file.string()};
+      ProcessResult r = run_process(argv);
+      if (r.exit_code != 0)
+        throw ToolFailure(tool + " failed (exit " + std::to_string(r.exit_code) + ") on " + binary_path.string());
+      return r.output;
+    };
+    if (!is_code_object_units(binary)) {
+      text = disassemble(binary_path);
+    } else {  // a module compiled as several units: each part is a code object the tool reads from a file of its own
+      std::vector<CodeObjectUnit> units = unpack_code_object_units(binary);
+      TempDirectory parts("hipinductor-cache-disasm-");
+      for (size_t p = 0; p < units.size(); ++p) {
+        fs::path file = parts.path() / ("unit" + std::to_string(p) + binary_path.extension().string());
+        std::ofstream(file, std::ios::binary).write(units[p].binary.data(), long(units[p].binary.size()));
+        text += "// code object unit " + std::to_string(p) + " of " + std::to_string(units.size()) + "\n" +
+                disassemble(file);
+      }
+    }
   }
   if (as_json)
     std::cout << json{{"key", e.item.key}, {"target", target.id()}, {"disassembly", text}}.dump(2) << "\n";

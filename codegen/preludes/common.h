@@ -623,7 +623,44 @@ HI_FN hi_welford_acc hi_make_welford_acc(float n, float mean, float m2) { return
 template <class T> HI_FN hi_welford_t<T> hi_shfl_xor(hi_welford_t<T> a, int lane_mask) {
   return hi_make_welford(hi_shfl_xor(a.n, lane_mask), hi_shfl_xor(a.mean, lane_mask), hi_shfl_xor(a.m2, lane_mask));
 }
+/// A step that several accumulators take at the same count: n after it, and the weight w = c / n of the c elements
+/// it adds (1 exactly for the first, which copies its piece). A column kernel's V neighbouring columns read the
+/// same rows, so one weight serves them all and their steps divide nothing.
+template <class T> struct hi_welford_weight {
+  T n, w;
+};
 struct hi_welford_op {
+  /// The weight of c more elements after n. The quotient is computed on both sides of the select: a branch around
+  /// it would end the loop body's block there and keep the compiler from issuing the next rows' loads first.
+  template <class T> HI_FN static hi_welford_weight<T> weight(T n, T c) {
+    hi_welford_weight<T> s;
+    s.n = n + c;
+    const T w = hi_div(c, s.n);
+    s.w = n == (T)0 ? (T)1 : w;
+    return s;
+  }
+  /// One element x at the shared step s: add(a, x), the division done once in s.
+  template <class T> HI_FN static hi_welford_t<T> add(hi_welford_t<T> a, hi_welford_weight<T> s, T x) {
+    const T delta = x - a.mean;
+    a.n = s.n;
+    a.mean += delta * s.w;
+    a.m2 += delta * (x - a.mean);
+    return a;
+  }
+  /// A piece of c elements of mean mb whose squared deviations sum to m2b, at the shared step s: combine(a, piece)
+  /// (c * delta * (mb - new mean) is Chan's delta^2 * n_a * c / n).
+  template <class T> HI_FN static hi_welford_t<T> add(hi_welford_t<T> a, hi_welford_weight<T> s, T c, T mb, T m2b) {
+    const T delta = mb - a.mean;
+    a.n = s.n;
+    a.mean += delta * s.w;
+    a.m2 += m2b + c * delta * (mb - a.mean);
+    return a;
+  }
+  /// combine(a, b) at the shared step s = weight(a.n, b.n); an empty b leaves a.
+  template <class T> HI_FN static hi_welford_t<T> merge(hi_welford_t<T> a, hi_welford_weight<T> s, hi_welford_t<T> b) {
+    if (b.n == (T)0) return a;
+    return add(a, s, b.n, b.mean, b.m2);
+  }
   template <class A> HI_FN static A identity() { return hi_make_welford<decltype(A::n)>(0, 0, 0); }
   template <class T> HI_FN static hi_welford_t<T> add(hi_welford_t<T> a, T x) {
     a.n += (T)1;

@@ -28,17 +28,21 @@ from .options import Options
 from .partition import Segment
 from .symbolic import NotExpressible, SymbolNames
 
-#: The key of a segment's symbolic compile in Segment.compiled and Segment.pending (with aligned-ness and the
-#: symbols promised divisible).
+#: The key of a segment's symbolic compile in Segment.compiled and Segment.pending (with its variant: aligned-ness,
+#: the symbols promised divisible, and whether it indexes in 32 bits).
 SYMBOLIC = "symbolic"
 #: What a symbolic compile may be promised of a symbol (Options.divisibility_variants): a multiple of 16 makes every
 #: vector width (8 x 2 bytes, 4 x 4, 2 x 8) divide a row of that many elements and keeps rows 16-element aligned;
 #: Triton specialises its launches on the same divisor.
 SIZE_DIVISOR = 16
-#: The symbolic compile that serves every call (any alignment, no divisibility promised): compiled in the background
-#: after a segment's first symbolic compile, so that a call whose own variant is not compiled yet runs on it while
-#: that variant compiles in the background, instead of compiling on the call's path.
-UNIVERSAL = (False, frozenset())
+#: Extents (elements of a tensor's storage, of a kernel's iteration space) below which kernels index in 32 bits: the
+#: core's kIndex32Limit. A symbolic compile promised that every call keeps them below it (index32) indexes in 32 bits;
+#: the core refuses a binding that breaks the promise, which the call then runs on a 64-bit variant.
+INDEX32_LIMIT = _C.INDEX32_LIMIT
+#: The symbolic compile that serves every call (any alignment, no divisibility promised, 64-bit indices): compiled in
+#: the background after a segment's first symbolic compile, so that a call whose own variant is not compiled yet runs
+#: on it while that variant compiles in the background, instead of compiling on the call's path.
+UNIVERSAL = (False, frozenset(), False)
 #: Whether `_C` compiles graphs with symbolic sizes once for every size (its CompiledGraph names their symbols).
 CORE_COMPILES_SYMBOLICALLY = hasattr(_C.CompiledGraph, "symbols")
 
@@ -119,9 +123,11 @@ def start_compiles(steps: list, graph_name: str, options: Options, symbolic: boo
                 if not CORE_COMPILES_SYMBOLICALLY:
                     continue
                 # The variant the first call most likely takes: the one for the sizes traced.
-                divisible = divisible_symbols(seg, traced_values(metas), options)
-                key = (SYMBOLIC, True, divisible)
-                graph, _ = symbolic_document(seg, aligned=True, divisible=divisible)
+                values = traced_values(metas)
+                variant = (True, divisible_symbols(seg, values, options),
+                           index32_for_call(seg_layouts(seg, values)))
+                key = (SYMBOLIC, *variant)
+                graph, _ = symbolic_document(seg, *variant)
             else:
                 key = (layout_key(metas), True, symbols_key({}))
                 graph = segment_json(seg, metas, {}, aligned=True)
@@ -161,10 +167,11 @@ def start_compiles(steps: list, graph_name: str, options: Options, symbolic: boo
     pool.shutdown(wait=False)
 
 
-def symbolic_document(seg: Segment, aligned: bool, divisible: frozenset = frozenset()) -> tuple[dict, SymbolNames]:
+def symbolic_document(seg: Segment, aligned: bool, divisible: frozenset = frozenset(),
+                      index32: bool = False) -> tuple[dict, SymbolNames]:
     """The symbolic graph document of `seg` (its inputs' fake tensors' layouts, sizes as written by dynamo) and the
-    names it gives dynamo's symbols; `divisible` (dynamo's symbols) are promised multiples of SIZE_DIVISOR. Raises
-    NotExpressible, and Reject as segment_json does."""
+    names it gives dynamo's symbols; `divisible` (dynamo's symbols) are promised multiples of SIZE_DIVISOR, and
+    `index32` promises every extent below INDEX32_LIMIT. Raises NotExpressible, and Reject as segment_json does."""
     metas = [tensor_meta(n) for n in seg.inputs]
     missing = [n.name for n, m in zip(seg.inputs, metas) if m is None]
     if missing:
@@ -174,6 +181,8 @@ def symbolic_document(seg: Segment, aligned: bool, divisible: frozenset = frozen
     promised = {names.to_local[s].name: SIZE_DIVISOR for s in divisible if s in names.to_local}
     if promised:
         graph["version"], graph["divisible"] = 3, dict(sorted(promised.items()))
+    if index32:
+        graph["version"], graph["index32"] = 4, True
     return graph, names
 
 
@@ -207,9 +216,46 @@ def divisible_symbols(seg: Segment, symbols: dict, options: Options) -> frozense
 
 
 def serves(variant: tuple, call: tuple) -> bool:
-    """Whether the symbolic compile `variant` (aligned, divisible) may run a call needing `call`'s: it assumes no
-    alignment the call lacks and promises no divisibility the call's sizes lack."""
-    return (call[0] or not variant[0]) and variant[1] <= call[1]
+    """Whether the symbolic compile `variant` (aligned, divisible, index32) may run a call needing `call`'s: it
+    assumes no alignment the call lacks, and promises no divisibility nor 32-bit extents the call's sizes lack."""
+    return (call[0] or not variant[0]) and variant[1] <= call[1] and (call[2] or not variant[2])
+
+
+def storage_extent(sizes, strides, offset: int = 0) -> int:
+    """Elements a tensor's storage spans from element 0 (0 for an empty tensor)."""
+    if any(int(n) == 0 for n in sizes):
+        return 0
+    return int(offset) + 1 + sum((int(n) - 1) * abs(int(s)) for n, s in zip(sizes, strides))
+
+
+def index32_for_call(layouts) -> bool:
+    """Whether a call whose tensors have `layouts` ((sizes, strides, storage offset) each: the segment's inputs and
+    outputs) runs on a variant that indexes in 32 bits: each spans, and holds, fewer than INDEX32_LIMIT elements.
+    A kernel's iteration space past those of its tensors (a reduction of a broadcast never stored) is checked by
+    the core when the sizes are bound; a call it refuses takes the 64-bit variant (the executor's _symbolic_launch)."""
+    for sizes, strides, offset in layouts:
+        numel = 1
+        for n in sizes:
+            numel *= int(n)
+        if numel >= INDEX32_LIMIT or storage_extent(sizes, strides, offset) >= INDEX32_LIMIT:
+            return False
+    return True
+
+
+def seg_layouts(seg: Segment, values: dict) -> list:
+    """The layouts ((sizes, strides, storage offset)) of `seg`'s inputs' and outputs' fake tensors at the symbols'
+    `values` (dynamo's), where every one evaluates; none where one does not (a prediction of the first call's
+    variant only: the call decides from its own tensors)."""
+    from .symbolic import evaluate
+    out = []
+    try:
+        for n in [*seg.inputs, *seg.outputs]:
+            m = tensor_meta(n)
+            out.append(([evaluate(x, values) for x in m.shape], [evaluate(x, values) for x in m.stride()],
+                        evaluate(m.storage_offset(), values)))
+    except Exception:  # noqa: BLE001 - a size without a traced value: ordinary sizes are the likely call
+        return []
+    return out
 
 
 _background_pool = None
@@ -217,12 +263,12 @@ _background_lock = threading.Lock()
 _background_futures: set = set()
 
 
-def start_symbolic_variant(seg: Segment, aligned: bool, divisible: frozenset, *, name: str, options: Options) -> None:
-    """Starts compiling `seg`'s symbolic variant (aligned, divisible) in a background thread, unless it is compiled,
-    compiling or refused; compile_symbolic takes the result (and reports any error) when a call needs it."""
+def start_symbolic_variant(seg: Segment, variant: tuple, *, name: str, options: Options) -> None:
+    """Starts compiling `seg`'s symbolic variant (aligned, divisible, index32) in a background thread, unless it is
+    compiled, compiling or refused; compile_symbolic takes the result (and reports any error) when a call needs it."""
     global _background_pool
-    key = (SYMBOLIC, aligned, divisible)
-    if not CORE_COMPILES_SYMBOLICALLY or (aligned, divisible) in seg.symbolic or key in seg.pending:
+    key = (SYMBOLIC, *variant)
+    if not CORE_COMPILES_SYMBOLICALLY or variant in seg.symbolic or key in seg.pending:
         return
     try:
         device, target = device_and_target(seg, options)
@@ -239,17 +285,16 @@ def start_symbolic_variant(seg: Segment, aligned: bool, divisible: frozenset, *,
                 max_workers=max(1, min(4, (os.cpu_count() or 2) // 2)), thread_name_prefix="hipinductor-variants")
         _background_futures.add(future)
     future.add_done_callback(_forget_background)
-    _background_pool.submit(_compile_variant, seg, aligned, divisible, target, name, future, options,
-                            device.index or 0)
+    _background_pool.submit(_compile_variant, seg, variant, target, name, future, options, device.index or 0)
 
 
-def _compile_variant(seg: Segment, aligned: bool, divisible: frozenset, target: str, name: str, future,
-                     options: Options, device: int) -> None:
+def _compile_variant(seg: Segment, variant: tuple, target: str, name: str, future, options: Options,
+                     device: int) -> None:
     """A background variant's compile, its document written here too, and its code object loaded on `device` (an
     index; the cpu device's is 0): none of it on the path of the call that first takes the variant (a module load
     is a driver call per segment, which the call would otherwise make)."""
     try:
-        source = json.dumps(symbolic_document(seg, aligned, divisible)[0])
+        source = json.dumps(symbolic_document(seg, *variant)[0])
     except Exception as e:  # noqa: BLE001 - compile_symbolic writes it again, where the error is kept
         future.set_exception(e)
         return
@@ -270,11 +315,11 @@ def wait_for_compiles(timeout: float | None = None) -> bool:
     return not not_done
 
 
-def symbolic_for_call(seg: Segment, aligned: bool, divisible: frozenset, *, name: str, options: Options,
-                      report: dict):
-    """The symbolic compile a call runs `seg` with, where its inputs' alignment is `aligned` and its symbols in
-    `divisible` are multiples of SIZE_DIVISOR, and whether it is a stand-in: (SymbolicGraph, stand_in), or (why no
-    symbolic compile serves it, False).
+def symbolic_for_call(seg: Segment, call: tuple, *, name: str, options: Options, report: dict):
+    """The symbolic compile a call runs `seg` with, where `call` is the most specialised variant that serves it
+    (aligned: its inputs' alignment; divisible: its symbols that are multiples of SIZE_DIVISOR; index32: whether its
+    extents fit 32-bit indices), and whether it is a stand-in: (SymbolicGraph, stand_in), or (why no symbolic compile
+    serves it, False).
 
     Only a segment's first symbolic compile runs on a call's path. Later, the call's own variant (the most
     specialised that serves it) is taken when compiled; while it compiles (in the background, started here) the call
@@ -282,7 +327,9 @@ def symbolic_for_call(seg: Segment, aligned: bool, divisible: frozenset, *, name
     first): a stand-in, which the caller keeps for this call only. A call waits only where nothing that serves it is
     compiled yet."""
     kw = dict(name=name, options=options, report=report)
-    order = list(dict.fromkeys([(aligned, divisible), (aligned, frozenset()), UNIVERSAL]))
+    aligned, divisible, index32 = call
+    order = list(dict.fromkeys([call, (aligned, divisible, False), (aligned, frozenset(), index32),
+                                (aligned, frozenset(), False), UNIVERSAL]))
 
     def state(v):
         """v's SymbolicGraph or why it has none (taking a finished background compile), its Future, or None."""
@@ -293,7 +340,7 @@ def symbolic_for_call(seg: Segment, aligned: bool, divisible: frozenset, *, name
         if future is None:
             return None
         if future.done():
-            return compile_symbolic(seg, v[0], divisible=v[1], stand_in=v != want, **kw)
+            return compile_symbolic(seg, v, stand_in=v != want, **kw)
         return future
 
     want = order[0]
@@ -310,18 +357,18 @@ def symbolic_for_call(seg: Segment, aligned: bool, divisible: frozenset, *, name
                 if v != want:
                     continue
                 if not seg.symbolic and not seg.pending:  # the segment's first symbolic compile
-                    got = compile_symbolic(seg, v[0], divisible=v[1], **kw)
+                    got = compile_symbolic(seg, v, **kw)
                     if isinstance(got, SymbolicGraph):
-                        start_symbolic_variant(seg, *UNIVERSAL, name=name, options=options)
+                        start_symbolic_variant(seg, UNIVERSAL, name=name, options=options)
                         return got, False
                     why = why or got
                     if v != order[-1]:
                         want = order[order.index(v) + 1]
                     continue
-                start_symbolic_variant(seg, *v, name=name, options=options)
+                start_symbolic_variant(seg, v, name=name, options=options)
                 got = seg.pending.get((SYMBOLIC, *v))
                 if got is None:  # no background compile for it: compiled here, where any error is kept
-                    got = compile_symbolic(seg, v[0], divisible=v[1], **kw)
+                    got = compile_symbolic(seg, v, **kw)
                     if isinstance(got, str):
                         why = why or got
                         if v != order[-1]:
@@ -338,23 +385,24 @@ def symbolic_for_call(seg: Segment, aligned: bool, divisible: frozenset, *, name
         concurrent.futures.wait(waits, return_when=concurrent.futures.FIRST_COMPLETED)
 
 
-def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options, report: dict,
-                     divisible: frozenset = frozenset(), stand_in: bool = False):
-    """`seg` compiled once for every size (a SymbolicGraph) whose symbols in `divisible` are multiples of
-    SIZE_DIVISOR, or why it cannot be (a str: the core's error, a value the graph format cannot hold symbolically, a
+def compile_symbolic(seg: Segment, variant: tuple, *, name: str, options: Options, report: dict,
+                     stand_in: bool = False):
+    """`seg` compiled once for every size (a SymbolicGraph) as `variant` says (aligned: for aligned inputs;
+    divisible: whose symbols there are multiples of SIZE_DIVISOR; index32: whose extents fit 32-bit indices), or why
+    it cannot be (a str: the core's error, a value the graph format cannot hold symbolically, a
     core without symbolic compiles); either is kept on the segment, so each is decided once. Adds the compile's facts
     to `report`: a compile for other divisible symbols than the segment's first is a variant (variant_compiles), not
     a recompile, nor is one taken as a `stand_in` for a call whose own variant still compiles (stand_in_compiles).
     A compile run here, not taken from one started ahead, is a call-path compile (call_path_compiles). Raises Reject
     from the graph-format writer."""
-    variant = (aligned, divisible)
+    aligned = variant[0]
     done = seg.symbolic.get(variant)
     if done is not None:
         return done
     if not CORE_COMPILES_SYMBOLICALLY:
         seg.symbolic[variant] = why = "this build of the core compiles no graph with symbolic sizes"
         return why
-    key = (SYMBOLIC, aligned, divisible)
+    key = (SYMBOLIC, *variant)
     early = seg.pending.pop(key, None)
     start = time.perf_counter()
     cg, ms = None, None
@@ -367,7 +415,7 @@ def compile_symbolic(seg: Segment, aligned: bool, *, name: str, options: Options
     names = seg.symbol_names if cg is not None else None
     if names is None:
         try:
-            graph, names = symbolic_document(seg, aligned, divisible)
+            graph, names = symbolic_document(seg, *variant)
         except NotExpressible as e:
             seg.symbolic[variant] = why = f"the graph format cannot write it symbolically: {e}"
             return why

@@ -22,7 +22,8 @@ import torch
 import torch.fx as fx
 
 from . import _C, fast_path
-from .compile_jobs import compile_segment, device_and_target, divisible_symbols, layout_key, symbolic_for_call
+from .compile_jobs import (compile_segment, device_and_target, divisible_symbols, index32_for_call, layout_key,
+                           symbolic_for_call)
 from .devices import aligned as all_aligned, current_stream
 from .graph_format import input_layout, output_layout, symbolic_output_strides
 from .nodes import op_name, tensor_meta
@@ -372,10 +373,21 @@ class Executor:
                          outputs: list) -> Launch | str:
         """The launch of `seg`'s compile for every size at this call's symbol values, or why there is none (the
         segment then compiles for this call's layout, as a static graph's does; reported once per segment)."""
-        # The variant for the symbols whose values here are multiples of SIZE_DIVISOR (promised to the compiler), or a
-        # more general one: where that cannot compile, or as a stand-in while it compiles in the background.
-        divisible = divisible_symbols(seg, symbols, self.options)
-        done, stand_in = symbolic_for_call(seg, aligned, divisible, name=self.segment_name(seg), options=self.options,
+        # The variant for the symbols whose values here are multiples of SIZE_DIVISOR and for 32-bit indices where
+        # the call's tensors fit them (both promised to the compiler), or a more general one: where that cannot
+        # compile, or as a stand-in while it compiles in the background.
+        layouts = [(t.shape, t.stride(), t.storage_offset()) for t in inputs]
+        layouts += [(sizes, strides, 0) for sizes, strides, _ in outputs]
+        call = (aligned, divisible_symbols(seg, symbols, self.options), index32_for_call(layouts))
+        launch = self._symbolic_variant_launch(seg, inputs, symbols, call, outputs)
+        if isinstance(launch, str) and call[2]:
+            # The core refused the 32-bit variant at these sizes (an iteration space past the tensors' own): 64-bit.
+            launch = self._symbolic_variant_launch(seg, inputs, symbols, (*call[:2], False), outputs)
+        return launch
+
+    def _symbolic_variant_launch(self, seg: Segment, inputs: list, symbols: dict, call: tuple,
+                                 outputs: list) -> Launch | str:
+        done, stand_in = symbolic_for_call(seg, call, name=self.segment_name(seg), options=self.options,
                                            report=self.report)
         if isinstance(done, str):
             self.report["symbolic_fallbacks"].setdefault(self.segment_name(seg), done)
@@ -402,7 +414,8 @@ class Executor:
         except ValueError as e:
             return f"the compiled graph refuses these sizes: {e}"
         device, _ = device_and_target(seg, self.options)
-        return Launch(cg, device, outputs, workspace, aligned and not stand_in, sizes, stand_in)
+        self.report["index32_launches" if cg.index32 else "index64_launches"] += 1
+        return Launch(cg, device, outputs, workspace, call[0] and not stand_in, sizes, stand_in)
 
     def _check_against_eager(self, seg: Segment, env: dict, outputs: list[torch.Tensor], cg) -> None:
         reference = dict(env)

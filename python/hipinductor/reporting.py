@@ -27,7 +27,8 @@ class Report(dict):
             early_compiles=0, shared_compiles=0, build_ms=0.0, first_call_ms=None, gemm_epilogues=0,
             empty_cat_inputs=0, channels_last_convs=0, cuda_graphs=False, cuda_graphs_reason=None, symbolic_dims=[],
             compiles=0, symbolic_compiles=0, variant_compiles=0, stand_in_compiles=0, recompiles=0,
-            recompile_reasons={}, symbolic_fallbacks={}, call_path_compiles=0, call_path_waits=0, stand_in_calls=0)
+            recompile_reasons={}, symbolic_fallbacks={}, call_path_compiles=0, call_path_waits=0, stand_in_calls=0,
+            index32_launches=0, index64_launches=0)
 
 
 _reports: list[dict] = []
@@ -59,7 +60,9 @@ def reports() -> list[dict]:
     compiled once for every size), variant_compiles (those of them for other symbols whose values are multiples of
     16 than the segment's first: Options.divisibility_variants, chosen per call, not recompiles), stand_in_compiles
     (those of them compiled for any alignment and size ahead of need, taken to run a call whose own variant was still
-    compiling in the background), stand_in_calls (segment runs on such a stand-in), call_path_compiles (compiles run
+    compiling in the background), stand_in_calls (segment runs on such a stand-in), index32_launches and
+    index64_launches (segment runs at a new size or layout on a symbolic compile indexing in 32 bits, or in 64: the
+    latter where the call's extents need it, or on a stand-in), call_path_compiles (compiles run
     on a call's path, neither started when the graph was built nor in the background: a symbolic graph's are its
     segments' first compiles; any later one is a size that cost a compile), call_path_waits (times a call waited
     for a compile started earlier because nothing compiled served it yet), recompiles

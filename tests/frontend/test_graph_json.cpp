@@ -173,6 +173,19 @@ TEST(GraphJson, DivisibilityRoundTripsAndIsChecked) {
   EXPECT_NE(error_of(doc).find("field 'divisible': expected an object"), std::string::npos) << error_of(doc);
 }
 
+TEST(GraphJson, Index32RoundTripsAndIsChecked) {
+  Json doc = base_graph();
+  doc["index32"] = true;
+  EXPECT_EQ(error_of(doc), "g.json: field 'index32' needs version 4, got version 1");
+  doc["version"] = 4;
+  Graph g = read_graph_json(doc.dump(), "g.json");
+  EXPECT_TRUE(g.index32);
+  EXPECT_TRUE(read_graph_json(write_graph_json(g), "again.json").index32);
+  EXPECT_NE(write_graph_json(g).find("\"version\": 4"), std::string::npos);
+  doc["index32"] = 1;
+  EXPECT_NE(error_of(doc).find("field 'index32': expected true or false"), std::string::npos) << error_of(doc);
+}
+
 TEST(GraphJson, ArgumentEncodings) {
   Json doc = base_graph();
   doc["nodes"].push_back(Json::parse(
@@ -227,8 +240,8 @@ TEST(GraphJsonErrors, HeaderFields) {
   doc["format"] = "onnx";
   EXPECT_EQ(error_of(doc), "g.json: field 'format': expected \"hipinductor-graph\", got \"onnx\"");
   doc = base_graph();
-  doc["version"] = 4;
-  EXPECT_EQ(error_of(doc), "g.json: unsupported version 4 (this reader understands versions 1 to 3)");
+  doc["version"] = 5;
+  EXPECT_EQ(error_of(doc), "g.json: unsupported version 5 (this reader understands versions 1 to 4)");
   doc = base_graph();
   doc["version"] = "1";
   EXPECT_EQ(error_of(doc), "g.json: field 'version': expected an integer, got string");
@@ -238,7 +251,7 @@ TEST(GraphJsonErrors, HeaderFields) {
   doc = base_graph();
   doc["extra"] = 1;
   EXPECT_EQ(error_of(doc),
-            "g.json: unknown field 'extra' (expected format, version, nodes, outputs, align, divisible)");
+            "g.json: unknown field 'extra' (expected format, version, nodes, outputs, align, divisible, index32)");
 }
 
 TEST(GraphJsonErrors, UnknownOp) {

@@ -29,8 +29,8 @@ extern "C" __global__ void __launch_bounds__(128) fused_mul_slice_neg_cat_add_0(
       const float t5 = (float)(hi_to_float(ld3[q]));
       const float t6 = -t5;
       const float t7 = hi_round_bf16((float)(t6));
-      const hi_i64 t8 = (hi_i64)(j + (g % 16)*8);
-      const hi_i64 t9 = (hi_i64)(64);
+      const int t8 = (int)(j + (g % 16)*8);
+      const int t9 = (int)(64);
       const bool t10 = t8 < t9;
       const float t11 = t10 ? t7 : hi_to_float(ld3[q]);
       const float t12 = (float)(t11);

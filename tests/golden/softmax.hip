@@ -10,8 +10,8 @@ extern "C" __global__ void __launch_bounds__(256) fused_amax_sub_exp_sum_div_0(c
     float ld0[16];
     #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int cg = e * 64 + lane;
-      if (cg < 250) hi_load_vec<4>(in_ptr0 + (cg*4 + row*1000), &ld0[e * 4]);
+      const int cg = (e * 64 + lane) < 250 ? e * 64 + lane : 0;
+      hi_load_vec<4>(in_ptr0 + (cg*4 + row*1000), &ld0[e * 4]);
     }
     float cv1[16];
     // buf0: max over the row
@@ -19,11 +19,10 @@ extern "C" __global__ void __launch_bounds__(256) fused_amax_sub_exp_sum_div_0(c
     {
       #pragma unroll
       for (int q = 0; q < 16; ++q) {
-        const int cg = (q / 4) * 64 + lane;
+        const bool in_row = ((q / 4) * 64 + lane) < 250;
+        const int cg = in_row ? (q / 4) * 64 + lane : 0;
         const int j = q % 4;
-        if (cg < 250) {
-          acc_buf0 = hi_max_op::combine(acc_buf0, (float)(ld0[q]));
-        }
+        acc_buf0 = in_row ? hi_max_op::combine(acc_buf0, (float)(ld0[q])) : acc_buf0;
       }
     }
     acc_buf0 = hi_group_reduce<hi_max_op>(acc_buf0, 64);
@@ -33,14 +32,13 @@ extern "C" __global__ void __launch_bounds__(256) fused_amax_sub_exp_sum_div_0(c
     {
       #pragma unroll
       for (int q = 0; q < 16; ++q) {
-        const int cg = (q / 4) * 64 + lane;
+        const bool in_row = ((q / 4) * 64 + lane) < 250;
+        const int cg = in_row ? (q / 4) * 64 + lane : 0;
         const int j = q % 4;
-        if (cg < 250) {
-          const float t0 = ld0[q] - v_buf0;
-          const float t1 = hi_exp(t0);
-          acc_buf1 = hi_sum_op::combine(acc_buf1, (float)(t1));
-          cv1[q] = t1;
-        }
+        const float t0 = ld0[q] - v_buf0;
+        const float t1 = hi_exp(t0);
+        acc_buf1 = in_row ? hi_sum_op::combine(acc_buf1, (float)(t1)) : acc_buf1;
+        cv1[q] = t1;
       }
     }
     acc_buf1 = hi_group_reduce<hi_sum_op>(acc_buf1, 64);
@@ -50,13 +48,12 @@ extern "C" __global__ void __launch_bounds__(256) fused_amax_sub_exp_sum_div_0(c
     {
       #pragma unroll
       for (int q = 0; q < 16; ++q) {
-        const int cg = (q / 4) * 64 + lane;
+        const bool in_row = ((q / 4) * 64 + lane) < 250;
+        const int cg = in_row ? (q / 4) * 64 + lane : 0;
         const int j = q % 4;
-        if (cg < 250) {
-          const float t2 = cv1[q] * (1.0f / v_buf1);
-          const float v_out0 = t2;
-          st2[q] = t2;
-        }
+        const float t2 = cv1[q] * (1.0f / v_buf1);
+        const float v_out0 = t2;
+        st2[q] = t2;
       }
     }
     #pragma unroll

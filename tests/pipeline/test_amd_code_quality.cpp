@@ -34,6 +34,31 @@ using test::S;
 
 // ---- graphs ----------------------------------------------------------------------------------------------------
 
+/// masked_fill: a bool mask beside f32 data (4-byte mask and 16-byte f32 accesses per group).
+Graph masked_fill_f32(int64_t rows, int64_t cols) {
+  test::GraphBuilder g;
+  std::vector<Index> s{rows, cols};
+  ValueRef x = g.input("x", DType::Float32, s);
+  ValueRef m = g.input("m", DType::Bool, s);
+  ValueRef zero = g.call("aten.mul.Scalar", {A(x), F(0.0)}, DType::Float32, s);
+  g.output(g.call("aten.where.self", {A(m), A(zero), A(x)}, DType::Float32, s));
+  return g.graph();
+}
+
+/// interpolate(x, scale_factor=2, mode="nearest") as the decomposition writes it: each output's source row and
+/// column from arange(2h) * 0.5 converted to int64, then index.Tensor (gathered loads, vector stores).
+Graph upsample_nearest_bf16(int64_t n, int64_t c, int64_t h) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::BFloat16, {n, c, h, h});
+  ValueRef a = g.call("aten.arange.default", {I(2 * h)}, DType::Float32, {2 * h}, {{"dtype", Arg::of(DType::Float32)}});
+  ValueRef half = g.call("aten.mul.Scalar", {A(a), F(0.5)}, DType::Float32, {2 * h});
+  ValueRef col = g.call("prims.convert_element_type.default", {A(half), Arg::of(DType::Int64)}, DType::Int64, {2 * h});
+  ValueRef row = g.call("aten.unsqueeze.default", {A(col), I(-1)}, DType::Int64, {2 * h, 1});
+  std::vector<std::optional<ValueRef>> at{std::nullopt, std::nullopt, row, col};
+  g.output(g.call("aten.index.Tensor", {A(x), Arg{at}}, DType::BFloat16, {n, c, 2 * h, 2 * h}));
+  return g.graph();
+}
+
 Graph add_relu_f32() {
   test::GraphBuilder g;
   std::vector<Index> s{1 << 20};
@@ -107,6 +132,22 @@ Graph var_mean_f32(std::vector<Index> sizes, std::vector<Index> dims, std::vecto
                                 {{"correction", F(0.0)}, {"keepdim", B(true)}});
   g.output(vm);
   g.output(ValueRef{vm.node, 1});
+  return g.graph();
+}
+
+/// aten.var (correction 1) of a `dtype` tensor over `dims`.
+Graph var_of(DType dtype, std::vector<Index> sizes, std::vector<Index> dims) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", dtype, std::move(sizes));
+  g.output(g.call_inferred("v", "aten.var.correction", {A(x), L(std::move(dims))}, {{"correction", F(1.0)}}));
+  return g.graph();
+}
+
+/// any over `dim` of an f32 tensor: f32 loads, bool stores.
+Graph any_f32(std::vector<Index> sizes, int64_t dim) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, std::move(sizes));
+  g.output(g.call_inferred("a", "aten.any.dim", {A(x), I(dim)}));
   return g.graph();
 }
 
@@ -215,6 +256,9 @@ const std::vector<QualityCase>& quality_cases() {
       // Rows no vector width divides, held in registers: peeled to vector groups from each row's aligned column.
       {"softmax_bf16_4099", test::softmax_graph(4093, 4099, DType::BFloat16), true, true},
       {"row_sum_odd_f32", row_sum_f32(4093, 4099), true, false},
+      // LayerNorm rows no vector width divides: the weights, staged in LDS once per block, are read there in the
+      // rows' phase, and the rows peeled to vector groups.
+      {"layer_norm_odd_f32_1027", test::layer_norm_graph(4093, 1027, false), true, true},
       {"column_sum_f32", column_sum_f32(16384, 4096), false, false},
       {"rope_cat_bf16", test::rope_graph(8192, 128, 64, DType::BFloat16), true, true},  // x, cos, sin: 16 bytes
       // Tiles through LDS: 2-byte loads along the input's rows, 2-byte stores along the output's.
@@ -243,10 +287,18 @@ const std::vector<QualityCase>& quality_cases() {
       // then their merge), unsplit columns (vector groups of outputs), batch-norm statistics of channels-last NHWC.
       {"var_mean_columns_split_f32", var_mean_f32({4096, 4096}, {0}), true, false},
       {"var_mean_columns_f32", var_mean_f32({512, 65536}, {0}), true, false},
+      // 16-bit columns: a group's Welford steps share one weight, and rows unrolled further where shared memory
+      // leaves fewer slices. f32 columns reduced to bool: loads of 16 bytes, whatever the stores.
+      {"var_columns_split_bf16", var_of(DType::BFloat16, {4096, 4096}, {0}), true, false},
+      {"any_columns_f32", any_f32({512, 65536}, 0), true, false},
       {"batch_norm_stats_channels_last_f32",
        var_mean_f32({32, 64, 56, 56}, {0, 2, 3}, {Index(200704), Index(1), Index(3584), Index(64)}), false, false},
       // Pooling windows: taps gathered with one element per thread (fewest cache lines), reported only.
       {"max_pool2d_f32", max_pool_f32(8, 64, 112), false, false},
+      // Pointwise streams of mixed widths (a bool mask beside f32), and gathers through computed int64 coordinates
+      // (computed in int): 16-byte stores of the upsampled output, its gathered loads reported only.
+      {"masked_fill_f32", masked_fill_f32(4096, 4096), true, true},
+      {"upsample_nearest_bf16", upsample_nearest_bf16(8, 64, 56), false, true},
   };
   return cases;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "pipeline/compile_graph.h"
@@ -69,10 +70,14 @@ CompileOptions options(const std::string& target, bool small_split) {
   return o;
 }
 
+/// Whether a kernel of `source` takes a Welford accumulator (combine for one column, add and merge at the weight a
+/// vector group's columns share).
+bool uses_welford(const std::string& source) { return source.find("hi_welford_op::") != std::string::npos; }
+
 void expect_one_read(const Graph& g, const CompileOptions& o) {
   CompiledGraph c = generate(g, o);
   EXPECT_EQ(kernels_reading(c.program, 0).size(), 1u) << c.program.str();
-  EXPECT_NE(c.module.source.find("hi_welford_op::combine"), std::string::npos) << c.program.str();
+  EXPECT_TRUE(uses_welford(c.module.source)) << c.program.str();
 }
 
 // ---- structure, default thresholds ------------------------------------------------------------------------------
@@ -106,7 +111,9 @@ class ColumnMomentsNumerics : public ::testing::TestWithParam<std::string> {
     for (bool split : {false, true}) {
       SCOPED_TRACE(split ? "split" : "unsplit");
       NumericsCheck r = run_against_reference(g, options(GetParam(), split));
-      if (one_pass) EXPECT_NE(r.compiled->module.source.find("hi_welford_op::combine"), std::string::npos);
+      if (one_pass) {
+        EXPECT_TRUE(uses_welford(r.compiled->module.source));
+      }
       test::expect_matches(r, rtol, atol);
     }
   }
@@ -157,8 +164,55 @@ TEST_P(ColumnMomentsNumerics, LargeMeansDoNotCancel) {
   for (bool split : {false, true}) {
     NumericsCheck r = run_on_inputs_against_reference(
         g.graph(), options(GetParam(), split), {HostTensor::from_values(DType::Float32, {rows, cols}, values)});
-    EXPECT_NE(r.compiled->module.source.find("hi_welford_op::combine"), std::string::npos);
+    EXPECT_TRUE(uses_welford(r.compiled->module.source));
     test::expect_matches(r, 1e-3, 0);
+  }
+}
+
+TEST_P(ColumnMomentsNumerics, VectorGroupsShareOneWeight) {
+  // Vector groups of 8 (16-bit) and 4 (f32) columns whose Welford steps share a count: rows that the slices divide
+  // unevenly (300, 37), one row, a reduced dim of 1.
+  test::GraphBuilder g;
+  add_moments(g, "aten.var.correction", DType::BFloat16, {300, 64}, {0}, 1, false);
+  add_moments(g, "aten.std.correction", DType::Float16, {5, 37, 16}, {1}, 0, true);
+  add_moments(g, "aten.var_mean.correction", DType::Float32, {1, 64}, {0}, 1, false);
+  add_moments(g, "aten.var_mean.correction", DType::Float32, {3, 1, 8}, {1}, 1, true);
+  check(g.graph(), 1e-2, 1e-3);
+  check(moments_graph("aten.var_mean.correction", DType::Float32, {1024, 24}, {0}, 1, false), 1e-5, 1e-6);
+}
+
+TEST_P(ColumnMomentsNumerics, NanAndInfinityReachTheirColumnsOnly) {
+  // A NaN or an infinity makes its column's variance NaN, and a NaN its mean; an infinity's mean is NaN or the
+  // infinity, by where it falls in the order Welford's steps take (eager's too: torch.var_mean over [inf, 1, 2]
+  // gives NaN, NaN). The other columns of the same vector groups keep theirs.
+  const int64_t rows = 512, cols = 16;
+  const std::map<int64_t, double> special = {{3, NAN}, {5, INFINITY}, {9, -INFINITY}};
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {rows, cols});
+  ValueRef vm = g.call_inferred("vm", "aten.var_mean.correction", {A(x), L({0})}, {{"correction", F(1.0)}});
+  g.output(vm);
+  g.output(ValueRef{vm.node, 1});
+  std::vector<double> values(rows * cols);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(static_cast<double>(i)) * 3 + 1;
+  values[37 * cols + 3] = std::nan("");
+  values[0 * cols + 5] = special.at(5);
+  values[(rows - 1) * cols + 9] = special.at(9);
+  for (bool split : {false, true}) {
+    SCOPED_TRACE(split ? "split" : "unsplit");
+    NumericsCheck r = run_on_inputs_against_reference(
+        g.graph(), options(GetParam(), split), {HostTensor::from_values(DType::Float32, {rows, cols}, values)});
+    EXPECT_TRUE(uses_welford(r.compiled->module.source));
+    ASSERT_EQ(r.actual.size(), 2u);
+    for (int64_t c = 0; c < cols; ++c) {
+      for (size_t o = 0; o < 2; ++o) {
+        const double a = r.actual[o].at({c});
+        if (auto sp = special.find(c); sp != special.end()) {
+          EXPECT_TRUE(std::isnan(a) || (o == 1 && a == sp->second)) << "output " << o << " column " << c << ": " << a;
+        } else {
+          EXPECT_NEAR(a, r.expected[o].at({c}), 1e-5) << "output " << o << " column " << c;
+        }
+      }
+    }
   }
 }
 

@@ -305,13 +305,20 @@ TEST(DynamicShapes, SymbolicPointwiseTakesVectorGroups) {
 }
 
 TEST(DynamicShapes, DivisibilityPromisesGiveAlignedVectorRows) {
-  // LayerNorm's weights are indexed by the column alone, out of phase with peeled rows: without a promise its rows
-  // stay scalar; with s1 promised divisible by 8, rows take vector groups of 4 f32 unpeeled.
-  // The same for the persistent variants: scalar without the promise, vector groups of 4 with it.
+  // LayerNorm's weights are indexed by the column alone, out of phase with peeled rows: without a promise the
+  // persistent variants whose rows' weights fit in shared memory (up to 4096 f32 columns, 2 x 16 KiB) stage them
+  // there and peel their rows to vector groups of 4; longer rows and the row loop stay scalar. With s1 promised
+  // divisible by 8, rows take vector groups of 4 f32 unpeeled.
   Graph graph = test::layer_norm_graph(s0, s1, true);
   CompiledGraph plain = generate(graph, cpu_options());
-  for (const KernelPlan& plan : plain.module.plans)
-    EXPECT_EQ(std::get<RowPlan>(plan.shape).width, 1) << to_string(plan);
+  for (const KernelPlan& plan : plain.module.plans) {
+    const auto& rows = std::get<RowPlan>(plan.shape);
+    const bool staged = rows.form == RowPlan::Form::Persistent && rows.length <= 4096;
+    EXPECT_EQ(rows.width, staged ? 4 : 1) << to_string(plan);
+    EXPECT_EQ(rows.peeled, staged) << to_string(plan);
+    EXPECT_EQ(rows.staged.size(), staged ? 2u : 0u) << to_string(plan);
+  }
+  check_bindings(graph, pairs({1, 3}, {1, 5, 37, 1027, 2051, 4095}), 1e-4, 1e-5);
   graph.divisible = {{"s1", 8}};
   CompiledGraph promised = generate(graph, cpu_options());
   for (const KernelPlan& plan : promised.module.plans)

@@ -12,6 +12,7 @@ namespace hi {
 namespace {
 
 using test::A;
+using test::F;
 using test::L;
 using test::S;
 
@@ -80,6 +81,40 @@ TEST(KernelPlan, GeluBf16TakesEightLanesAndFourGroups) {
   // One operand: 64 bytes in flight per thread are 4 groups of 8 bf16.
   EXPECT_EQ(pw.groups_per_thread, 4) << pw.groups_reason;
   EXPECT_NE(pw.groups_reason.find("64 bytes"), std::string::npos) << pw.groups_reason;
+}
+
+TEST(KernelPlan, MixedWidthStreamsTakeOneWholeAccessPerGroupForTheWidest) {
+  // masked_fill: a bool mask beside f32 data. 8 lanes would move each f32 group as two 16-byte chunks per thread,
+  // strided across the wave; 4 lanes give f32 one 16-byte and the mask one 4-byte access per group.
+  {
+    test::GraphBuilder g;
+    ValueRef x = g.input("x", DType::Float32, {4096, 4096});
+    ValueRef m = g.input("m", DType::Bool, {4096, 4096});
+    g.output(g.call("aten.where.self", {A(m), A(g.call("aten.mul.Scalar", {A(x), F(0.0)}, DType::Float32, {4096, 4096})),
+                                        A(x)},
+                    DType::Float32, {4096, 4096}));
+    const auto& pw = std::get<PointwisePlan>(only_plan(g.graph()).shape);
+    EXPECT_EQ(pw.width, 4) << pw.width_reason;
+    EXPECT_NE(pw.width_reason.find("narrowest keeps 4"), std::string::npos) << pw.width_reason;
+    EXPECT_EQ(pw.groups_per_thread, 2) << pw.groups_reason;
+  }
+  // bf16 in, f32 out: f32's 16 bytes set 4 lanes (8 bytes of bf16).
+  {
+    test::GraphBuilder g;
+    ValueRef x = g.input("x", DType::BFloat16, {1024, 1024});
+    g.output(g.call("prims.convert_element_type.default", {A(x), Arg::of(DType::Float32)}, DType::Float32,
+                    {1024, 1024}));
+    EXPECT_EQ(std::get<PointwisePlan>(only_plan(g.graph()).shape).width, 4);
+  }
+  // A bool mask beside f64: 2 lanes would read the mask 2 bytes at a time; 4 keep its 4-byte accesses.
+  {
+    test::GraphBuilder g;
+    ValueRef x = g.input("x", DType::Float64, {1024, 1024});
+    ValueRef m = g.input("m", DType::Bool, {1024, 1024});
+    g.output(g.call("aten.where.self", {A(m), A(x), A(g.call("aten.neg.default", {A(x)}, DType::Float64, {1024, 1024}))},
+                    DType::Float64, {1024, 1024}));
+    EXPECT_EQ(std::get<PointwisePlan>(only_plan(g.graph()).shape).width, 4);
+  }
 }
 
 TEST(KernelPlan, TranscendentalsOverFewElementsNarrowVectorsAndGroups) {
@@ -257,6 +292,21 @@ TEST(KernelPlan, FewOutputColumnSumsSliceTheirRows) {
   EXPECT_EQ(m.form, ColumnPlan::Form::OutputsPerThread);
   EXPECT_EQ(m.width, 4);
   EXPECT_FALSE(many.needs_sync);
+}
+
+TEST(KernelPlan, ColumnVectorWidthIsBoundByTheLoads) {
+  // any over dim 0 loads f32 (bf16) and stores bool: a lane's V values are 16 bytes of what it loads (V 4 for f32,
+  // 8 for bf16), however narrow the stores a column's worth of loads later.
+  for (DType dt : {DType::Float32, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    test::GraphBuilder g;
+    ValueRef x = g.input("x", dt, {1024, 4096});
+    g.output(g.call_inferred("any", "aten.any.dim", {A(x), test::I(0)}));
+    KernelPlan plan = only_plan(g.graph());
+    const auto& c = std::get<ColumnPlan>(plan.shape);
+    EXPECT_EQ(c.width, dt == DType::Float32 ? 4 : 8) << c.width_reason;
+    EXPECT_NE(c.width_reason.find("narrowest load"), std::string::npos) << c.width_reason;
+  }
 }
 
 TEST(KernelPlan, RowLoopsTakeSoftmaxAndLayerNormStatisticsInOnePass) {

@@ -1223,6 +1223,34 @@ def test_uint8_cpu_bilinear_and_bicubic_interpolation_equal_eagers_fixed_point_k
     assert report["kernels"] >= 1 and "hipinductor.eager_interpolation.default" not in report["fallback_ops"]
 
 
+@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
+def test_upsampling_source_coordinates_are_computed_in_int(tmp_path, mode):
+    """The decomposition computes each output's source row and column as int64 (float coordinates converted, clamped,
+    wrapped); their bounds follow from the output's extents, so the kernel computes them in int, and the results stay
+    eager's: odd sizes, a sliced (non-contiguous) input, align_corners, bf16."""
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 7, 12)[:, :, :, 1:10]
+    kwargs = [{"scale_factor": 2}, {"size": (9, 4)}]
+    if mode == "bilinear":
+        kwargs.append({"size": (5, 13), "align_corners": True})
+    for kw in kwargs:
+        for t in (x, x.to(torch.bfloat16)):
+            torch._dynamo.reset()
+            fn = lambda v: F.interpolate(v, mode=mode, **kw)  # noqa: E731
+            got, want = compile(fn, debug_dir=str(tmp_path))(t), fn(t)
+            if mode == "nearest" or t.dtype == torch.bfloat16:
+                torch.testing.assert_close(got, want, rtol=0, atol=0 if mode == "nearest" else 8e-3)
+            else:
+                torch.testing.assert_close(got, want, rtol=1.3e-6, atol=1e-6)
+    sources = [p.read_text() for p in tmp_path.rglob("*.hip")]
+    assert sources
+    for text in sources:
+        kernels = text.split("// ---- kernels ----", 1)[1]
+        assert "hi_i64" not in kernels, kernels
+
+
 def test_gathers_read_cheap_producers_in_place_of_a_buffer():
     """An upsampling or an embedding of a computed value (a bf16 image cast to float by the decomposition, a relu, a
     weight cast to half) reads that value's own inputs at the gathered positions: one kernel, no buffer between."""
@@ -1275,3 +1303,28 @@ def test_16_bit_trunc_division_truncates_the_rounded_quotient_as_eager(dtype):
         assert torch.equal(g.isnan(), w.isnan()) and torch.equal(g.nan_to_num(), w.nan_to_num())
     assert got[0][0].item() == (-6.0 if dtype == torch.bfloat16 else -5.0)  # float16 rounds -5.985 to -5.984
     assert hipinductor.reports()[0]["fallback_ops"] == []
+
+
+@_gpu
+def test_module_compiled_as_several_units_runs_on_the_gpu():
+    """A graph whose kernels pass the GPU unit bound (CompileOptions::max_gpu_unit_kernel_bytes) compiles as several
+    units kept in one container (runtime/code_object_units.h): on the GPU every kernel launches from its part, with
+    eager's results, and the loader's facts name every kernel."""
+    def f(x):
+        for _ in range(50):
+            x = torch.softmax(x, -1)
+        return x
+
+    x = torch.randn(64, 512, device="cuda")
+    hipinductor.clear_reports()
+    compiled = compile(f)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), f(x), rtol=1e-5, atol=1e-6)
+    from hipinductor.partition import Segment
+
+    (compiled_graph,) = [cg for step in _graph_of_last_compile().steps if isinstance(step, Segment)
+                         for cg in step.compiled.values()]
+    code = compiled_graph.code_object
+    assert code[:8] == b"HIUNITS1", code[:8]
+    assert int.from_bytes(code[8:12], "little") >= 2
+    assert sorted(k["name"] for k in compiled_graph.kernel_facts) == sorted(compiled_graph.kernel_names)

@@ -424,3 +424,71 @@ def test_a_new_process_with_a_new_size_finds_the_compile_on_disk(tmp_path):
     assert first["cache_hits"] == 0
     second = child(11)
     assert second["cache_hits"] == second["compiles"] == first["compiles"]
+
+
+def test_index32_variant_choice_by_the_calls_extents():
+    # A call takes the 32-bit-index variant when each of its tensors spans and holds fewer than INDEX32_LIMIT
+    # elements; past that (here sizes past 2^31, never allocated) the 64-bit one, which serves every call.
+    from hipinductor.compile_jobs import INDEX32_LIMIT, UNIVERSAL, index32_for_call, serves
+
+    limit = INDEX32_LIMIT
+    assert limit == hipinductor._C.INDEX32_LIMIT and limit < 2**31
+    assert index32_for_call([((32768, 1024), (1024, 1), 0), ((1024,), (1,), 0)])
+    assert index32_for_call([((limit - 1,), (1,), 0)])
+    assert not index32_for_call([((limit,), (1,), 0)])
+    assert not index32_for_call([((2**31 + 16,), (1,), 0)])
+    assert not index32_for_call([((2**16, 2**15 + 1), (2**15 + 1, 1), 0)])
+    # A view spanning past the limit, though holding few elements; a storage offset past it; a broadcast holding
+    # more elements than it spans.
+    assert not index32_for_call([((2, 8), (limit, 1), 0)])
+    assert not index32_for_call([((16,), (1,), limit)])
+    assert not index32_for_call([((2**20, 2**11), (0, 1), 0)])
+    # The 64-bit variant serves a call of either kind; the 32-bit one only calls that fit it.
+    call32, call64 = (True, frozenset(), True), (True, frozenset(), False)
+    assert serves(UNIVERSAL, call32) and serves(UNIVERSAL, call64)
+    assert serves(call32, call32) and not serves(call32, call64)
+
+
+def test_index32_graph_refuses_sizes_past_its_promise():
+    # The core compiles a graph promised index32 with 32-bit indices and refuses a binding whose extents break the
+    # promise (here evaluated, not run: no tensor is allocated), so that no call runs it wrong.
+    doc = {"format": "hipinductor-graph", "version": 4, "index32": True, "nodes": [
+        {"name": "x", "op": "placeholder",
+         "meta": {"dtype": "float32", "sizes": [{"sym": "s0"}, {"sym": "s1"}], "strides": [{"sym": "s1"}, 1]}},
+        {"name": "y", "op": "aten._softmax.default", "args": [{"ref": "x"}, -1, False]}],
+        "outputs": [{"ref": "y"}]}
+    cg = hipinductor._C.compile(json.dumps(doc), target="cpu", name="index32_softmax", use_cache=False)
+    assert cg.index32 and cg.symbols == ["s0", "s1"]
+    cg.workspace_bytes_for([32768, 1024])
+    limit = hipinductor._C.INDEX32_LIMIT
+    with pytest.raises(ValueError, match="index32"):
+        cg.workspace_bytes_for([2**21 + 1, 1024])
+    with pytest.raises(ValueError, match="index32"):
+        cg.workspace_bytes_for([1, limit])
+    doc["version"] = 1
+    del doc["index32"]
+    assert not hipinductor._C.compile(json.dumps(doc), target="cpu", name="index64_softmax", use_cache=False).index32
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_row_kernels_index32_over_ragged_and_divisible_rows(dtype):
+    # Softmax and RMSNorm, whose persistent-row variants hold rows narrower than planned (lanes past the row's groups
+    # compute on group 0 and are left out of reductions and stores): results equal eager's at sizes of 1, primes,
+    # widths no vector width divides and multiples of 16, on a variant indexing in 32 bits (64-bit runs only on
+    # stand-ins while a call's own variant compiles), with no recompile.
+    def f(x, w):
+        return torch.softmax(x, -1) * 2 + x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(x.dtype) * w
+
+    _reset()
+    g = compile(f, dynamic=True)
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=1e-4, atol=1e-4)
+    shapes = [(16, 1024), (3, 7), (13, 8), (2, 33), (31, 1031), (5, 64), (64, 16), (7, 2048), (1, 96), (3, 1)]
+    for rounds in range(2):
+        for n, m in shapes:
+            x, w = torch.randn(n, m, dtype=dtype), torch.randn(m, dtype=dtype)
+            torch.testing.assert_close(g(x, w), f(x, w), **tol)
+        assert hipinductor.wait_for_compiles(timeout=300)
+    for r in symbolic_reports():
+        assert r["recompiles"] == 0 and r["symbolic_fallbacks"] == {}, r
+        assert r["index32_launches"] > 0, r
+        assert r["index64_launches"] <= r["stand_in_calls"], r

@@ -20,6 +20,19 @@ assert len(k) == 1 and k[0]["kind"] == "row_reduction", k
 assert k[0]["facts"]["vgpr_spills"] == 0 and k[0]["facts"]["vgprs"] > 0, k[0]
 assert m["inputs"][0]["sizes"] == ["32", "1000"], m["inputs"]
 assert m["align"] == 0, m  # the example graph promises no alignment
+assert all("code_object_units" not in t for t in m["targets"]), m["targets"]  # small modules compile whole
+PY
+# A module past the GPU unit bound (CompileOptions::max_gpu_unit_kernel_bytes) compiles as several units: its code
+# object file is a units container, counted in the manifest.
+python3 -c "import sys; sys.path.insert(0, sys.argv[1]); from compile_scaling import softmax_chain
+open(sys.argv[2], 'w').write(softmax_chain(30))" "$src/bench" "$work/chain.json"
+"$aot" "$work/chain.json" --arch sm_90 -o "$work/chain" 2>"$work/log" || { cat "$work/log"; fail "long chain"; }
+python3 - "$work/chain" <<'PY' || fail "long chain's units"
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+(t,) = m["targets"]
+assert t["code_object_units"] >= 2 and len(t["kernels"]) >= t["code_object_units"], t
+assert open(sys.argv[1] + "/" + t["code_object"], "rb").read(8) == b"HIUNITS1"
 PY
 # A graph that promises 16-byte alignment: the manifest says so, and the kernels use the unchecked vector accesses.
 python3 - "$src/examples/softmax.json" "$work/aligned.json" <<'PY'
