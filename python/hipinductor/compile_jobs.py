@@ -26,7 +26,7 @@ from .graph_format import segment_json, without_names
 from .nodes import node_device, tensor_meta
 from .options import Options
 from .partition import Segment
-from .symbolic import NotExpressible, SymbolNames
+from .symbolic import NotExpressible, SymbolNames, evaluate
 
 #: The key of a segment's symbolic compile in Segment.compiled and Segment.pending (with its variant: aligned-ness,
 #: the symbols promised divisible, and whether it indexes in 32 bits).
@@ -246,7 +246,6 @@ def seg_layouts(seg: Segment, values: dict) -> list:
     """The layouts ((sizes, strides, storage offset)) of `seg`'s inputs' and outputs' fake tensors at the symbols'
     `values` (dynamo's), where every one evaluates; none where one does not (a prediction of the first call's
     variant only: the call decides from its own tensors)."""
-    from .symbolic import evaluate
     out = []
     try:
         for n in [*seg.inputs, *seg.outputs]:

@@ -60,6 +60,9 @@ def _entry(rank, world, store_file, backend, worker, args):
                             timeout=datetime.timedelta(seconds=WORLD_DEADLINE_S))
     try:
         worker(rank, world, *args)
+        # Both ranks done before either tears the group down: gloo's destroy can wait forever for a peer that has
+        # already exited.
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
