@@ -95,8 +95,9 @@ CompiledGraph compile_graph(const Graph& graph, const CompileOptions& options);
 
 /// Graphs for one target (a torch.compile graph's segments) compiled together: those that miss the cache are
 /// generated with kernel names made distinct (suffix "_g<i>") and their kernels compiled as one translation unit, in
-/// one compiler call (combine_modules). NVRTC spends ~20 ms per call before the first kernel and runs concurrent calls
-/// one at a time, so N calls cost about N times one. Each such result's module.source is that translation unit and
+/// one compiler call (combine_modules): each compiler call has a fixed cost before its first kernel (NVRTC ~0.1 s,
+/// HIPRTC more), so N small calls cost about N times that; a translation unit past the GPU unit bound still compiles
+/// as units in parallel (CompileOptions::max_gpu_unit_kernel_bytes). Each such result's module.source is that translation unit and
 /// its code the shared code object, as a graph entry later loads it; program and module.kernels are its own. Graph
 /// entries are read and written per graph as in compile_graph, and a single miss compiles as compile_graph does.
 /// `options` holds one CompileOptions per graph. Throws what compile_graph throws (CompileError for the unit).
