@@ -93,7 +93,8 @@ TEST(KernelPlan, MixedWidthStreamsTakeOneWholeAccessPerGroupForTheWidest) {
     g.output(g.call("aten.where.self", {A(m), A(g.call("aten.mul.Scalar", {A(x), F(0.0)}, DType::Float32, {4096, 4096})),
                                         A(x)},
                     DType::Float32, {4096, 4096}));
-    const auto& pw = std::get<PointwisePlan>(only_plan(g.graph()).shape);
+    // A copy: only_plan returns a temporary, and a reference into it dangles past this statement.
+    const PointwisePlan pw = std::get<PointwisePlan>(only_plan(g.graph()).shape);
     EXPECT_EQ(pw.width, 4) << pw.width_reason;
     EXPECT_NE(pw.width_reason.find("narrowest keeps 4"), std::string::npos) << pw.width_reason;
     EXPECT_EQ(pw.groups_per_thread, 2) << pw.groups_reason;
