@@ -473,17 +473,19 @@ Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_
   return mo;
 }
 
-TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vector<Index>& sizes) {
+TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vector<Index>& sizes,
+                         const std::vector<int64_t>& dims) {
   if (v.sizes.size() == sizes.size()) return v;
+  const int64_t rank = static_cast<int64_t>(v.sizes.size());
+  std::set<int64_t> reduced;
+  for (int64_t d : dims) reduced.insert(rank == 0 ? 0 : L.wrap_dim(d, rank));
+  if (rank - static_cast<int64_t>(reduced.size()) != static_cast<int64_t>(sizes.size()))
+    L.fail("a reduction over " + std::to_string(reduced.size()) + " of " + std::to_string(rank) +
+           " dims cannot have an output of rank " + std::to_string(sizes.size()));
   return L.remap(v, sizes, [&](const std::vector<Index>& c) {
     std::vector<Index> in;
     size_t o = 0;
-    for (size_t j = 0; j < v.sizes.size(); ++j) {
-      if (o < sizes.size() && sizes[o] == v.sizes[j] && (v.sizes.size() - j <= sizes.size() - o || !v.sizes[j].is_const(1)))
-        in.push_back(c[o++]);
-      else
-        in.push_back(Index(0));
-    }
+    for (int64_t j = 0; j < rank; ++j) in.push_back(reduced.count(j) ? Index(0) : c[o++]);
     return in;
   });
 }

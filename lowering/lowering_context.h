@@ -323,8 +323,11 @@ inline Expr count_value(const Index& n, DType t) {
 /// Mean and variance of `x` over `dims` (keepdim sizes), the variance divided by N - correction: two reductions
 /// (sum, then sum of squared deviations) in float32, or float64 for double input.
 Moments moments(GraphLowering& L, const TensorValue& x, const std::vector<int64_t>& dims, double correction);
-/// `v` (a keepdim value) with its reduced size-1 dims dropped when `sizes` (the output meta's) has fewer dims.
-TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vector<Index>& sizes);
+/// `v` (a keepdim value of a reduction over `dims`) with those dims dropped when `sizes` (the output meta's) has fewer
+/// dims. The reduced dims are named, not found by their size 1: in [1, 1, 7, 1] reduced over dim 3, the first size-1
+/// dims are kept ones.
+TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vector<Index>& sizes,
+                         const std::vector<int64_t>& dims);
 
 /// Comparison type of max/min/argmax values: float for half types, int64 for integers and bool.
 inline DType extreme_type(DType t) {

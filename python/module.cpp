@@ -151,7 +151,6 @@ class PyCompiledGraph {
   /// Called without the GIL.
   void run(const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs, uintptr_t stream,
            uintptr_t workspace, int device, bool autotune, const std::vector<int64_t>& sizes) {
-    const hi::Target& target = graph_->module.target;
     std::vector<void*> in(inputs.size()), out(outputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) in[i] = reinterpret_cast<void*>(inputs[i]);
     for (size_t i = 0; i < outputs.size(); ++i) out[i] = reinterpret_cast<void*>(outputs[i]);

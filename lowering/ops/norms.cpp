@@ -178,7 +178,7 @@ std::vector<TensorValue> lower_layer_norm(GraphLowering& L, const BoundArgs& arg
   for (int i = 1; i <= 2; ++i) {
     const TensorMeta& mm = L.out_meta(i);
     const TensorValue& src = i == 1 ? mo.mean : rstd;
-    TensorValue s = squeeze_dims(L, src, mm.sizes);
+    TensorValue s = squeeze_dims(L, src, mm.sizes, dims);
     out.push_back(L.make(mm.dtype, mm.sizes, {&s},
                          [&](const std::vector<Index>& c) { return Expr::cast(L.at(s, c), mm.dtype); }));
   }
@@ -278,8 +278,8 @@ std::vector<TensorValue> lower_batch_norm(GraphLowering& L, const BoundArgs& arg
       if (d != 1) dims.push_back(d);
     Moments mo = moments(L, x, dims, 0.0);
     n = mo.count;
-    mean = squeeze_dims(L, mo.mean, c_sizes);
-    var = squeeze_dims(L, mo.variance, c_sizes);
+    mean = squeeze_dims(L, mo.mean, c_sizes, dims);
+    var = squeeze_dims(L, mo.variance, c_sizes, dims);
   } else {
     mean = L.make(acc, c_sizes, {&*rm}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(*rm, c), acc); });
     var = L.make(acc, c_sizes, {&*rv}, [&](const std::vector<Index>& c) { return Expr::cast(L.at(*rv, c), acc); });

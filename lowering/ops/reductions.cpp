@@ -154,14 +154,14 @@ std::vector<TensorValue> lower_var(GraphLowering& L, const BoundArgs& args, bool
   const TensorMeta& m = L.out_meta(0);
   if (!keepdim && m.sizes.size() == self.sizes.size() && !dims.empty()) L.fail("keepdim=False but meta keeps dims");
   std::vector<TensorValue> out;
-  TensorValue var = squeeze_dims(L, mo.variance, m.sizes);
+  TensorValue var = squeeze_dims(L, mo.variance, m.sizes, dims);
   out.push_back(L.make(m.dtype, m.sizes, {&var}, [&](const std::vector<Index>& c) {
     Expr v = L.at(var, c);
     return Expr::cast(root ? Expr::unary(UnaryOp::Sqrt, v) : v, m.dtype);
   }));
   if (with_mean) {
     const TensorMeta& mm = L.out_meta(1);
-    TensorValue mean = squeeze_dims(L, mo.mean, mm.sizes);
+    TensorValue mean = squeeze_dims(L, mo.mean, mm.sizes, dims);
     out.push_back(L.make(mm.dtype, mm.sizes, {&mean},
                          [&](const std::vector<Index>& c) { return Expr::cast(L.at(mean, c), mm.dtype); }));
   }

@@ -187,6 +187,11 @@ CASES = {
                                            b.expand(-1, 6).reshape(-1, 3).flip(0, 1) * 2,
                                            b.expand(-1, 4).mT.reshape(-1).roll(5)),
                                 [(rand(5, 1),), (rand(7, 1),)], {}),
+    # Moments over the last dim after size-1 dims: the keepdim statistics' reduced dims are dropped by position (the
+    # first size-1 dims are kept ones), else every row read row 0's variance.
+    "moments_after_unit_dims": (lambda x: (x.std(3), x.var(-1, correction=0), *torch.var_mean(x, 2),
+                                           torch.var_mean(x, (0, 3), keepdim=False)[0]),
+                                [(rand(1, 1, 7, 33),), (rand(2, 1, 7, 32),)], dict(tol=LOOSE)),
     "view_outputs": (lambda x: (x.view(4, 3).t(), x.reshape(2, 6)[1], x.unsqueeze(0).expand(3, 12)),
                      [(rand(12, grad=True),)], dict(grad=True, kernels=False)),
     "empty_tensors": (lambda x: (x.sum(0), x * 2), [(rand(0, 4),)], dict(kernels=False)),
