@@ -478,7 +478,7 @@ TensorValue squeeze_dims(GraphLowering& L, const TensorValue& v, const std::vect
   if (v.sizes.size() == sizes.size()) return v;
   const int64_t rank = static_cast<int64_t>(v.sizes.size());
   std::set<int64_t> reduced;
-  for (int64_t d : dims) reduced.insert(rank == 0 ? 0 : L.wrap_dim(d, rank));
+  for (int64_t d : dims) reduced.insert(L.wrap_dim(d, rank));  // rank > 0: a 0-d value returned above
   if (rank - static_cast<int64_t>(reduced.size()) != static_cast<int64_t>(sizes.size()))
     L.fail("a reduction over " + std::to_string(reduced.size()) + " of " + std::to_string(rank) +
            " dims cannot have an output of rank " + std::to_string(sizes.size()));
