@@ -4,7 +4,8 @@
 1. A transformer from `transformers` (GPT-2, built from a config: no downloads) called once at each of >= 8 sequence
    lengths for each of >= 3 batch sizes, as a new user's loop would (automatic dynamic: the second size compiles a
    graph with symbolic sizes): the total wall time of all those first calls, a never-seen size's first call after
-   them, and the steady-state time at one of the sizes, compiled dynamically vs compiled for that size alone.
+   them (with the attention library's plans for it built beforehand, see main; and at a size nothing has run, with
+   them), and the steady-state time at one of the sizes, compiled dynamically vs compiled for that size alone.
 2. The eight memory-bound microbenchmarks of run_bench.py compiled with dynamic=True vs static, steady state.
 
 Before the measured runs, eager runs every size, and on the GPU a child process runs the same sizes through both
@@ -38,6 +39,12 @@ import run_bench  # noqa: E402 - the shared cases and the results writer
 SHAPES = {
     "full": ([2, 4, 8], [64, 96, 128, 200, 256, 320, 384, 512], (6, 450), (8, 384)),
     "quick": ([2, 3, 4], [5, 7, 9, 12, 16, 20, 24, 31], (5, 27), (4, 24)),
+}
+#: Per mode, a size for each of eager, hipinductor and Inductor that nothing in the process has run before its own
+#: first call there: that call pays the attention library's plan build for the size as well (see main).
+COLD_SIZES = {
+    "full": {"eager": (5, 337), "hipinductor": (5, 333), "inductor": (5, 335)},
+    "quick": {"eager": (3, 29), "hipinductor": (3, 25), "inductor": (3, 23)},
 }
 
 
@@ -131,6 +138,9 @@ def sweep(backend: str, model, inputs, mode: str, device: str) -> dict:
                                   ("graphs", "compiles", "call_path_compiles", "call_path_waits", "stand_in_calls")}
         row["unseen_max_abs_err_vs_eager"] = (run_bench.main_tensor(out).float()
                                               - run_bench.main_tensor(model(*u)).float()).abs().max().item()
+        cold = COLD_SIZES[mode][backend]
+        row["cold_size"] = list(cold)
+        row["cold_size_first_call_s"], _ = timed_call(compiled, inputs(*cold), device)
         args = inputs(*probe)
         row["dynamic_steady_ms"] = steady_ms(compiled, args, device)
         ref = run_bench.main_tensor(model(*args)).float()
@@ -257,10 +267,21 @@ def main():
     batches, lengths, unseen, probe = SHAPES[mode]
     # Eager first, at every size the runs will see: the GEMM handles and the library kernels each size picks (cuBLAS
     # loads its kernels lazily) are then loaded before either compiler's first calls,
-    # which measure the compilers and not which of them ran first.
+    # which measure the compilers and not which of them ran first. Then the model's captured graph run by eager ATen
+    # (aot_eager) at the same sizes: traced by dynamo, transformers passes the attention a materialized causal mask
+    # where eager passes is_causal, so the graph's attention op is another cuDNN plan per size than eager's
+    # (0.5-0.8 s to build on the H200), kept in a per-thread cache. Built here, neither compiler's first call at a
+    # size pays it, and whichever ran second no longer finds the plan the first one built. Each compiler's first call
+    # at a size of its own that nothing has run (COLD_SIZES) is measured as well, with eager's, plan builds included.
     with torch.no_grad():
-        for b, t in [(b, t) for b in batches for t in lengths] + [unseen, probe]:
+        sizes = [(b, t) for b in batches for t in lengths] + [unseen, probe]
+        for b, t in sizes:
             model(*inputs(b, t))
+        if not args.warm_only:
+            graph_in_eager = torch.compile(model, backend="aot_eager")
+            for b, t in sizes:
+                graph_in_eager(*inputs(b, t))
+            torch._dynamo.reset()
         sync(device)
     if args.warm_only:
         for backend in ["hipinductor"] + ([] if args.no_inductor else ["inductor"]):
@@ -275,6 +296,11 @@ def main():
                "date": datetime.date.today().isoformat(), "commit": run_bench.source_commit(),
                "torch": torch.__version__, "model": model_name, "batches": batches, "lengths": lengths,
                "unseen": list(unseen), "probe": list(probe), "model_runs": {}}
+    if not args.no_model:
+        cold = COLD_SIZES[mode]["eager"]
+        with torch.no_grad():
+            results["eager_cold_size"] = list(cold)
+            results["eager_cold_size_first_call_s"], _ = timed_call(model, inputs(*cold), device)
     for backend in [] if args.no_model else ["hipinductor"] + ([] if args.no_inductor else ["inductor"]):
         row = sweep(backend, model, inputs, mode, device)
         results["model_runs"][backend] = row

@@ -310,6 +310,24 @@ TEST(KernelPlan, ColumnVectorWidthIsBoundByTheLoads) {
   }
 }
 
+TEST(KernelPlan, RowVectorWidthIsBoundByTheAccessesAlongTheRow) {
+  // all over f32 rows stores one bool per row: not a stream along the row, so it does not narrow what bounds V;
+  // the f32 loads take 4 lanes (one 16-byte access each), whether V divides the rows or they are peeled.
+  for (int64_t cols : {4096, 4099}) {
+    test::GraphBuilder g;
+    ValueRef x = g.input("x", DType::Float32, {4093, cols});
+    g.output(g.call_inferred("all", "aten.all.dim", {A(x), test::I(-1)}));
+    const auto& rows = std::get<RowPlan>(only_plan(g.graph()).shape);
+    EXPECT_EQ(rows.width, 4) << cols << ": " << rows.width_reason;
+    EXPECT_EQ(rows.peeled, cols % 4 != 0) << rows.width_reason;
+  }
+  // A bool row beside it is a stream: 16 bytes of it are 16 lanes, above the 8 a lane takes, so V stays at most 8.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Bool, {4093, 4096});
+  g.output(g.call_inferred("all", "aten.all.dim", {A(x), test::I(-1)}));
+  EXPECT_EQ(std::get<RowPlan>(only_plan(g.graph()).shape).width, 8);
+}
+
 TEST(KernelPlan, RowLoopsTakeSoftmaxAndLayerNormStatisticsInOnePass) {
   // Softmax over rows too long for registers: max and sum(exp(x - max)) in one online pass; its output divides by
   // the denominator through one reciprocal per row.
