@@ -31,6 +31,22 @@ constexpr int64_t kComputeThreads = 65536;
 /// one 2 each (H200: tanh-gelu over bf16 with 4 took 0.0733 ms against 2's 0.0757; relu(a + b) with 4 each 0.1905
 /// against 2's 0.1897).
 constexpr int64_t kBytesInFlight = 64, kMaxLoadArrays = 4, kMaxArrays = 10;
+/// Bodies calling a long math function (lgamma, digamma, zeta: branches and loops, hundreds of instructions inlined
+/// per call) are bound by instructions at any size: at most this many elements per thread, as Inductor's blocks of
+/// 1024 elements over 128 threads. With E set by bytes in flight instead (32 lgammaf per thread for bf16, 16 for
+/// f32), the sweep's lgamma and digamma ran at 0.78-0.89x Inductor's speed on the H200 in two runs, bf16 (more
+/// copies) the slowest, while short transcendentals (exp, tanh, sin) at the same widths kept pace.
+constexpr int kMaxLongMathCopies = 8;
+
+bool has_long_math(const Expr& body) {
+  bool found = false;
+  visit(body, [&](const Expr& x) {
+    found = found || (x->op == ExprOp::Unary && (x->unary_op() == UnaryOp::Lgamma ||
+                                                 x->unary_op() == UnaryOp::Digamma)) ||
+            (x->op == ExprOp::Binary && x->binary_op() == BinaryOp::Zeta);
+  });
+  return found;
+}
 
 /// `e` with the min/max nodes decided by `anchor` lying in [lo, hi] folded away: min(anchor + k, c) is anchor + k
 /// when hi + k <= c and c when lo + k >= c (max alike); everything else is rebuilt from folded operands. Used under
@@ -459,6 +475,13 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
     if (known_groups && transcendental && e > 1 && *known_groups / e < kComputeThreads) {
       while (e > 1 && *known_groups / e < kComputeThreads) e /= 2;
       pw.groups_reason = "transcendentals over few groups: fewer groups per thread until 64k threads share them";
+    }
+    if (e > 1 && v * e > kMaxLongMathCopies &&
+        std::any_of(k.computations.begin(), k.computations.end(),
+                    [&](int c) { return has_long_math(p.computations[c].body); })) {
+      e = std::max(1, kMaxLongMathCopies / v);
+      pw.groups_reason = "long math functions (lgamma, digamma, zeta) are bound by instructions: at most " +
+                         std::to_string(kMaxLongMathCopies) + " elements per thread";
     }
     pw.groups_per_thread = e;
     const int64_t span = int64_t{plan.block} * e;

@@ -310,6 +310,20 @@ TEST(KernelPlan, ColumnVectorWidthIsBoundByTheLoads) {
   }
 }
 
+TEST(KernelPlan, LongMathFunctionsTakeAtMostEightElementsPerThread) {
+  // lgamma and digamma are hundreds of instructions per call: 8 elements per thread (bf16: one group of 8; f32: two
+  // of 4), where bytes in flight alone would print 32 and 16 calls. exp keeps its groups.
+  for (const char* op : {"aten.lgamma.default", "aten.digamma.default"})
+    for (DType dt : {DType::BFloat16, DType::Float32}) {
+      const auto pw = std::get<PointwisePlan>(only_plan(unary_graph(op, dt, {4096, 4096})).shape);
+      EXPECT_EQ(pw.width * pw.groups_per_thread, 8) << op << " " << pw.groups_reason;
+      EXPECT_EQ(pw.width, dt == DType::Float32 ? 4 : 8) << op;
+    }
+  const auto exp =
+      std::get<PointwisePlan>(only_plan(unary_graph("aten.exp.default", DType::BFloat16, {4096, 4096})).shape);
+  EXPECT_EQ(exp.width * exp.groups_per_thread, 32) << exp.groups_reason;
+}
+
 TEST(KernelPlan, RowVectorWidthIsBoundByTheAccessesAlongTheRow) {
   // all over f32 rows stores one bool per row: not a stream along the row, so it does not narrow what bounds V;
   // the f32 loads take 4 lanes (one 16-byte access each), whether V divides the rows or they are peeled.
