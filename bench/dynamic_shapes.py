@@ -66,9 +66,10 @@ def timed_call(fn, args, device):
 
 
 def steady_ms(fn, args, device) -> float:
-    """Steady-state ms per call: run_bench.bench on the GPU, else the median of timed calls."""
+    """Steady-state ms per call: run_bench.bench's median on the GPU (a model's forward here is bound by the host,
+    whose stalls a mean takes in), else the median of timed calls."""
     if device == "cuda":
-        return run_bench.bench(fn, args)
+        return run_bench.bench(fn, args, return_mode="median")
     for _ in range(3):
         fn(*args)
     times = []
@@ -140,7 +141,12 @@ def sweep(backend: str, model, inputs, mode: str, device: str) -> dict:
                                               - run_bench.main_tensor(model(*u)).float()).abs().max().item()
         cold = COLD_SIZES[mode][backend]
         row["cold_size"] = list(cold)
+        before = summary(hipinductor.reports()) if backend == "hipinductor" else None
         row["cold_size_first_call_s"], _ = timed_call(compiled, inputs(*cold), device)
+        if before is not None:
+            after = summary(hipinductor.reports())
+            row["cold_size_call"] = {k: after[k] - before[k] for k in
+                                     ("graphs", "compiles", "call_path_compiles", "call_path_waits", "stand_in_calls")}
         args = inputs(*probe)
         row["dynamic_steady_ms"] = steady_ms(compiled, args, device)
         ref = run_bench.main_tensor(model(*args)).float()

@@ -182,11 +182,11 @@ def main_tensor(out):
     return main_tensor(out[0])
 
 
-def bench(fn, args):
+def bench(fn, args, return_mode="mean"):
     try:
         from triton.testing import do_bench
 
-        return do_bench(lambda: fn(*args), warmup=25, rep=100)
+        return do_bench(lambda: fn(*args), warmup=25, rep=100, return_mode=return_mode)
     except ImportError:
         return events_ms(fn, args)
 

@@ -648,19 +648,12 @@ int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges,
   const bool one_chunk_per_stream = rule == VectorRule::OneChunkPerStream;
   std::vector<std::pair<Index, DType>> all = kernel_accesses(p, k, ranges);
   std::vector<std::pair<Index, DType>> loads = loads_bound ? kernel_accesses(p, k, ranges, false) : all;
-  // Only accesses that move along var are streams a group moves: a row reduction's per-row output (all() of f32
-  // rows stores one bool per row) would otherwise take the f32 loads to 8 lanes, two 16-byte accesses per lane.
-  auto streams = [&](std::vector<std::pair<Index, DType>> accesses) {
-    std::vector<std::pair<Index, DType>> moving;
-    for (const auto& a : accesses) {
-      const std::vector<std::string> vars = free_vars(a.first);
-      if (std::find(vars.begin(), vars.end(), var) != vars.end()) moving.push_back(a);
-    }
-    return moving.empty() ? accesses : moving;
-  };
+  // The narrowest of all accesses, a row reduction's per-row output included: all() over f32 rows (one bool per row)
+  // takes 8 lanes, two 16-byte loads per lane. Bounded by the accesses along the row alone (4 lanes), all() over
+  // 4093 x 4099 f32 rows took 0.0290 ms on the H200 against 0.0218 with 8 (the perf sweep, 4096 wide rows unchanged).
   const Range span = bounds(extent, ranges);
   int best = 1, best_score = 0;
-  for (int v = std::min(8, 16 / narrowest_bytes(streams(loads.empty() ? all : loads))); v >= 2; v /= 2) {
+  for (int v = std::min(8, 16 / narrowest_bytes(loads.empty() ? all : loads)); v >= 2; v /= 2) {
     // A symbolic extent qualifies when V divides it for every value (s0*16 for V up to 16), and may be below V only
     // where its range allows.
     if (span.hi && *span.hi < v) continue;

@@ -324,22 +324,17 @@ TEST(KernelPlan, LongMathFunctionsTakeAtMostEightElementsPerThread) {
   EXPECT_EQ(exp.width * exp.groups_per_thread, 32) << exp.groups_reason;
 }
 
-TEST(KernelPlan, RowVectorWidthIsBoundByTheAccessesAlongTheRow) {
-  // all over f32 rows stores one bool per row: not a stream along the row, so it does not narrow what bounds V;
-  // the f32 loads take 4 lanes (one 16-byte access each), whether V divides the rows or they are peeled.
+TEST(KernelPlan, RowsOfF32WithAPerRowBoolOutputTakeEightLanes) {
+  // all over f32 rows stores one bool per row, the narrowest access: 16 bytes of it allow 8 lanes, two 16-byte f32
+  // loads per lane, whether V divides the rows or they are peeled (vector_width says why that stays).
   for (int64_t cols : {4096, 4099}) {
     test::GraphBuilder g;
     ValueRef x = g.input("x", DType::Float32, {4093, cols});
     g.output(g.call_inferred("all", "aten.all.dim", {A(x), test::I(-1)}));
     const auto& rows = std::get<RowPlan>(only_plan(g.graph()).shape);
-    EXPECT_EQ(rows.width, 4) << cols << ": " << rows.width_reason;
-    EXPECT_EQ(rows.peeled, cols % 4 != 0) << rows.width_reason;
+    EXPECT_EQ(rows.width, 8) << cols << ": " << rows.width_reason;
+    EXPECT_EQ(rows.peeled, cols % 8 != 0) << rows.width_reason;
   }
-  // A bool row beside it is a stream: 16 bytes of it are 16 lanes, above the 8 a lane takes, so V stays at most 8.
-  test::GraphBuilder g;
-  ValueRef x = g.input("x", DType::Bool, {4093, 4096});
-  g.output(g.call_inferred("all", "aten.all.dim", {A(x), test::I(-1)}));
-  EXPECT_EQ(std::get<RowPlan>(only_plan(g.graph()).shape).width, 8);
 }
 
 TEST(KernelPlan, RowLoopsTakeSoftmaxAndLayerNormStatisticsInOnePass) {
