@@ -90,6 +90,15 @@ Graph gelu_bf16() {
 }
 
 /// x * rsqrt(mean(x^2, -1) + eps) * w, computed in float as RMSNorm modules do (x.float() ... .to(bf16) * w).
+/// A long math function over a large tensor (lgamma, digamma: branches and loops per element), at most 8 elements per
+/// thread.
+Graph long_math(const char* op, DType dtype) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", dtype, {4096, 4096});
+  g.output(g.call(op, {A(x)}, dtype, {4096, 4096}));
+  return g.graph();
+}
+
 Graph rms_norm_bf16(int64_t rows, int64_t cols) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::BFloat16, {rows, cols});
@@ -298,6 +307,9 @@ const std::vector<QualityCase>& quality_cases() {
       // Pointwise streams of mixed widths (a bool mask beside f32), and gathers through computed int64 coordinates
       // (computed in int): 16-byte stores of the upsampled output, its gathered loads reported only.
       {"masked_fill_f32", masked_fill_f32(4096, 4096), true, true},
+      // Long math functions, instruction-bound: 8 elements per thread keep their inlined bodies within the registers.
+      {"lgamma_bf16", long_math("aten.lgamma.default", DType::BFloat16), true, true},
+      {"digamma_f32", long_math("aten.digamma.default", DType::Float32), true, true},
       {"upsample_nearest_bf16", upsample_nearest_bf16(8, 64, 56), false, true},
   };
   return cases;
