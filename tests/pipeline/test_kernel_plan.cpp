@@ -331,7 +331,7 @@ TEST(KernelPlan, RowsOfF32WithAPerRowBoolOutputTakeEightLanes) {
     test::GraphBuilder g;
     ValueRef x = g.input("x", DType::Float32, {4093, cols});
     g.output(g.call_inferred("all", "aten.all.dim", {A(x), test::I(-1)}));
-    const auto& rows = std::get<RowPlan>(only_plan(g.graph()).shape);
+    const RowPlan rows = std::get<RowPlan>(only_plan(g.graph()).shape);
     EXPECT_EQ(rows.width, 8) << cols << ": " << rows.width_reason;
     EXPECT_EQ(rows.peeled, cols % 8 != 0) << rows.width_reason;
   }
