@@ -11,9 +11,12 @@ is printed.
 
 Workers compile cases in parallel (both compilers, each case capped at --compile-cap seconds, a worker that passes it
 is replaced and the case recorded as an error); timing holds one lock, so only one case is timed at a time. A run
-stops handing out cases when --budget seconds have passed and lists the cases it skipped.
+stops handing out cases when --budget seconds have passed and lists the cases it skipped. With --retime N, the N worst
+cases below 0.9x (Inductor's or eager's speed) and N others at random are then timed again one at a time, with no
+other worker running; each variant keeps its best time of both runs, and the summary says how much the ratios of
+both sets moved.
 
-    python3 tools/perf_sweep.py [--filter softmax,layer_norm] [--limit N] [--budget 450] [--jobs 14]
+    python3 tools/perf_sweep.py [--filter softmax,layer_norm] [--limit N] [--budget 450] [--jobs 14] [--retime 30]
                                 [--out bench/results/perf-sweep-h200.json] [--no-opinfo]
     python3 tools/perf_sweep.py --device cpu --quick --variants eager,hipinductor --limit 4    # a check on the CPU
 """
@@ -238,6 +241,12 @@ def run_case(case, opts, lock, done=None) -> dict:
             lock.release()
     for v, ts in times.items():
         row[f"{v}_ms"] = min(ts)
+    _ratios(row)
+    return row
+
+
+def _ratios(row: dict) -> None:
+    """hipinductor's speed against Inductor and eager, and against a same-size copy, from the row's times."""
     h = row.get("hipinductor_ms")
     if h:
         for v in ("inductor", "eager"):
@@ -245,7 +254,6 @@ def run_case(case, opts, lock, done=None) -> dict:
                 row[f"speedup_vs_{v}"] = row[f"{v}_ms"] / h
         if row.get("same_size_copy_ms"):
             row["pct_same_size_copy"] = 100 * row["same_size_copy_ms"] / h
-    return row
 
 
 def _sync(device):
@@ -452,6 +460,10 @@ def main(argv=None) -> int:
     parser.add_argument("--rep-ms", type=int, default=25, help="do_bench's rep per timing (default 25 ms)")
     parser.add_argument("--no-opinfo", dest="opinfo", action="store_false", help="patterns only")
     parser.add_argument("--worst", type=int, default=15, help="rows of the worst-ratio table")
+    parser.add_argument("--retime", type=int, default=0,
+                        help="after the run, time again one case at a time (no other worker running) up to this "
+                             "many of the cases below 0.9x Inductor or eager, and as many other cases drawn at "
+                             "random as a control; each variant keeps its best time of both runs")
     parser.add_argument("--list", action="store_true", help="print the case names and exit")
     parser.add_argument("--out", help="JSON file (default bench/results/perf-sweep-<gpu>.json on a GPU, none on cpu)")
     opts = parser.parse_args(argv)
@@ -506,8 +518,16 @@ def main(argv=None) -> int:
     print(f"perf sweep: {len(names)} cases, {opts.jobs} workers, budget {opts.budget:.0f} s", flush=True)
     rows, skipped = run_all(names, opts, start)
     ordered = {n: rows[n] for n in names if n in rows}
+    retimed = retime(ordered, opts) if opts.retime else None
     summary = summarize(ordered, skipped, opts.worst)
+    if retimed:
+        summary["retimed"] = retimed
     print_summary(ordered, summary)
+    if retimed and retimed["suspects"]:
+        print(f"retimed one at a time: {len(retimed['suspects'])} case(s) below 0.9x, ratio x"
+              f"{retimed['suspects_ratio_change'] or float('nan'):.2f} on the geometric mean; "
+              f"{len(retimed['control'])} control case(s), x{retimed['control_ratio_change'] or float('nan'):.2f}",
+              flush=True)
     results = {"gpu": torch.cuda.get_device_name() if opts.device == "cuda" else "cpu",
                "date": datetime.date.today().isoformat(), "commit": run_bench.source_commit(),
                "torch": torch.__version__, "copy_GBps": copy_gbps, "quick": opts.quick, "rounds": opts.rounds,
@@ -520,6 +540,52 @@ def main(argv=None) -> int:
     if out:
         _write_atomically(run_bench, out, results)
     return 0
+
+
+def retime(rows: dict, opts) -> dict:
+    """Times again, one case at a time with no other worker compiling or running, the worst cases (below 0.9x
+    Inductor's or eager's speed, up to opts.retime, worst first) and as many others drawn at random (a fixed seed),
+    the control: a case's ratio in the parallel run can be a neighbour's GPU work or host load. Each variant of those
+    rows keeps its best time of both runs (the row's `retimed` holds the second run's times). Returns the names and
+    the geometric mean change of the control's and the suspects' ratios against Inductor (eager without it)."""
+    import random
+
+    import perf_cases
+
+    timed = {n: r for n, r in rows.items() if "error" not in r and ("speedup_vs_inductor" in r or
+                                                                   "speedup_vs_eager" in r)}
+
+    def ratio(r):  # against Inductor, or eager in a run without it
+        return r.get("speedup_vs_inductor", r.get("speedup_vs_eager"))
+
+    def worst(r):
+        return min(r.get("speedup_vs_inductor", 9.0), r.get("speedup_vs_eager", 9.0))
+
+    suspects = sorted((n for n, r in timed.items() if worst(r) < 0.9), key=lambda n: worst(timed[n]))[: opts.retime]
+    others = sorted(n for n in timed if n not in suspects)
+    control = random.Random(0).sample(others, min(len(suspects), len(others)))
+    if not suspects:
+        return {"suspects": [], "control": []}
+    print(f"\nretiming {len(suspects)} case(s) below 0.9x and {len(control)} control case(s), one at a time", flush=True)
+    serial = argparse.Namespace(**{**vars(opts), "jobs": 1, "budget": float("inf")})
+    again, _ = run_all(suspects + control, serial, time.time())
+    before = {n: ratio(timed[n]) for n in suspects + control}
+    for n, r in again.items():
+        if "error" in r:
+            continue
+        row = rows[n]
+        row["retimed"] = {k: v for k, v in r.items() if k.endswith("_ms")}
+        for k, v in row["retimed"].items():
+            if row.get(k):
+                row[k] = min(row[k], v)
+        _ratios(row)
+
+    def change(names):
+        ratios = [ratio(rows[n]) / before[n] for n in names if "retimed" in rows[n]]
+        return perf_cases.geomean(ratios) if ratios else None
+
+    return {"suspects": suspects, "control": control, "suspects_ratio_change": change(suspects),
+            "control_ratio_change": change(control)}
 
 
 def _write_atomically(run_bench, path, results):
