@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Markdown tables of a benchmark result file (bench/run_bench.py's JSON), as docs/performance.md shows them.
+"""Markdown tables of a benchmark result file (bench/run_bench.py's JSON, and bench/dynamic_shapes.py's), as
+docs/performance.md shows them.
 
     python3 bench/tables.py bench/results/microbench-h200.json [more.json ...]
 
@@ -34,9 +35,43 @@ def reduce_overhead_table(d: dict) -> list[str]:
     return rows
 
 
+def dynamic_tables(path: str, d: dict) -> str:
+    """bench/dynamic_shapes.py's results: the model's first calls, never-seen and cold sizes and steady states per
+    compiler, then each microbenchmark's dynamic against static time."""
+    head = (f"`{path}`: {d.get('gpu')}, {d.get('date')}, commit {d.get('commit') or 'not recorded'}, "
+            f"torch {d.get('torch')}, {d.get('model')}")
+    out = [head, ""]
+    runs = d.get("model_runs") or {}
+    if runs:
+        out += ["| compiler | all first calls s | never-seen size's first call ms | cold size's first call s "
+                "| steady ms, dynamic | steady ms, static |", "|---|---|---|---|---|---|"]
+        for name, r in runs.items():
+            cold = r.get("cold_size")
+            cold_cell = (f"{fmt(r.get('cold_size_first_call_s'), 2)} ({cold[0]} x {cold[1]})" if cold
+                         else "—")
+            unseen = r.get("unseen_first_call_s")
+            out.append(f"| {name} | {fmt(r.get('first_calls_total_s'), 1)} | "
+                       f"{fmt(None if unseen is None else unseen * 1000, 1)} | {cold_cell} | "
+                       f"{fmt(r.get('dynamic_steady_ms'), 2)} | {fmt(r.get('static_steady_ms'), 2)} |")
+        if d.get("eager_cold_size_first_call_s") is not None:
+            c = d.get("eager_cold_size") or ["?", "?"]
+            out += ["", f"eager's first call at its cold size ({c[0]} x {c[1]}): "
+                        f"{fmt(d['eager_cold_size_first_call_s'], 2)} s"]
+        out.append("")
+    micro = d.get("micro") or {}
+    if micro:
+        out += ["| microbenchmark, `dynamic=True` | dynamic ms | static ms | dynamic / static |", "|---|---|---|---|"]
+        for name, r in micro.items():
+            out.append(f"| {name} | {fmt(r.get('dynamic_ms'))} | {fmt(r.get('static_ms'))} | "
+                       f"{fmt(r.get('dynamic_vs_static'), 2)} |")
+    return "\n".join(out) + "\n"
+
+
 def table(path: str) -> str:
     with open(path) as f:
         d = json.load(f)
+    if "model_runs" in d or "micro" in d:
+        return dynamic_tables(path, d)
     if any("hipinductor_reduce_overhead_ms" in c for c in d["cases"].values()):
         head = (f"`{path}`: {d.get('gpu')}, {d.get('date')}, commit {d.get('commit') or 'not recorded'}, "
                 f"torch {d.get('torch')}, best of {d.get('rounds')} rounds; ms per call, do_bench / back-to-back")
