@@ -35,7 +35,8 @@ constexpr int64_t kBytesInFlight = 64, kMaxLoadArrays = 4, kMaxArrays = 10;
 /// per call) are bound by instructions at any size: at most this many elements per thread, as Inductor's blocks of
 /// 1024 elements over 128 threads. With E set by bytes in flight instead (32 lgammaf per thread for bf16, 16 for
 /// f32), the sweep's lgamma and digamma ran at 0.78-0.89x Inductor's speed on the H200 in two runs, bf16 (more
-/// copies) the slowest, while short transcendentals (exp, tanh, sin) at the same widths kept pace.
+/// copies) the slowest, while short transcendentals (exp, tanh, sin) at the same widths kept pace; with 8, at
+/// 0.95-1.00x (lgamma bf16 over 4096 x 4096: 0.109 ms -> 0.089, digamma 0.248 -> 0.206).
 constexpr int kMaxLongMathCopies = 8;
 
 bool has_long_math(const Expr& body) {
