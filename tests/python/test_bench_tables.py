@@ -14,6 +14,15 @@ def _run(*paths):
     return subprocess.run([sys.executable, TOOL, *map(str, paths)], capture_output=True, text=True, timeout=60)
 
 
+def _tables_of(tmp_path, name, doc):
+    """tables.py's output for `doc` written as `name`; it must exit 0."""
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    p = _run(path)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
 def test_dynamic_shapes_results_print_the_model_and_micro_tables(tmp_path):
     doc = {"gpu": "NVIDIA H200", "date": "2026-12-03", "commit": "abc1234", "torch": "2.11", "model": "gpt2_4l",
            "eager_cold_size": [5, 337], "eager_cold_size_first_call_s": 0.0831,
@@ -21,26 +30,20 @@ def test_dynamic_shapes_results_print_the_model_and_micro_tables(tmp_path):
                                           "cold_size": [5, 333], "cold_size_first_call_s": 0.8515,
                                           "dynamic_steady_ms": 1.2836, "static_steady_ms": 1.0559}},
            "micro": {"softmax_bf16_32kx1k": {"dynamic_ms": 0.0536, "static_ms": 0.0386, "dynamic_vs_static": 1.389}}}
-    path = tmp_path / "dynamic-shapes-h200.json"
-    path.write_text(json.dumps(doc))
-    p = _run(path)
-    assert p.returncode == 0, p.stderr
-    assert "commit abc1234" in p.stdout
-    assert "| hipinductor | 15.3 | 5.1 | 0.85 (5 x 333) | 1.28 | 1.06 |" in p.stdout, p.stdout
-    assert "eager's first call at its cold size (5 x 337): 0.08 s" in p.stdout
-    assert "| softmax_bf16_32kx1k | 0.054 | 0.039 | 1.39 |" in p.stdout, p.stdout
+    out = _tables_of(tmp_path, "dynamic-shapes-h200.json", doc)
+    assert "commit abc1234" in out
+    assert "| hipinductor | 15.3 | 5.1 | 0.85 (5 x 333) | 1.28 | 1.06 |" in out, out
+    assert "eager's first call at its cold size (5 x 337): 0.08 s" in out
+    assert "| softmax_bf16_32kx1k | 0.054 | 0.039 | 1.39 |" in out, out
 
 
 def test_run_bench_results_print_a_row_per_case(tmp_path):
     doc = {"gpu": "NVIDIA H200", "date": "2026-12-03", "commit": None, "torch": "2.11", "copy_GBps": 4247.0,
            "rounds": 3, "cases": {"add_relu_f32_64M": {"eager_ms": 0.19, "inductor_ms": 0.2, "hipinductor_ms": 0.19,
                                                        "speedup_vs_inductor": 1.05}}}
-    path = tmp_path / "microbench-h200.json"
-    path.write_text(json.dumps(doc))
-    p = _run(path)
-    assert p.returncode == 0, p.stderr
-    assert "commit not recorded" in p.stdout
-    assert "| add_relu_f32_64M | 0.190 | 0.200 | 0.190 | 1.05x |" in p.stdout, p.stdout
+    out = _tables_of(tmp_path, "microbench-h200.json", doc)
+    assert "commit not recorded" in out
+    assert "| add_relu_f32_64M | 0.190 | 0.200 | 0.190 | 1.05x |" in out, out
 
 
 def test_a_missing_or_malformed_file_exits_2_naming_it(tmp_path):
