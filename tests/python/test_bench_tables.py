@@ -11,7 +11,9 @@ TOOL = os.path.join(REPO, "bench", "tables.py")
 
 
 def _run(*paths):
-    return subprocess.run([sys.executable, TOOL, *map(str, paths)], capture_output=True, text=True, timeout=60)
+    # tables.py writes UTF-8 (its empty cells are em dashes) whatever the locale, which may be ASCII under make test.
+    return subprocess.run([sys.executable, TOOL, *map(str, paths)], capture_output=True, encoding="utf-8",
+                          timeout=60)
 
 
 def _tables_of(tmp_path, name, doc):
