@@ -133,10 +133,7 @@ def sweep(backend: str, model, inputs, mode: str, device: str) -> dict:
             print("cProfile of hipinductor's never-seen call:", flush=True)
             pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
         if before is not None:
-            # What that call did: new graphs (dynamo traced again), compiles on its path, waits, stand-ins.
-            after = summary(hipinductor.reports())
-            row["unseen_call"] = {k: after[k] - before[k] for k in
-                                  ("graphs", "compiles", "call_path_compiles", "call_path_waits", "stand_in_calls")}
+            row["unseen_call"] = call_did(before)
         row["unseen_max_abs_err_vs_eager"] = (run_bench.main_tensor(out).float()
                                               - run_bench.main_tensor(model(*u)).float()).abs().max().item()
         cold = COLD_SIZES[mode][backend]
@@ -144,9 +141,7 @@ def sweep(backend: str, model, inputs, mode: str, device: str) -> dict:
         before = summary(hipinductor.reports()) if backend == "hipinductor" else None
         row["cold_size_first_call_s"], _ = timed_call(compiled, inputs(*cold), device)
         if before is not None:
-            after = summary(hipinductor.reports())
-            row["cold_size_call"] = {k: after[k] - before[k] for k in
-                                     ("graphs", "compiles", "call_path_compiles", "call_path_waits", "stand_in_calls")}
+            row["cold_size_call"] = call_did(before)
         args = inputs(*probe)
         if backend == "hipinductor":
             row["background_compiles_done"] = hipinductor.wait_for_compiles(120)
@@ -162,6 +157,16 @@ def sweep(backend: str, model, inputs, mode: str, device: str) -> dict:
         row["static_steady_ms"] = steady_ms(static, args, device)
     row["dynamic_vs_static"] = row["dynamic_steady_ms"] / row["static_steady_ms"]
     return row
+
+
+def call_did(before: dict) -> dict:
+    """What hipinductor did since `before` (a summary taken just ahead of one call): new graphs (dynamo traced
+    again), compiles on the call's path, waits, stand-ins."""
+    import hipinductor
+
+    after = summary(hipinductor.reports())
+    return {k: after[k] - before[k] for k in
+            ("graphs", "compiles", "call_path_compiles", "call_path_waits", "stand_in_calls")}
 
 
 def summary(reports: list[dict]) -> dict:

@@ -35,11 +35,16 @@ def reduce_overhead_table(d: dict) -> list[str]:
     return rows
 
 
+def _head(path: str, d: dict) -> str:
+    """A table's first line: the file, GPU, date, commit and torch version of the run."""
+    return (f"`{path}`: {d.get('gpu')}, {d.get('date')}, commit {d.get('commit') or 'not recorded'}, "
+            f"torch {d.get('torch')}")
+
+
 def dynamic_tables(path: str, d: dict) -> str:
     """bench/dynamic_shapes.py's results: the model's first calls, never-seen and cold sizes and steady states per
     compiler, then each microbenchmark's dynamic against static time."""
-    head = (f"`{path}`: {d.get('gpu')}, {d.get('date')}, commit {d.get('commit') or 'not recorded'}, "
-            f"torch {d.get('torch')}, {d.get('model')}")
+    head = f"{_head(path, d)}, {d.get('model')}"
     out = [head, ""]
     runs = d.get("model_runs") or {}
     if runs:
@@ -73,11 +78,9 @@ def table(path: str) -> str:
     if "model_runs" in d or "micro" in d:
         return dynamic_tables(path, d)
     if any("hipinductor_reduce_overhead_ms" in c for c in d["cases"].values()):
-        head = (f"`{path}`: {d.get('gpu')}, {d.get('date')}, commit {d.get('commit') or 'not recorded'}, "
-                f"torch {d.get('torch')}, best of {d.get('rounds')} rounds; ms per call, do_bench / back-to-back")
+        head = f"{_head(path, d)}, best of {d.get('rounds')} rounds; ms per call, do_bench / back-to-back"
         return head + "\n\n" + "\n".join(reduce_overhead_table(d)) + "\n"
-    head = (f"`{path}`: {d.get('gpu')}, {d.get('date')}, commit {d.get('commit') or 'not recorded'}, "
-            f"torch {d.get('torch')}, copy {fmt(d.get('copy_GBps'), 0)} GB/s, best of {d.get('rounds')} rounds")
+    head = f"{_head(path, d)}, copy {fmt(d.get('copy_GBps'), 0)} GB/s, best of {d.get('rounds')} rounds"
     rows = ["| case | eager ms | Inductor ms | hipinductor ms | vs Inductor | % copy | % same-size copy "
             "| cold compile s (Inductor / hip) |",
             "|---|---|---|---|---|---|---|---|"]

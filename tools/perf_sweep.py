@@ -5,7 +5,8 @@ that hipinductor lowers and the fused patterns users write (tools/perf_cases.py)
 Per case: ms of each variant (triton.testing.do_bench's median, best of --rounds interleaved rounds), hipinductor's
 speed relative to Inductor's and to eager's, whether its result matches eager's (where the two differ beyond the
 tolerance, a float64 run of the same inputs decides: hipinductor's result is accepted when its error against that
-reference is at most 1.5 times eager's, and the row says `ok_by_float64_reference`), and for memory-bound cases a device copy of the same bytes timed the same way (the bandwidth fraction). The JSON goes to
+reference is at most 1.5 times eager's, and the row says `ok_by_float64_reference`), and for memory-bound cases a
+device copy of the same bytes timed the same way (the bandwidth fraction). The JSON goes to
 bench/results/perf-sweep-<gpu>.json (run_bench.write_results); a table of the worst ratios and the geometric means
 is printed.
 
@@ -276,10 +277,6 @@ def _same_size_copy(nbytes, device):
 
 def _worker(opts, tasks, done, lock):
     import faulthandler
-
-    # One compile thread per worker: Inductor otherwise starts a pool the size of the machine in each of --jobs
-    # workers, and the CPUs the timing worker launches from are oversubscribed.
-    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 
     _setup_paths()
     import perf_cases
@@ -566,10 +563,11 @@ def retime(rows: dict, opts) -> dict:
     control = random.Random(0).sample(others, min(len(suspects), len(others)))
     if not suspects:
         return {"suspects": [], "control": []}
-    print(f"\nretiming {len(suspects)} case(s) below 0.9x and {len(control)} control case(s), one at a time", flush=True)
+    print(f"\nretiming {len(suspects)} case(s) below 0.9x and {len(control)} control case(s), one at a time",
+          flush=True)
+    before = {n: ratio(timed[n]) for n in suspects + control}
     serial = argparse.Namespace(**{**vars(opts), "jobs": 1, "budget": float("inf")})
     again, _ = run_all(suspects + control, serial, time.time())
-    before = {n: ratio(timed[n]) for n in suspects + control}
     for n, r in again.items():
         if "error" in r:
             continue
