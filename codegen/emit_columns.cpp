@@ -74,6 +74,11 @@ void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
          ")gridDim.x * " + blk + ")");
     for (size_t n = 0; n < k_.computations.size(); ++n) {
       if (accumulated_with_other(n)) continue;
+      if (column_epilogue(n)) {  // after the reductions it reads, which it finds in registers
+        const Computation& c = p_.computations[k_.computations[n]];
+        store(c, kernel_body(c), kernel_store_index(c));
+        continue;
+      }
       const ColumnAccumulator ca =
           column_accumulator(n, [&](size_t m) { return kernel_body(p_.computations[k_.computations[m]]); });
       const std::string acc = "acc_" + p_.buffers[p_.computations[k_.computations[ca.named]].buffer].name;
@@ -99,13 +104,19 @@ void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
   line("// " + vs + " outputs per thread");
   open("for (" + I + " g = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; g < " + index(groups) + "; g += (" + I +
        ")gridDim.x * " + blk + ")");
+  const bool epilogues = has_column_epilogues();
+  std::vector<GroupResult> results;
   for (size_t n = 0; n < k_.computations.size(); ++n) {
-    if (accumulated_with_other(n)) continue;
+    if (accumulated_with_other(n) || column_epilogue(n)) continue;
     const ColumnAccumulator ca = column_accumulator(n, [&](size_t m) { return bodies[m]; });
     const std::string acc = "acc_" + p_.buffers[p_.computations[k_.computations[ca.named]].buffer].name;
     accumulate_group(ca, acc, v, plan.unroll, "for (" + I + " r = 0; r < " + len + "; ++r)");
-    for (const auto& [m, result] : ca.results) store_group(m, acc, result, stores[m], v);
+    for (const auto& [m, result] : ca.results) {
+      if (epilogues) results.push_back({m, acc, result});
+      else store_group(m, acc, result, stores[m], v);
+    }
   }
+  if (epilogues) store_groups(results, bodies, stores, v);
   close();
   local_value_.clear();
 }
@@ -155,6 +166,44 @@ void KernelPrinter::store_group(size_t n, const std::string& acc, const Accumula
   if (contiguous) line(vector_call("store", c.buffer, lane0(where), v, st));
 }
 
+void KernelPrinter::store_groups(const std::vector<GroupResult>& results, const std::vector<Expr>& bodies,
+                                const std::vector<Index>& stores, int v) {
+  const std::string vs = std::to_string(v);
+  std::vector<size_t> epilogues;
+  for (size_t n = 0; n < k_.computations.size(); ++n)
+    if (column_epilogue(n)) epilogues.push_back(n);
+  // One array per vector-stored computation, filled lane by lane and stored after the loop.
+  std::map<size_t, std::string> arrays;
+  auto declare = [&](size_t n) {
+    if (!vector_store(n, stores[n])) return;
+    arrays[n] = "st" + std::to_string(next_array_++);
+    line(storage_type(p_.buffers[p_.computations[k_.computations[n]].buffer].dtype) + " " + arrays[n] + "[" + vs +
+         "];");
+  };
+  for (const GroupResult& r : results) declare(r.n);
+  for (size_t n : epilogues) declare(n);
+  auto put = [&](size_t n, const std::string& value, DType value_dtype) {
+    const Computation& c = p_.computations[k_.computations[n]];
+    if (auto a = arrays.find(n); a != arrays.end())
+      line(a->second + "[j] = " + stored(value, value_dtype, p_.buffers[c.buffer].dtype) + ";");
+    else
+      store(c, value, value_dtype, stores[n]);  // a register where only this kernel reads it
+  };
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + vs + "; ++j)");
+  for (const GroupResult& r : results) put(r.n, r.acc + "[j]" + r.a.result_suffix, r.a.result_dtype);
+  for (size_t n : epilogues) {
+    const Expr& source = store_source(bodies[n], p_.buffers[p_.computations[k_.computations[n]].buffer].dtype);
+    put(n, expr(source), source->dtype);
+  }
+  close();
+  for (const auto& [n, array] : arrays)
+    line(vector_call("store", p_.computations[k_.computations[n]].buffer, lane0(stores[n]), v, array));
+  // The lanes' registers went out of scope with the loop.
+  for (const GroupResult& r : results) local_value_.erase(p_.computations[k_.computations[r.n]].buffer);
+  for (size_t n : epilogues) local_value_.erase(p_.computations[k_.computations[n]].buffer);
+}
+
 void KernelPrinter::emit_column_vector_slices(const Index& groups, int v, int tx_count, int ty_count, int unroll) {
   // Thread (tx, ty) accumulates V neighbouring outputs over rows ty, ty + TY, ... with one vector load per row; the
   // slices meet in shared memory, where slice 0 combines them in slice order and stores. The kernel's one reduction
@@ -197,13 +246,23 @@ void KernelPrinter::emit_column_vector_slices(const Index& groups, int v, int tx
          ", " + smem + "[y][j][tx]);");
     close();
   } else {
+    // Slice by slice, each slice's V accumulators at a time (each column still combines in slice order): with the
+    // lanes outermost, gfx90a read the slices of all lanes into registers first (bf16 column sums over [512, 65536]:
+    // 137 VGPRs spilled).
+    line("#pragma unroll 1");
+    open("for (int y = 1; y < " + ty + "; ++y)");
     line("#pragma unroll");
-    open("for (int j = 0; j < " + vs + "; ++j)");
-    line("for (int y = 1; y < " + ty + "; ++y) " + acc + "[j] = " + functor + "::combine(" + acc + "[j], " + smem +
+    line("for (int j = 0; j < " + vs + "; ++j) " + acc + "[j] = " + functor + "::combine(" + acc + "[j], " + smem +
          "[y][j][tx]);");
     close();
   }
-  for (const auto& [m, result] : ca.results) store_group(m, acc, result, stores[m], v);
+  if (has_column_epilogues()) {
+    std::vector<GroupResult> results;
+    for (const auto& [m, result] : ca.results) results.push_back({m, acc, result});
+    store_groups(results, bodies, stores, v);
+  } else {
+    for (const auto& [m, result] : ca.results) store_group(m, acc, result, stores[m], v);
+  }
   close();
   // The next groups' slices reuse shared memory only after slice 0 has read these.
   line("__syncthreads();");
@@ -237,7 +296,7 @@ void KernelPrinter::emit_column_slices(const Index& outputs, int tx_count, int t
            index(kernel_store_index(c)) + "] = " + stored(value, value_dtype, b.dtype) + ";");
   };
   for (size_t n = 0; n < k_.computations.size(); ++n) {
-    if (accumulated_with_other(n)) continue;
+    if (accumulated_with_other(n) || column_epilogue(n)) continue;
     const ColumnAccumulator ca =
         column_accumulator(n, [&](size_t m) { return kernel_body(p_.computations[k_.computations[m]]); });
     const Buffer& b = p_.buffers[p_.computations[k_.computations[ca.named]].buffer];
@@ -256,6 +315,16 @@ void KernelPrinter::emit_column_slices(const Index& outputs, int tx_count, int t
          "[y][tx]);");
     for (const auto& [m, result] : ca.results)
       keep(p_.computations[k_.computations[m]], acc + result.result_suffix, result.result_dtype);
+  }
+  // Epilogues from the results every thread holds, computed and stored by slice 0.
+  if (has_column_epilogues()) {
+    open("if (" + std::string(ragged ? "ty == 0 && i0 + tx < " + ns : "ty == 0") + ")");
+    for (size_t n = 0; n < k_.computations.size(); ++n)
+      if (column_epilogue(n)) {
+        const Computation& c = p_.computations[k_.computations[n]];
+        store(c, kernel_body(c), kernel_store_index(c));
+      }
+    close();
   }
   // The next outputs' slices reuse shared memory only after every thread has read these.
   line("__syncthreads();");

@@ -348,6 +348,23 @@ class KernelPrinter {
   /// Column kernels: `acc`[V] of computation `n` stored at `where` (over lanes j), with one vector store when the
   /// lanes are contiguous.
   void store_group(size_t n, const std::string& acc, const Accumulation& a, const Index& where, int v);
+  /// Column kernels: the accumulators `results` (computation, accumulator array, accumulation) of V lanes and the
+  /// kernel's pointwise epilogues (`bodies` and `stores` over lanes j) stored in one loop over the lanes, so that the
+  /// epilogues read the results from registers; store_group per result where the kernel has no epilogue.
+  struct GroupResult {
+    size_t n;
+    std::string acc;
+    Accumulation a;
+  };
+  void store_groups(const std::vector<GroupResult>& results, const std::vector<Expr>& bodies,
+                    const std::vector<Index>& stores, int v);
+  /// Whether computation `n` of a column kernel is a pointwise epilogue (fuse_kernels: one value per output).
+  bool column_epilogue(size_t n) const { return !p_.computations[k_.computations[n]].is_reduction(); }
+  bool has_column_epilogues() const {
+    for (size_t n = 0; n < k_.computations.size(); ++n)
+      if (column_epilogue(n)) return true;
+    return false;
+  }
   /// Row kernels: a per-row value (reduction result, row epilogue) in a register for later phases, and stored by
   /// thread 0 when other kernels read it.
   void keep_row_value(const Computation& c, const std::string& value);

@@ -403,10 +403,16 @@ struct VectorSlices {
   int unroll = kColumnUnroll;  ///< reduced steps per thread in flight
   std::string unroll_reason;
 };
+/// The reductions of column kernel `k` (the rest are pointwise epilogues).
+size_t column_reductions(const LoopProgram& p, const Kernel& k) {
+  return std::count_if(k.computations.begin(), k.computations.end(),
+                       [&](int c) { return p.computations[c].is_reduction(); });
+}
+
 VectorSlices column_vector_slices(const LoopProgram& p, const Kernel& k, const Target& target,
                                   const KernelPlan& plan, int64_t groups, int v) {
   const size_t shared = plan.extreme_pairs.size() + plan.welford_pairs.size();
-  if (k.computations.size() != 1 + shared || shared > 1 || groups >= kVectorSliceGroups) return {};
+  if (column_reductions(p, k) != 1 + shared || shared > 1 || groups >= kVectorSliceGroups) return {};
   const Computation& c =
       p.computations[k.computations[plan.extreme_pairs.empty() ? 0 : plan.extreme_pairs.begin()->second]];
   auto len = simplify(k.row_length, p.size_ranges).as_const();
@@ -492,7 +498,8 @@ std::vector<ShapeVariant> column_variants(const LoopProgram& p, const Kernel& k,
   std::vector<ShapeVariant> out;
   if (outputs.is_const()) return out;
   for (int ci : k.computations)
-    if (is_arg_reduction(p.computations[ci].body->reduce_op())) return out;  // pairs keep one output per thread
+    if (p.computations[ci].is_reduction() && is_arg_reduction(p.computations[ci].body->reduce_op()))
+      return out;  // pairs keep one output per thread
   // Few outputs leave one thread per output (group) too few to fill the GPU (x[16384, n].sum(0)): those counts
   // take row slices of a 1024-thread block, as the static plans do below the same counts. A single reduction whose
   // output count V divides for every value (a promised divisor) takes vector row slices of TX = 8 groups (a 128-byte
@@ -501,7 +508,7 @@ std::vector<ShapeVariant> column_variants(const LoopProgram& p, const Kernel& k,
   // dtype; others take TX = 32 consecutive outputs (a warp's loads coalesce) x TY = 32 slices, so that even a few
   // outputs keep 32 threads each streaming their rows.
   const int v = vector_width(p, k, kernel_var_ranges(p, k), "i", outputs, true, VectorRule::Loads);
-  const bool vector = v > 1 && k.computations.size() == 1;
+  const bool vector = v > 1 && column_reductions(p, k) == 1;
   const int64_t few = vector ? v * kVectorSliceGroups : kMinColumnThreads;
   ShapeVariant slices;
   slices.planned = true;

@@ -23,9 +23,10 @@ extern "C" __global__ void __launch_bounds__(1024) fused_sum_0(const float* __re
     for (int j = 0; j < 4; ++j) smem_out0[ty][j][tx] = acc_out0[j];
     __syncthreads();
     if (ty == 0) {
-      #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        for (int y = 1; y < 128; ++y) acc_out0[j] = hi_sum_op::combine(acc_out0[j], smem_out0[y][j][tx]);
+      #pragma unroll 1
+      for (int y = 1; y < 128; ++y) {
+        #pragma unroll
+        for (int j = 0; j < 4; ++j) acc_out0[j] = hi_sum_op::combine(acc_out0[j], smem_out0[y][j][tx]);
       }
       float st1[4];
       #pragma unroll

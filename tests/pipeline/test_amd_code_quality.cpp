@@ -152,6 +152,14 @@ Graph var_of(DType dtype, std::vector<Index> sizes, std::vector<Index> dims) {
   return g.graph();
 }
 
+/// aten.mean of a `dtype` tensor over `dims`: a sum, then its division and cast as the column kernel's epilogue.
+Graph mean_of(DType dtype, std::vector<Index> sizes, std::vector<Index> dims) {
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", dtype, std::move(sizes));
+  g.output(g.call_inferred("m", "aten.mean.dim", {A(x), L(std::move(dims))}));
+  return g.graph();
+}
+
 /// any over `dim` of an f32 tensor: f32 loads, bool stores.
 Graph any_f32(std::vector<Index> sizes, int64_t dim) {
   test::GraphBuilder g;
@@ -300,6 +308,10 @@ const std::vector<QualityCase>& quality_cases() {
       // leaves fewer slices. f32 columns reduced to bool: loads of 16 bytes, whatever the stores.
       {"var_columns_split_bf16", var_of(DType::BFloat16, {4096, 4096}, {0}), true, false},
       {"any_columns_f32", any_f32({512, 65536}, 0), true, false},
+      // Pointwise epilogues (mean's division, the cast to bf16) in the column kernel of the sum, split over dim 1 of
+      // [64, 4096, 64] (stage 2 takes them) and unsplit over dim 0 of [512, 65536].
+      {"mean_mid_dim_split_bf16", mean_of(DType::BFloat16, {64, 4096, 64}, {1}), true, false},
+      {"mean_columns_bf16", mean_of(DType::BFloat16, {512, 65536}, {0}), true, false},
       {"batch_norm_stats_channels_last_f32",
        var_mean_f32({32, 64, 56, 56}, {0, 2, 3}, {Index(200704), Index(1), Index(3584), Index(64)}), false, false},
       // Pooling windows: taps gathered with one element per thread (fewest cache lines), reported only.

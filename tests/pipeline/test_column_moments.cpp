@@ -5,6 +5,8 @@
 // several dims, odd, 1 and 0 sizes, channels-last, and large means where a naive sum of squares would cancel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <map>
 #include <set>
@@ -95,10 +97,15 @@ TEST(ColumnMoments, ColumnVariancesReadTheirInputOnce) {
 TEST(ColumnMoments, SplitStagesAreWelfordPairs) {
   CompiledGraph c = generate(moments_graph("aten.var.correction", DType::Float32, {4096, 4096}, {0}, 1, false),
                              options("cpu", false));
-  // Stage 1 (pieces) and stage 2 (merging them) each one kernel of one Welford accumulator, then sqrt-free output.
+  // Stage 1 (pieces) and stage 2 (merging them) each one kernel of one Welford accumulator; the division by n - 1
+  // is stage 2's epilogue.
   size_t pairs = 0;
-  for (const Kernel& k : c.program.kernels) pairs += k.kind == KernelKind::ColumnReduction && k.computations.size() == 2;
+  for (const Kernel& k : c.program.kernels)
+    pairs += k.kind == KernelKind::ColumnReduction &&
+             std::count_if(k.computations.begin(), k.computations.end(),
+                           [&](int n) { return c.program.computations[n].is_reduction(); }) == 2;
   EXPECT_EQ(pairs, 2u) << c.program.str();
+  EXPECT_EQ(c.program.kernels.size(), 2u) << c.program.str();
   EXPECT_NE(c.module.source.find("hi_make_welford("), std::string::npos) << c.module.source;
 }
 

@@ -314,6 +314,41 @@ TEST_P(CpuNumerics, ColumnReductionsWithVectorRowSlices) {
   test::expect_matches(r, 1e-4, 1e-4);
 }
 
+TEST_P(CpuNumerics, ColumnReductionsComputeTheirEpiloguesInEveryForm) {
+  // relu(sum(x, 0) * 0.5 + bias) and a bf16 mean (a sum, a division, a cast): the epilogues run in the column kernel,
+  // from the results in registers, in each kernel form: vector row slices (256 f32 columns: 64 groups of 4; 64 bf16
+  // columns), row slices (37 columns, no vector width), one group of 4 outputs per thread (65536 f32 columns) and
+  // one output per thread (40001 columns). Unsplit, and split into two stages (the second takes the epilogue).
+  for (const bool split : {false, true}) {
+    test::GraphBuilder g;
+    const std::vector<std::pair<int64_t, int64_t>> shapes = {{300, 256}, {301, 37}, {5, 65536}, {6, 40001}};
+    for (size_t n = 0; n < shapes.size(); ++n) {
+      const auto [rows, cols] = shapes[n];
+      const std::string tag = std::to_string(n);
+      ValueRef x = g.input("x" + tag, DType::Float32, {rows, cols});
+      ValueRef bias = g.input("b" + tag, DType::Float32, {cols});
+      ValueRef s = g.call_inferred("s" + tag, "aten.sum.dim_IntList", {A(x), L({0})});
+      ValueRef h = g.call_inferred("h" + tag, "aten.mul.Tensor", {A(s), F(0.5)});
+      ValueRef a = g.call_inferred("a" + tag, "aten.add.Tensor", {A(h), A(bias)});
+      g.output(g.call_inferred("r" + tag, "aten.relu.default", {A(a)}));
+    }
+    ValueRef m = g.input("m", DType::BFloat16, {513, 64});
+    g.output(g.call_inferred("mean", "aten.mean.dim", {A(m), L({0})}));
+    CompileOptions o = unsplit(GetParam());
+    o.split.enabled = split;
+    NumericsCheck r = run_against_reference(g.graph(), o, 3);
+    const std::string text = kernels_text(r.compiled->module);
+    if (!split) {
+      // One kernel per output: each epilogue joined its reduction.
+      EXPECT_EQ(r.compiled->module.kernels.size(), shapes.size() + 1) << text;
+      for (const char* shape : {"4 outputs per thread, 8 threads x", "row slices per block", "// 4 outputs per thread",
+                                "i < 40001"})
+        EXPECT_NE(text.find(shape), std::string::npos) << shape << "\n" << text;
+    }
+    test::expect_matches(r, 1e-4, 1e-2);
+  }
+}
+
 TEST_P(CpuNumerics, AlignedGraphsRunAndRefuseMisalignedPointers) {
   // A graph compiled with align 16 runs from 16-byte aligned pointers; an input whose first element is not aligned
   // is refused by name before any kernel runs (its vector accesses were compiled without checks).

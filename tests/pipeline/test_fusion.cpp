@@ -90,6 +90,27 @@ TEST(Fusion, ReductionOverLeadingDimIsAColumnReduction) {
   EXPECT_EQ(p.kernels[0].kind, KernelKind::ColumnReduction);
 }
 
+TEST(Fusion, PointwiseEpiloguesJoinTheirColumnReduction) {
+  // relu(sum(x, 0) / 100 + b): one column kernel, the sum only in registers; y * 2, of the same element count but
+  // reading nothing the column kernel computes, is no epilogue of it.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {100, 48});
+  ValueRef b = g.input("b", DType::Float32, {48});
+  ValueRef y = g.input("y", DType::Float32, {48});
+  ValueRef s = g.call("aten.sum.dim_IntList", {A(x), L({0})}, DType::Float32, {48});
+  ValueRef d = g.call("aten.div.Tensor", {A(s), test::F(100.0)}, DType::Float32, {48});
+  ValueRef a = g.call("aten.add.Tensor", {A(d), A(b)}, DType::Float32, {48});
+  g.output(g.call("aten.relu.default", {A(a)}, DType::Float32, {48}));
+  g.output(g.call("aten.mul.Tensor", {A(y), test::F(2.0)}, DType::Float32, {48}));
+  LoopProgram p = scheduled(g.graph());
+  ASSERT_EQ(p.kernels.size(), 2u) << p.str();
+  EXPECT_EQ(p.kernels[0].kind, KernelKind::ColumnReduction);
+  EXPECT_EQ(p.kernels[0].computations.size(), 2u) << p.str();  // the sum, its inlined epilogue
+  EXPECT_EQ(p.kernels[0].local_buffers.size(), 1u) << p.str();
+  EXPECT_EQ(p.kernels[1].kind, KernelKind::Pointwise);
+  EXPECT_EQ(p.workspace_bytes, 0);
+}
+
 TEST(Fusion, SumOfLogSoftmaxOverItsRowsJoinsTheRowKernel) {
   // Label smoothing sums log_softmax over each row: x - max - log(sum) reads two per-row statistics and the row
   // itself; only the row, streamed, decides the kernel's kind, so the three reductions share one row kernel.
