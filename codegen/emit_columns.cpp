@@ -191,7 +191,17 @@ void KernelPrinter::store_groups(const std::vector<GroupResult>& results, const 
   };
   line("#pragma unroll");
   open("for (int j = 0; j < " + vs + "; ++j)");
-  for (const GroupResult& r : results) put(r.n, r.acc + "[j]" + r.a.result_suffix, r.a.result_dtype);
+  for (const GroupResult& r : results) {
+    // In a register first: the epilogues read it there (a vector store comes after the loop, and a store to memory
+    // would be read back).
+    const Computation& c = p_.computations[k_.computations[r.n]];
+    const DType t = p_.buffers[c.buffer].dtype;
+    const std::string name = "v_" + p_.buffers[c.buffer].name;
+    line("const " + value_type(t) + " " + name + " = " + convert(r.acc + "[j]" + r.a.result_suffix, r.a.result_dtype, t) +
+         ";");
+    local_value_[c.buffer] = name;
+    if (!is_local(c.buffer)) put(r.n, name, t);
+  }
   for (size_t n : epilogues) {
     const Expr& source = store_source(bodies[n], p_.buffers[p_.computations[k_.computations[n]].buffer].dtype);
     put(n, expr(source), source->dtype);
