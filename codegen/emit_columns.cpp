@@ -74,7 +74,7 @@ void KernelPrinter::emit_column_reduction(const ColumnPlan& plan) {
          ")gridDim.x * " + blk + ")");
     for (size_t n = 0; n < k_.computations.size(); ++n) {
       if (accumulated_with_other(n)) continue;
-      if (column_epilogue(n)) {  // after the reductions it reads, which it finds in registers
+      if (column_epilogue(n)) {  // after the reductions it reads (in registers, or stored by this thread)
         const Computation& c = p_.computations[k_.computations[n]];
         store(c, kernel_body(c), kernel_store_index(c));
         continue;
@@ -187,24 +187,24 @@ void KernelPrinter::store_groups(const std::vector<GroupResult>& results, const 
     if (auto a = arrays.find(n); a != arrays.end())
       line(a->second + "[j] = " + stored(value, value_dtype, p_.buffers[c.buffer].dtype) + ";");
     else
-      store(c, value, value_dtype, stores[n]);  // a register where only this kernel reads it
+      store(c, value, value_dtype, stores[n]);
+  };
+  // Every result and epilogue value in a register first, where later epilogues read it: a vector store comes only
+  // after the loop, so a read of memory would see what was there before.
+  auto hold = [&](size_t n, const std::string& value, DType value_dtype) {
+    const Computation& c = p_.computations[k_.computations[n]];
+    const DType t = p_.buffers[c.buffer].dtype;
+    const std::string name = "v_" + p_.buffers[c.buffer].name;
+    line("const " + value_type(t) + " " + name + " = " + convert(value, value_dtype, t) + ";");
+    local_value_[c.buffer] = name;
+    if (!is_local(c.buffer)) put(n, name, t);
   };
   line("#pragma unroll");
   open("for (int j = 0; j < " + vs + "; ++j)");
-  for (const GroupResult& r : results) {
-    // In a register first: the epilogues read it there (a vector store comes after the loop, and a store to memory
-    // would be read back).
-    const Computation& c = p_.computations[k_.computations[r.n]];
-    const DType t = p_.buffers[c.buffer].dtype;
-    const std::string name = "v_" + p_.buffers[c.buffer].name;
-    line("const " + value_type(t) + " " + name + " = " + convert(r.acc + "[j]" + r.a.result_suffix, r.a.result_dtype, t) +
-         ";");
-    local_value_[c.buffer] = name;
-    if (!is_local(c.buffer)) put(r.n, name, t);
-  }
+  for (const GroupResult& r : results) hold(r.n, r.acc + "[j]" + r.a.result_suffix, r.a.result_dtype);
   for (size_t n : epilogues) {
     const Expr& source = store_source(bodies[n], p_.buffers[p_.computations[k_.computations[n]].buffer].dtype);
-    put(n, expr(source), source->dtype);
+    hold(n, expr(source), source->dtype);
   }
   close();
   for (const auto& [n, array] : arrays)

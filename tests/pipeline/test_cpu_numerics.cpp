@@ -318,8 +318,8 @@ TEST_P(CpuNumerics, ColumnReductionsComputeTheirEpiloguesInEveryForm) {
   // relu(sum(x, 0) * 0.5 + bias) and a bf16 mean (a sum, a division, a cast): the epilogues run in the column kernel,
   // from the results in registers, in each kernel form: vector row slices (256 f32 columns: 64 groups of 4; 64 bf16
   // columns), row slices (37 columns, no vector width), one group of 4 outputs per thread (65536 f32 columns) and
-  // one output per thread (40001 columns), the sum a graph output too in two of them. Unsplit, and split into two
-  // stages (the second takes the epilogue).
+  // one output per thread (40001 columns), the sum a graph output too in two of them, and exp of the scaled sum
+  // both returned and doubled. Unsplit, and split into two stages (the second takes the epilogues).
   for (const bool split : {false, true}) {
     test::GraphBuilder g;
     const std::vector<std::pair<int64_t, int64_t>> shapes = {{300, 256}, {301, 37}, {5, 65536}, {6, 40001}};
@@ -333,6 +333,10 @@ TEST_P(CpuNumerics, ColumnReductionsComputeTheirEpiloguesInEveryForm) {
       ValueRef a = g.call_inferred("a" + tag, "aten.add.Tensor", {A(h), A(bias)});
       g.output(g.call_inferred("r" + tag, "aten.relu.default", {A(a)}));
       if (n % 2 == 0) g.output(s);  // stored too: the epilogue still reads it from the register
+      // An epilogue returned and read by another: exp's output is stored, and the product reads it from the register.
+      ValueRef e = g.call_inferred("e" + tag, "aten.exp.default", {A(h)});
+      g.output(e);
+      g.output(g.call_inferred("m" + tag, "aten.mul.Tensor", {A(e), F(2.0)}));
     }
     ValueRef m = g.input("m", DType::BFloat16, {513, 64});
     g.output(g.call_inferred("mean", "aten.mean.dim", {A(m), L({0})}));
