@@ -108,7 +108,7 @@ class KernelFusion {
         }
         break;
       case KernelKind::ColumnReduction:
-        if (!extreme_pair(k, comp) && !welford_pair(k, comp) && !column_epilogue(k_index, comp)) return false;
+        if (!extreme_pair(k, comp) && !welford_pair(k, comp) && !column_epilogue(k_index, c)) return false;
         break;
     }
     return reads_are_thread_local(k_index, comp);
@@ -118,15 +118,10 @@ class KernelFusion {
   /// computes (mean's division, a cast of a 16-bit sum, an activation). The kernel's threads hold each output's
   /// result in registers, so the epilogue costs no launch and no round trip through memory (bf16 sum over dim 1 of
   /// [64, 4096, 64]: three kernels, the last a cast, at 0.75x eager's speed on the H200).
-  bool column_epilogue(int k_index, const Computation& comp) const {
-    const Kernel& k = p_.kernels[k_index];
-    if (comp.is_reduction() || comp.numel() != k.numel) return false;
-    bool reads = false;
-    visit_computation(comp, [&](const Expr& e) {
-      if (e->op == ExprOp::Load && producer_[e->buffer] >= 0 && kernel_of_[producer_[e->buffer]] == k_index)
-        reads = true;
-    });
-    return reads;
+  bool column_epilogue(int k_index, int c) const {
+    const Computation& comp = p_.computations[c];
+    if (comp.is_reduction() || comp.numel() != p_.kernels[k_index].numel) return false;
+    return kernels_read_by(c).count(k_index) > 0;
   }
 
   /// Whether column kernel `k` is a lone max (min) of the very values argmax (argmin) `comp` reduces, over the same
