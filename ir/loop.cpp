@@ -545,6 +545,16 @@ VarRanges kernel_var_ranges(const LoopProgram& p, const Kernel& k) {
   return r;
 }
 
+int first_free_buffer_number(const LoopProgram& p) {
+  int next = 0;
+  for (const Buffer& b : p.buffers) {
+    if (b.name.size() < 4 || b.name.compare(0, 3, "buf") != 0) continue;
+    if (b.name.find_first_not_of("0123456789", 3) != std::string::npos) continue;
+    next = std::max(next, std::stoi(b.name.substr(3)) + 1);
+  }
+  return next;
+}
+
 std::vector<std::string> verify_loop_program(const LoopProgram& p) {
   std::vector<std::string> problems;
   std::vector<int> fills(p.buffers.size(), 0);

@@ -303,6 +303,9 @@ VarRanges kernel_var_ranges(const LoopProgram& p, const Kernel& k);
 /// A pointwise computation in a row kernel that produces one value per row (mean and rstd outputs of a LayerNorm).
 bool is_row_epilogue(const Computation& c, const Kernel& k);
 
+/// The smallest n such that no buffer of `p` is named "buf<m>" with m >= n: new intermediates take "buf<n>" on.
+int first_free_buffer_number(const LoopProgram& p);
+
 /// Structural checks: loads reference existing buffers, computations fill non-input buffers exactly once, Reduce only
 /// at the root of reductions, loop variables in indices belong to the computation's domain, kernels cover every
 /// computation once and respect producer-before-consumer order. One message per problem; empty when sound.

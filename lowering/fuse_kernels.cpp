@@ -31,6 +31,7 @@ class KernelFusion {
     ops_.clear();
     for (const Computation& c : p_.computations) ops_.push_back(op_count(c.body));
     for (int c = 0; c < static_cast<int>(p_.computations.size()); ++c) place(c);
+    share_corrected_means();
     mark_local_buffers();
     order_pointwise_loops();
     name_kernels();
@@ -75,6 +76,99 @@ class KernelFusion {
     p_.kernels.push_back(std::move(k));
     kernel_of_[c] = static_cast<int>(p_.kernels.size()) - 1;
     kernel_ops_.push_back(ops_[c]);
+  }
+
+  /// A row kernel that takes a variance's two sums over elements (ir/moments.h) corrects the mean sum / N from the
+  /// deviations' own sum, or takes Welford's (codegen's deviations_mean): exact for a row of equal values, as
+  /// PyTorch's statistics are, and every read of sum / N inside the kernel gets that value. A kernel elsewhere that
+  /// reads sum / N (a second normalisation of the same input, whose kernel holds statistics of its own) would read the
+  /// plain quotient, an ulp off where the row's rstd amplifies it (1e-5 for LayerNorm's exact 0 over an expanded
+  /// input). The row kernel then also stores its mean, one float per row, and those reads load it.
+  void share_corrected_means() {
+    for (size_t k = 0; k < p_.kernels.size(); ++k) {
+      const Kernel& kernel = p_.kernels[k];
+      if (kernel.kind != KernelKind::RowReduction || kernel.row_length.is_const(1)) continue;
+      for (size_t n = 1; n < p_.kernels[k].computations.size(); ++n) {
+        const Expr mean = corrected_mean(p_.kernels[k], n);
+        if (mean.defined()) share_mean(static_cast<int>(k), n, mean);
+      }
+    }
+  }
+
+  /// The mean sum / N whose deviations the n-th computation of row kernel `k` sums, the (n-1)-th summing the
+  /// elements, read at the row's own element; null when the two are not such a pair.
+  Expr corrected_mean(const Kernel& k, size_t n) const {
+    const Computation& sum = p_.computations[k.computations[n - 1]];
+    const Computation& sq = p_.computations[k.computations[n]];
+    if (!sum.is_reduction() || !sq.is_reduction() || sum.sizes != sq.sizes) return Expr();
+    const std::optional<WelfordStep> step =
+        welford_step_over(sum.body, sum.buffer, sq.body, simplify(k.row_length, p_.size_ranges));
+    if (!step || step->m2.defined() || step->value->dtype != DType::Float32) return Expr();
+    const Expr& mean = sq.body->args[0]->args[0]->args[1];
+    const VarRanges ranges = kernel_var_ranges(p_, k);
+    const Index own = simplify(substitute(Computation::store_index(p_.buffers[sum.buffer]), kernel_var_map(sum, k)),
+                               ranges);
+    return simplify(substitute(mean->args[0]->index, kernel_var_map(sq, k)), ranges) == own ? mean : Expr();
+  }
+
+  /// Adds the pointwise computation of `mean` after the n-th computation of kernel `k` (a row epilogue: one value per
+  /// row) when later pointwise computations of other kernels read the same quotient, and points those reads at its
+  /// buffer.
+  void share_mean(int k, size_t n, const Expr& mean) {
+    const int sq = p_.kernels[k].computations[n];
+    const int sum_buffer = mean->args[0]->buffer;
+    auto is_mean = [&](const Expr& e) {
+      return e->op == ExprOp::Binary && e->binary_op() == BinaryOp::Div && e->dtype == mean->dtype &&
+             e->args[0]->op == ExprOp::Load && e->args[0]->buffer == sum_buffer && e->args[0]->args.empty() &&
+             e->args[1] == mean->args[1];
+    };
+    std::vector<int> readers;
+    for (int c = sq + 1; c < static_cast<int>(p_.computations.size()); ++c) {
+      // Pointwise readers only: a split variance's merge reads each piece's sum / N as that piece's mean, which is
+      // how ir/moments.h recognises the merge (Chan's), and keeps it.
+      if (kernel_of_[c] == k || p_.computations[c].is_reduction()) continue;
+      bool reads = false;
+      visit_computation(p_.computations[c], [&](const Expr& e) { reads = reads || is_mean(e); });
+      if (reads) readers.push_back(c);
+    }
+    if (readers.empty()) return;
+
+    Buffer b = p_.buffers[sum_buffer];
+    b.name = "buf" + std::to_string(first_free_buffer_number(p_));
+    b.dtype = mean->dtype;
+    b.kind = BufferKind::Intermediate;
+    b.io_position = -1;
+    const int buffer = static_cast<int>(p_.buffers.size());
+    p_.buffers.push_back(b);
+    auto load_mean = [&](const Expr& e) -> std::optional<Expr> {
+      if (!is_mean(e)) return std::nullopt;
+      return Expr::load(buffer, e->args[0]->index, mean->dtype);
+    };
+    for (int c : readers) {
+      Computation& reader = p_.computations[c];
+      reader.body = rewrite(reader.body, load_mean);
+      if (reader.scatter_target.defined()) reader.scatter_target = rewrite(reader.scatter_target, load_mean);
+    }
+
+    Computation m;
+    m.name = b.name;
+    m.buffer = buffer;
+    m.sizes = p_.computations[sq].sizes;
+    m.body = mean;
+    m.origins = p_.computations[sq].origins;
+    m.op_names = p_.computations[sq].op_names;
+    const int at = sq + 1;
+    p_.computations.insert(p_.computations.begin() + at, std::move(m));
+    for (Kernel& kernel : p_.kernels)
+      for (int& c : kernel.computations)
+        if (c >= at) ++c;
+    std::vector<int>& held = p_.kernels[k].computations;
+    held.insert(held.begin() + static_cast<std::ptrdiff_t>(n) + 1, at);
+    kernel_of_.insert(kernel_of_.begin() + at, k);
+    ops_.insert(ops_.begin() + at, op_count(mean));
+    kernel_ops_[k] += ops_[at];
+    producer_.assign(p_.buffers.size(), -1);
+    for (int c = 0; c < static_cast<int>(p_.computations.size()); ++c) producer_[p_.computations[c].buffer] = c;
   }
 
   /// The kernels holding a producer of a buffer computation `c` loads.

@@ -29,7 +29,7 @@ class ReductionSplitter {
   ReductionSplitter(LoopProgram& p, const SplitOptions& o) : p_(p), o_(o) {}
 
   void run() {
-    next_buffer_ = first_free_buffer_number();
+    next_buffer_ = first_free_buffer_number(p_);
     // Plans first: whether a reduction is split depends on the computations around it, which splitting moves.
     std::vector<std::optional<SplitPlan>> plans;
     for (const Computation& c : p_.computations) plans.push_back(plan_for(c));
@@ -52,16 +52,6 @@ class ReductionSplitter {
 
  private:
   /// New buffers continue lower_graph's "buf<N>" numbering, so names stay unique and deterministic.
-  int first_free_buffer_number() const {
-    int next = 0;
-    for (const Buffer& b : p_.buffers) {
-      if (b.name.size() < 4 || b.name.compare(0, 3, "buf") != 0) continue;
-      if (b.name.find_first_not_of("0123456789", 3) != std::string::npos) continue;
-      next = std::max(next, std::stoi(b.name.substr(3)) + 1);
-    }
-    return next;
-  }
-
   static bool same_split(const SplitPlan& a, const SplitPlan& b) {
     return a.column == b.column && a.outputs == b.outputs && a.reduced == b.reduced && a.splits == b.splits;
   }

@@ -379,6 +379,22 @@ def test_layer_norm_of_equal_values_is_exactly_zero(dynamic):
             torch.testing.assert_close(got, want, rtol=0, atol=0, msg=lambda m: f"n={n}: {m}")
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_layer_norm_of_equal_values_is_exactly_zero_where_another_kernel_normalises(dynamic):
+    # A second LayerNorm of the same input, over both dims, holds statistics of its own in one row kernel, and the
+    # first one's normalisation lands there when the output needs both: it must read the first kernel's corrected
+    # mean, not sum / N (fuzzing found 2e-5 where eager gives 0).
+    def f(y):
+        return F.layer_norm(y, (y.shape[-1],)) * (1 + F.layer_norm(y, y.shape))
+
+    g = torch.compile(f, backend="hipinductor", dynamic=dynamic)
+    for rows, n in ((2, 5), (3, 33), (3, 1000), (4, 4099), (5, 77)):
+        y = (torch.randn(rows, 1) * 3).expand(rows, n)
+        want = f(y)
+        assert (want == 0).all()
+        torch.testing.assert_close(g(y), want, rtol=0, atol=0, msg=lambda m: f"n={n}: {m}")
+
+
 def test_sign_of_nan_and_zeros_is_eagers():
     # eager's sign is (0 < x) - (x < 0) on CPU and CUDA alike: 0 for NaN, +0 for -0.0 (the differential programs
     # found a kernel passing NaN through on the GPU).
