@@ -251,6 +251,20 @@ TEST(KernelPlan, PlainRowSumIsShapedAsTritonsOverTheWholeGrid) {
   EXPECT_EQ(plan.hints.begin()->second.row_indexed, "HI_EVICT_FIRST");
 }
 
+TEST(KernelPlan, PlainRowReductionsKeepTwoVectorLoadsPerThread) {
+  // 16-bit rows: 8 values are one 16-byte load; each thread takes two (f32 rows' 8 values are two already).
+  for (DType dt : {DType::BFloat16, DType::Float16, DType::Float32}) {
+    test::GraphBuilder g;
+    ValueRef x = g.input("x", dt, {4096, 4096});
+    g.output(g.call("aten.amax.default", {A(x), L({-1})}, dt, {4096}));
+    KernelPlan plan = only_plan(g.graph());
+    const auto& rows = std::get<RowPlan>(plan.shape);
+    EXPECT_TRUE(rows.reads_only);
+    EXPECT_EQ(rows.groups_per_thread, 2) << dtype_name(dt) << ": " << rows.threads_reason;
+    EXPECT_EQ(rows.threads, 4096 / (2 * rows.width)) << dtype_name(dt);
+  }
+}
+
 TEST(KernelPlan, RowOfGpt2VocabularyIsLoopedAndPeeled) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::BFloat16, {512, 50257});
