@@ -49,8 +49,9 @@ enum class VectorRule { Operands, Loads, OneChunkPerStream };
 
 /// The widest V (8, 4, 2) that gives the most contiguous accesses of `k` when `var` = g*V + j, or 1 when none is
 /// contiguous. `extent` is var's extent (over size symbols, possibly); with `divisible`, V must divide it for every
-/// value of the symbols. V moves at most 16 bytes of the narrowest access per lane, or under VectorRule::Loads of the
-/// narrowest load (column reductions, whose stores are a row's worth of loads apart). Under
+/// value of the symbols. V moves at most 16 bytes of the narrowest access per lane, and under VectorRule::Operands
+/// at most 32 of each access moving along `var`; or under VectorRule::Loads 16 bytes of the narrowest load (column
+/// reductions, whose stores are a row's worth of loads apart). Under
 /// VectorRule::OneChunkPerStream (pointwise kernels), V is no wider than puts each contiguous stream's group in one
 /// access of at most 16 bytes, unless the narrowest contiguous stream would then get accesses under 4 bytes.
 int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges, const std::string& var,

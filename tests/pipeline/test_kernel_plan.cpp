@@ -265,6 +265,20 @@ TEST(KernelPlan, PlainRowReductionsKeepTwoVectorLoadsPerThread) {
   }
 }
 
+TEST(KernelPlan, RowLanesMoveAtMostTwoChunksOfAnyStream) {
+  // The bf16 sum of values gathered by int64 indices: the bf16 output would allow 8 lanes, 64 bytes of indices per
+  // lane; 4 lanes keep them to two 16-byte chunks.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::BFloat16, {4096, 4096});
+  ValueRef index = g.input("i", DType::Int64, {4096, 1024});
+  ValueRef picked = g.call("aten.gather.default", {A(x), test::I(1), A(index)}, DType::BFloat16, {4096, 1024});
+  g.output(g.call("aten.sum.dim_IntList", {A(picked), L({-1})}, DType::BFloat16, {4096}));
+  KernelPlan plan = only_plan(g.graph());
+  const auto& rows = std::get<RowPlan>(plan.shape);
+  EXPECT_EQ(rows.width, 4) << rows.width_reason;
+  EXPECT_GE(rows.threads, 64) << rows.threads_reason;
+}
+
 TEST(KernelPlan, RowOfGpt2VocabularyIsLoopedAndPeeled) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::BFloat16, {512, 50257});
