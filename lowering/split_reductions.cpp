@@ -73,6 +73,9 @@ class ReductionSplitter {
     plan.outputs = *n;
     plan.reduced = *r;
     plan.column = !is_row_major_inner_reduction(p_, c);
+    if (!plan.column) {
+      if (std::optional<SplitPlan> aligned = row_aligned_plan(c, plan)) return aligned;
+    }
     if (!plan.column && plan.outputs >= o_.shared_rows_min_rows && shares_rows(c)) return std::nullopt;
     int64_t target = plan.column ? o_.column_target_outputs : o_.row_target_rows;
     int64_t min_chunk = std::max<int64_t>(1, plan.column ? o_.min_column_chunk : o_.min_row_chunk);
@@ -82,6 +85,38 @@ class ReductionSplitter {
     plan.splits = s;
     plan.chunk = ceil_div(plan.reduced, s);
     return plan;
+  }
+
+  /// The split of row-style reduction `c` (its `base` plan's outputs and extent) into one piece per row of a row
+  /// reduction that `c` reads per row: L = that reduction's row length tiles c's reduced domain, its rows are c's
+  /// outputs times S = R / L, and after the split a load of its results indexes by the piece alone; that reduction
+  /// is not split itself. nullopt when no loaded buffer is such, or S would exceed max_row_aligned_splits or fall
+  /// below min_splits.
+  std::optional<SplitPlan> row_aligned_plan(const Computation& c, const SplitPlan& base) const {
+    std::optional<SplitPlan> found;
+    visit(c.body, [&](const Expr& e) {
+      if (found || e->op != ExprOp::Load || !e->args.empty()) return;
+      const int producer = p_.producer(e->buffer);
+      if (producer < 0) return;
+      const Computation& d = p_.computations[producer];
+      // A row reduction split itself leaves its rows (too few to fill the GPU one block each).
+      if (!d.is_reduction() || d.is_scan() || !is_row_major_inner_reduction(p_, d) || plan_for(d)) return;
+      const std::optional<int64_t> rows = constant(d.numel()), length = constant(d.reduce_numel());
+      if (!rows || !length || *length < 2 || base.reduced % *length != 0) return;
+      const int64_t splits = base.reduced / *length;
+      if (base.outputs * splits != *rows || splits < std::max<int64_t>(2, o_.min_splits) ||
+          splits > o_.max_row_aligned_splits)
+        return;
+      SplitPlan plan = base;
+      plan.splits = splits;
+      plan.chunk = *length;
+      const StageOne one = stage_one(c, plan);
+      const Index at = simplify(substitute(e->index, one.repl), one.ranges);
+      for (const std::string& v : free_vars(at))
+        if (v == reduce_var(0)) return;
+      found = plan;
+    });
+    return found;
   }
 
   /// Whether another computation reads `c`'s output over the same rows, or `c` reads one such (a reduction over the

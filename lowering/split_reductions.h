@@ -30,6 +30,12 @@
 // pieces are of equal size (S halved until it divides R, down to min_splits); where no such S exists the sums are
 // split one by one as above (stage 1 then reads the data twice).
 //
+// A row-style reduction whose body reads, per row, what a row reduction computes over rows of length L that tile its
+// reduced domain (kl_div's batchmean total over log_softmax's rows, each term reading the row's max and sum) is split
+// with chunk = L, one piece per row, whenever its S stays within max_row_aligned_splits: stage 1 then has the row
+// kernel's shape and reads the statistics at its own row, so fuse_kernels puts it in that kernel, and the rows are
+// read once (a split into other chunks was a kernel of its own reading the inputs again).
+//
 // Eligible: reductions with Sum, Prod, Max, Min, Any, All, ArgMax or ArgMin (never LogAddExp, which is not
 // idempotent) and constant sizes, R >= min_reduce_numel, and S (a power of two chosen from the thresholds below,
 // deterministically) at least min_splits. The partial's dtype is the Reduce's value dtype (Bool for any/all, as the
@@ -76,6 +82,10 @@ struct SplitOptions {
   int64_t min_splits = 4;
   /// Stage 2 reduces S partials per output (serially in a column kernel): keep that short.
   int64_t max_splits = 1024;
+  /// A row-style reduction over whole rows of a row reduction it reads per row (kl_div's batchmean total of terms
+  /// that read both log_softmax's row statistics) is split one piece per row instead, so that stage 1 joins that row
+  /// kernel and the rows are read once; up to this many partials, which stage 2 reads in one block (256 KB of f32).
+  int64_t max_row_aligned_splits = 64 * 1024;
 };
 
 /// Splits the reductions of `program` that starve the GPU (see above); a no-op when options.enabled is false.

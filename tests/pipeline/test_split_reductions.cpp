@@ -161,6 +161,29 @@ TEST(SplitReductions, LayerNormOverFewLongRowsSplitsBothStatistics) {
   EXPECT_EQ(p.kernels[2].kind, KernelKind::Pointwise);
 }
 
+TEST(SplitReductions, TotalOverARowKernelsRowsJoinsItOnePiecePerRow) {
+  // sum(log_softmax(x)) over everything: each term reads its row's max and sum, so the total is split one piece per
+  // row and stage 1 joins the softmax statistics' row kernel (the rows are read once); stage 2 sums 2048 partials.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::Float32, {2048, 4096});
+  ValueRef lsm = g.call("aten._log_softmax.default", {A(x), test::I(-1), test::B(false)}, DType::Float32, {2048, 4096});
+  g.output(g.call("aten.sum.default", {A(lsm)}, DType::Float32, {}));
+  LoopProgram p = scheduled(g.graph());
+  ASSERT_EQ(p.kernels.size(), 2u) << p.str();
+  expect_kernel(p, 0, KernelKind::RowReduction, 2048, 4096);
+  EXPECT_EQ(p.kernels[0].computations.size(), 3u) << p.str();  // max, sum of exp, the row's partial
+  expect_kernel(p, 1, KernelKind::RowReduction, 1, 2048);
+
+  // Rows too few to fill the GPU are split themselves: the total then keeps its own split.
+  test::GraphBuilder few;
+  ValueRef y = few.input("y", DType::Float32, {4, 1 << 20});
+  ValueRef lsm2 = few.call("aten._log_softmax.default", {A(y), test::I(-1), test::B(false)}, DType::Float32, {4, 1 << 20});
+  few.output(few.call("aten.sum.default", {A(lsm2)}, DType::Float32, {}));
+  LoopProgram q = scheduled(few.graph());
+  ASSERT_FALSE(q.kernels.empty());
+  expect_kernel(q, q.kernels.size() - 1, KernelKind::RowReduction, 1, 1024);  // not 4 pieces of a million
+}
+
 TEST(SplitReductions, NonDivisibleLengthIsClampedAndMasked) {
   test::GraphBuilder g;
   ValueRef x = g.input("x", DType::Float32, {100003});
