@@ -241,6 +241,27 @@ Graph cross_entropy_f32(int64_t rows, int64_t cols) {
   return g.graph();
 }
 
+/// kl_div(log_softmax(a), log_softmax(b), log_target=True, reduction="batchmean"): both rows' statistics and the
+/// row's share of the total in one row kernel (split_reductions' one piece per row), then the partials' sum.
+Graph kl_div_f32(int64_t rows, int64_t cols) {
+  test::GraphBuilder g;
+  ValueRef a = g.input("a", DType::Float32, {rows, cols});
+  ValueRef b = g.input("b", DType::Float32, {rows, cols});
+  auto lsm = [&](ValueRef x) {
+    return g.call("aten._log_softmax.default", {test::A(x), test::I(-1), test::B(false)}, DType::Float32,
+                  {rows, cols});
+  };
+  ValueRef la = lsm(a), lb = lsm(b);
+  ValueRef d = g.call("aten.sub.Tensor", {test::A(lb), test::A(la)}, DType::Float32, {rows, cols});
+  ValueRef t = g.call("aten.mul.Tensor", {test::A(g.call("aten.exp.default", {test::A(lb)}, DType::Float32,
+                                                         {rows, cols})),
+                                          test::A(d)},
+                      DType::Float32, {rows, cols});
+  ValueRef total = g.call("aten.sum.default", {test::A(t)}, DType::Float32, {});
+  g.output(g.call("aten.div.Tensor", {test::A(total), test::F(static_cast<double>(rows))}, DType::Float32, {}));
+  return g.graph();
+}
+
 /// max_pool2d_with_indices(x, 3, 2, 1) of NCHW f32, values and int64 positions: window taps gathered lane by lane.
 Graph max_pool_f32(int64_t n, int64_t c, int64_t hw) {
   test::GraphBuilder g;
@@ -300,6 +321,7 @@ const std::vector<QualityCase>& quality_cases() {
       {"group_norm_f32_25088", group_norm_f32(32, 256, 56, 32), true, true},
       {"log_softmax_f32_32000", log_softmax_f32(524, 32000), true, true},
       {"cross_entropy_f32_50257", cross_entropy_f32(333, 50257), false, false},
+      {"kl_div_batchmean_f32", kl_div_f32(4096, 4096), true, false},
       // Variance statistics over non-innermost dims take both sums in one Welford pass: split columns (pieces,
       // then their merge), unsplit columns (vector groups of outputs), batch-norm statistics of channels-last NHWC.
       {"var_mean_columns_split_f32", var_mean_f32({4096, 4096}, {0}), true, false},
