@@ -684,11 +684,11 @@ int vector_width(const LoopProgram& p, const Kernel& k, const VarRanges& ranges,
   // gathered values over rows of 1024 int64 indices took 8 lanes from its bf16 output, 64 bytes of indices per lane
   // and a quarter of the threads per row, 0.0415 ms on the H200 against 0.0266 with 4 lanes (32 bytes); all(),
   // any() and amax over 4093 x 4099 f32 rows and cross-entropy's rows kept their times (within 2 %).
-  const int widest = widest_bytes_along(all, var);
+  const int widest_along = widest_bytes_along(all, var);
   const Range span = bounds(extent, ranges);
   int best = 1, best_score = 0;
   for (int v = std::min(8, 16 / narrowest_bytes(loads.empty() ? all : loads)); v >= 2; v /= 2) {
-    if (rule == VectorRule::Operands && v * widest > kRowChunkBytes) continue;
+    if (rule == VectorRule::Operands && v * widest_along > kRowChunkBytes) continue;
     // A symbolic extent qualifies when V divides it for every value (s0*16 for V up to 16), and may be below V only
     // where its range allows.
     if (span.hi && *span.hi < v) continue;

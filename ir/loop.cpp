@@ -426,8 +426,6 @@ std::string LoopProgram::str() const {
   return os.str();
 }
 
-namespace {
-/// Coordinates of a row-major index `flat` over `sizes`: c_i = (flat floordiv stride_i) mod size_i.
 std::vector<Index> unflatten(const Index& flat, const std::vector<Index>& sizes) {
   // An empty domain has no index to take apart (and its strides would divide by zero): any coordinates do.
   if (std::any_of(sizes.begin(), sizes.end(), [](const Index& s) { return s.is_const(0); }))
@@ -445,6 +443,8 @@ std::vector<Index> unflatten(const Index& flat, const std::vector<Index>& sizes)
   }
   return coords;
 }
+
+namespace {
 
 void bind_coords(std::map<std::string, Index>& m, const std::vector<Index>& coords, std::string (*name)(size_t)) {
   for (size_t i = 0; i < coords.size(); ++i) m[name(i)] = coords[i];

@@ -303,6 +303,10 @@ VarRanges kernel_var_ranges(const LoopProgram& p, const Kernel& k);
 /// A pointwise computation in a row kernel that produces one value per row (mean and rstd outputs of a LayerNorm).
 bool is_row_epilogue(const Computation& c, const Kernel& k);
 
+/// Coordinates of a row-major index `flat` over `sizes`: c_i = (flat floordiv stride_i) mod size_i (0 for dims of
+/// size 1, and for every dim of an empty domain).
+std::vector<Index> unflatten(const Index& flat, const std::vector<Index>& sizes);
+
 /// The smallest n such that no buffer of `p` is named "buf<m>" with m >= n: new intermediates take "buf<n>" on.
 int first_free_buffer_number(const LoopProgram& p);
 

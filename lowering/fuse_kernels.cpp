@@ -90,7 +90,9 @@ class KernelFusion {
       if (kernel.kind != KernelKind::RowReduction || kernel.row_length.is_const(1)) continue;
       for (size_t n = 1; n < p_.kernels[k].computations.size(); ++n) {
         const Expr mean = corrected_mean(p_.kernels[k], n);
-        if (mean.defined()) share_mean(static_cast<int>(k), n, mean);
+        // A squared-deviation sum that is itself the first sum of the next pair keeps that pair adjacent.
+        const bool chained = n + 1 < p_.kernels[k].computations.size() && corrected_mean(p_.kernels[k], n + 1).defined();
+        if (mean.defined() && !chained) share_mean(static_cast<int>(k), n, mean);
       }
     }
   }
@@ -111,9 +113,18 @@ class KernelFusion {
     return simplify(substitute(mean->args[0]->index, kernel_var_map(sq, k)), ranges) == own ? mean : Expr();
   }
 
+  /// Whether computation `c` sums squared deviations (of elements, or of pieces' partial sums) about the mean of the
+  /// sum computed just before it: a variance's pair (ir/moments.h).
+  bool second_of_variance_pair(int c) const {
+    if (c == 0) return false;
+    const Computation& sum = p_.computations[c - 1];
+    const Computation& sq = p_.computations[c];
+    if (!sum.is_reduction() || !sq.is_reduction() || sum.is_scan() || sq.is_scan()) return false;
+    return welford_step_over(sum.body, sum.buffer, sq.body, simplify(sq.reduce_numel(), p_.size_ranges)).has_value();
+  }
+
   /// Adds the pointwise computation of `mean` after the n-th computation of kernel `k` (a row epilogue: one value per
-  /// row) when later pointwise computations of other kernels read the same quotient, and points those reads at its
-  /// buffer.
+  /// row) when later computations of other kernels read the same quotient, and points those reads at its buffer.
   void share_mean(int k, size_t n, const Expr& mean) {
     const int sq = p_.kernels[k].computations[n];
     const int sum_buffer = mean->args[0]->buffer;
@@ -124,9 +135,9 @@ class KernelFusion {
     };
     std::vector<int> readers;
     for (int c = sq + 1; c < static_cast<int>(p_.computations.size()); ++c) {
-      // Pointwise readers only: a split variance's merge reads each piece's sum / N as that piece's mean, which is
-      // how ir/moments.h recognises the merge (Chan's), and keeps it.
-      if (kernel_of_[c] == k || p_.computations[c].is_reduction()) continue;
+      // A split variance's merge reads each piece's sum / N as that piece's mean, which is how ir/moments.h
+      // recognises the merge (Chan's): the second sum of a variance pair keeps its reads.
+      if (kernel_of_[c] == k || second_of_variance_pair(c)) continue;
       bool reads = false;
       visit_computation(p_.computations[c], [&](const Expr& e) { reads = reads || is_mean(e); });
       if (reads) readers.push_back(c);

@@ -1,6 +1,7 @@
 #include "lowering/split_reductions.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -89,8 +90,8 @@ class ReductionSplitter {
 
   /// The split of row-style reduction `c` (its `base` plan's outputs and extent) into one piece per row of a row
   /// reduction that `c` reads per row: L = that reduction's row length tiles c's reduced domain, its rows are c's
-  /// outputs times S = R / L, and after the split a load of its results indexes by the piece alone; that reduction
-  /// is not split itself. nullopt when no loaded buffer is such, or S would exceed max_row_aligned_splits or fall
+  /// outputs times S = R / L, and after the split a load of its results reads stage 1's own row of them; that
+  /// reduction is not split itself. nullopt when no loaded buffer is such, or S would exceed max_row_aligned_splits or fall
   /// below min_splits.
   std::optional<SplitPlan> row_aligned_plan(const Computation& c, const SplitPlan& base) const {
     std::optional<SplitPlan> found;
@@ -99,8 +100,7 @@ class ReductionSplitter {
       const int producer = p_.producer(e->buffer);
       if (producer < 0) return;
       const Computation& d = p_.computations[producer];
-      // A row reduction split itself leaves its rows (too few to fill the GPU one block each).
-      if (!d.is_reduction() || d.is_scan() || !is_row_major_inner_reduction(p_, d) || plan_for(d)) return;
+      if (!d.is_reduction() || d.is_scan()) return;
       const std::optional<int64_t> rows = constant(d.numel()), length = constant(d.reduce_numel());
       if (!rows || !length || *length < 2 || base.reduced % *length != 0) return;
       const int64_t splits = base.reduced / *length;
@@ -110,13 +110,29 @@ class ReductionSplitter {
       SplitPlan plan = base;
       plan.splits = splits;
       plan.chunk = *length;
+      // Stage 1's row (x..., s), flattened, must read d's result at that very row, as fuse_kernels requires of
+      // a computation joining d's kernel.
       const StageOne one = stage_one(c, plan);
-      const Index at = simplify(substitute(e->index, one.repl), one.ranges);
-      for (const std::string& v : free_vars(at))
-        if (v == reduce_var(0)) return;
+      Index row = Index(0);
+      for (size_t i = 0; i < one.sizes.size(); ++i) row = row * one.sizes[i] + Index::var(out_var(i));
+      const std::vector<Index> coords = unflatten(row, d.sizes);
+      std::map<std::string, Index> at_row;
+      for (size_t i = 0; i < coords.size(); ++i) at_row[out_var(i)] = coords[i];
+      const Index own = simplify(substitute(Computation::store_index(p_.buffers[d.buffer]), at_row), one.ranges);
+      if (simplify(substitute(e->index, one.repl), one.ranges) != own) return;
+      // A row reduction split itself leaves its rows (too few to fill the GPU one block each).
+      if (!is_row_major_inner_reduction(p_, d) || split_itself(producer)) return;
       found = plan;
     });
     return found;
+  }
+
+  /// Whether computation `index` gets a split plan of its own (plan_for), remembered: row_aligned_plan asks it of
+  /// the producers of every load it looks at.
+  bool split_itself(int index) const {
+    auto [it, added] = split_memo_.try_emplace(index, false);
+    if (added) it->second = plan_for(p_.computations[index]).has_value();
+    return it->second;
   }
 
   /// Whether another computation reads `c`'s output over the same rows, or `c` reads one such (a reduction over the
@@ -331,6 +347,7 @@ class ReductionSplitter {
   LoopProgram& p_;
   const SplitOptions& o_;
   int next_buffer_ = 0;
+  mutable std::map<int, bool> split_memo_;
 };
 
 }  // namespace

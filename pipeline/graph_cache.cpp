@@ -104,7 +104,7 @@ std::string graph_entry_key(const Graph& graph, const CompileOptions& options, c
   const SplitOptions& split = options.split;
   for (int64_t v : {int64_t{split.enabled}, split.min_reduce_numel, split.column_target_outputs,
                     split.min_column_chunk, split.row_target_rows, split.min_row_chunk, split.min_splits,
-                    split.max_splits, split.max_row_aligned_splits})
+                    split.shared_rows_min_rows, split.max_splits, split.max_row_aligned_splits})
     add_field(hash, "split", std::to_string(v));
   add_field(hash, "graph", write_graph_json(graph));
   return hash.hex_digest();

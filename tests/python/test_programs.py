@@ -387,12 +387,20 @@ def test_layer_norm_of_equal_values_is_exactly_zero_where_another_kernel_normali
     def f(y):
         return F.layer_norm(y, (y.shape[-1],)) * (1 + F.layer_norm(y, y.shape))
 
+    # A reduction reading the normalisation: the total sums terms that read sum / N in another kernel.
+    def total(y):
+        return F.layer_norm(y, (y.shape[-1],)).sum(), F.layer_norm(y, (y.shape[-1],)).abs().sum(0)
+
     g = torch.compile(f, backend="hipinductor", dynamic=dynamic)
+    h = torch.compile(total, backend="hipinductor", dynamic=dynamic)
     for rows, n in ((2, 5), (3, 33), (3, 1000), (4, 4099), (5, 77)):
         y = (torch.randn(rows, 1) * 3).expand(rows, n)
         want = f(y)
         assert (want == 0).all()
         torch.testing.assert_close(g(y), want, rtol=0, atol=0, msg=lambda m: f"n={n}: {m}")
+        for got, want in zip(h(y), total(y)):
+            assert (want == 0).all()
+            torch.testing.assert_close(got, want, rtol=0, atol=0, msg=lambda m: f"total, n={n}: {m}")
 
 
 def test_sign_of_nan_and_zeros_is_eagers():
