@@ -414,7 +414,7 @@ void KernelPrinter::emit_row_loop(const RowPlan& plan) {
       keep_row_value(c, convert(softmax ? acc + ".m" : sum, DType::Float32, b.dtype));
       keep_row_value(next, convert(acc + (softmax ? ".s" : ".m2"), DType::Float32, p_.buffers[next.buffer].dtype));
       // Welford's own mean, exact for a row of equal values, for every later read of sum / N (deviations_mean).
-      if (!softmax) take_mean(bodies[n + 1]->args[0]->args[0]->args[1], acc + ".mean");
+      if (!softmax) take_mean(deviations_mean(p_, k_, bodies, n + 1), acc + ".mean");
       ++n;
       continue;
     }

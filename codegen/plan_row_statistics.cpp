@@ -72,24 +72,24 @@ bool online_softmax(const Computation& max, const Expr& max_body, const Computat
   return !reads_buffer(x, max.buffer);
 }
 
-/// Whether `sum` and `sq`, the computation after it, are a variance's sums over the row's elements (ir/moments.h),
-/// in float: LayerNorm's statistics. The row length may be symbolic.
-bool welford(const Computation& sum, const Expr& sum_body, const Computation& sq, const Expr& sq_body,
-             const LoopProgram& p, const Kernel& k) {
-  if (!sum.is_reduction() || !sq.is_reduction()) return false;
-  const std::optional<WelfordStep> step =
+/// The step of `sum` and `sq`, the computation after it, when they are a variance's sums over the row's elements
+/// (ir/moments.h), in float: LayerNorm's statistics. The row length may be symbolic.
+std::optional<WelfordStep> welford(const Computation& sum, const Expr& sum_body, const Computation& sq,
+                                   const Expr& sq_body, const LoopProgram& p, const Kernel& k) {
+  if (!sum.is_reduction() || !sq.is_reduction()) return std::nullopt;
+  std::optional<WelfordStep> step =
       welford_step_over(sum_body, sum.buffer, sq_body, simplify(k.row_length, p.size_ranges));
-  return step && !step->m2.defined() && step->value->dtype == DType::Float32;
+  if (!step || step->m2.defined() || step->value->dtype != DType::Float32) return std::nullopt;
+  return step;
 }
 
 }  // namespace
 
 Expr deviations_mean(const LoopProgram& p, const Kernel& k, const std::vector<Expr>& bodies, size_t n) {
   if (n == 0 || n >= k.computations.size()) return Expr();
-  if (!welford(p.computations[k.computations[n - 1]], bodies[n - 1], p.computations[k.computations[n]], bodies[n], p,
-               k))
-    return Expr();
-  return bodies[n]->args[0]->args[0]->args[1];
+  const std::optional<WelfordStep> step =
+      welford(p.computations[k.computations[n - 1]], bodies[n - 1], p.computations[k.computations[n]], bodies[n], p, k);
+  return step ? step->mean : Expr();
 }
 
 std::vector<RowPlan::OnePass> one_pass_statistics(const LoopProgram& p, const Kernel& k,

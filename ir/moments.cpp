@@ -57,6 +57,7 @@ std::optional<WelfordStep> match(const Expr& sum, int sum_buffer, const Expr& sq
   // mean = load(sum) / N, N the elements both sums cover.
   const Expr& mean = d->args[1];
   if (!is_binary(mean, BinaryOp::Div)) return std::nullopt;
+  step.mean = mean;
   const Expr& total = mean->args[0];
   const Expr& n = mean->args[1];
   if (total->op != ExprOp::Load || total->buffer != sum_buffer || !total->args.empty()) return std::nullopt;

@@ -20,6 +20,7 @@ struct WelfordStep {
   Expr value;        ///< x, or a piece's sum a
   Expr m2;           ///< a piece's b; undefined for elements
   double count = 1;  ///< c; 1 for elements
+  Expr mean;         ///< load(sum) / N, the mean the squared deviations are taken about
 };
 
 /// The step of reduction bodies `sum` and `sq` (with `sum_buffer` the buffer `sum` fills, which `sq` reads) when they

@@ -106,7 +106,7 @@ class KernelFusion {
     const std::optional<WelfordStep> step =
         welford_step_over(sum.body, sum.buffer, sq.body, simplify(k.row_length, p_.size_ranges));
     if (!step || step->m2.defined() || step->value->dtype != DType::Float32) return Expr();
-    const Expr& mean = sq.body->args[0]->args[0]->args[1];
+    const Expr& mean = step->mean;
     const VarRanges ranges = kernel_var_ranges(p_, k);
     const Index own = simplify(substitute(Computation::store_index(p_.buffers[sum.buffer]), kernel_var_map(sum, k)),
                                ranges);

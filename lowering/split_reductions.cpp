@@ -31,6 +31,9 @@ class ReductionSplitter {
 
   void run() {
     next_buffer_ = first_free_buffer_number(p_);
+    // LoopProgram::producer searches the computations; row_aligned_plan asks it per load of every reduction.
+    producer_.assign(p_.buffers.size(), -1);
+    for (int c = static_cast<int>(p_.computations.size()); c-- > 0;) producer_[p_.computations[c].buffer] = c;
     // Plans first: whether a reduction is split depends on the computations around it, which splitting moves.
     std::vector<std::optional<SplitPlan>> plans;
     for (const Computation& c : p_.computations) plans.push_back(plan_for(c));
@@ -76,8 +79,8 @@ class ReductionSplitter {
     plan.column = !is_row_major_inner_reduction(p_, c);
     if (!plan.column) {
       if (std::optional<SplitPlan> aligned = row_aligned_plan(c, plan)) return aligned;
+      if (plan.outputs >= o_.shared_rows_min_rows && shares_rows(c)) return std::nullopt;
     }
-    if (!plan.column && plan.outputs >= o_.shared_rows_min_rows && shares_rows(c)) return std::nullopt;
     int64_t target = plan.column ? o_.column_target_outputs : o_.row_target_rows;
     int64_t min_chunk = std::max<int64_t>(1, plan.column ? o_.min_column_chunk : o_.min_row_chunk);
     int64_t s = std::min({pow2_at_least(ceil_div(target, plan.outputs)), pow2_at_most(o_.max_splits),
@@ -97,7 +100,7 @@ class ReductionSplitter {
     std::optional<SplitPlan> found;
     visit(c.body, [&](const Expr& e) {
       if (found || e->op != ExprOp::Load || !e->args.empty()) return;
-      const int producer = p_.producer(e->buffer);
+      const int producer = producer_[e->buffer];
       if (producer < 0) return;
       const Computation& d = p_.computations[producer];
       if (!d.is_reduction() || d.is_scan()) return;
@@ -323,7 +326,7 @@ class ReductionSplitter {
     sum2.reduce_sizes = {Index(plan.splits)};
     sum2.body = Expr::reduce(ReduceOp::Sum, pa);
     // The whole mean, as sq read it: load(sum) / R.
-    const Expr mean = sq.body->args[0]->args[0]->args[1];
+    const Expr mean = step->mean;
     const Expr da = binary(BinaryOp::Sub, binary(BinaryOp::Div, pa, chunk), mean);
     Computation sq2 = sq;
     sq2.reduce_sizes = {Index(plan.splits)};
@@ -347,6 +350,7 @@ class ReductionSplitter {
   LoopProgram& p_;
   const SplitOptions& o_;
   int next_buffer_ = 0;
+  std::vector<int> producer_;  ///< the first computation filling each buffer before splitting, -1 for inputs
   mutable std::map<int, bool> split_memo_;
 };
 
