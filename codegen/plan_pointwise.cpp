@@ -38,6 +38,14 @@ constexpr int64_t kBytesInFlight = 64, kMaxLoadArrays = 4, kMaxArrays = 10;
 /// copies) the slowest, while short transcendentals (exp, tanh, sin) at the same widths kept pace; with 8, at
 /// 0.95-1.00x (lgamma bf16 over 4096 x 4096: 0.109 ms -> 0.089, digamma 0.248 -> 0.206).
 constexpr int kMaxLongMathCopies = 8;
+/// Elements read from scattered addresses (pooling windows, upsampling and gather sources: V = 1) are this many per
+/// thread, a block apart: threads doing one such element live too briefly to keep the SMs occupied (avg_pool2d over
+/// bf16 ran at 43 % achieved occupancy). H200, the sweep's cases of this form at E = 1 / 2 / 4 (tools/perf_sweep.py,
+/// one case at a time, E forced): avg_pool2d 32x64x112x112 bf16 0.0351 -> 0.0265 / 0.0265 ms, f32 0.0397 -> 0.0372 /
+/// 0.0380, max_pool2d 3x3 bf16 0.0433 -> 0.0419 / 0.0420, f32 0.0472 -> 0.0451 / 0.0453; nearest upsampling,
+/// gather and index_select within 3 % either way; but max_pool2d with its int64 indices 0.0356 -> 0.0404 / 0.0414,
+/// so kernels storing 8-byte elements keep one.
+constexpr int kElementsPerThread = 2;
 
 bool has_long_math(const Expr& body) {
   bool found = false;
@@ -422,7 +430,23 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
       pw.form = PointwisePlan::Form::Elements;
       pw.form_reason = "no vector groups (V = 1)";
       pw.groups_reason = "one element per iteration";
-      plan.grid = floordiv(k.numel + (plan.block - 1), Index(plan.block));
+      bool wide_stores = false;
+      for (int c : k.computations) {
+        const Buffer& b = p.buffers[p.computations[c].buffer];
+        wide_stores = wide_stores || (!is_local(k, p.computations[c].buffer) && dtype_bytes(b.dtype) > 4);
+      }
+      const std::optional<int64_t> elements = numel.as_const();
+      if (wide_stores) {
+        pw.groups_reason = "one element per iteration: 8-byte stores (" + std::to_string(kElementsPerThread) +
+                           " per thread measured slower)";
+      } else if (elements && *elements < int64_t{kElementsPerThread} * kComputeThreads) {
+        pw.groups_reason = "one element per iteration: few elements (threads kept)";
+      } else {
+        pw.groups_per_thread = kElementsPerThread;
+        pw.groups_reason = std::to_string(kElementsPerThread) + " elements per thread, a block apart";
+      }
+      const int64_t span = int64_t{plan.block} * pw.groups_per_thread;
+      plan.grid = floordiv(k.numel + (span - 1), Index(span));
       plan.shape = std::move(pw);
       return;
     }

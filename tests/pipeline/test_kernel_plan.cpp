@@ -192,6 +192,33 @@ TEST(KernelPlan, WindowGathersTakeTheLanesTouchingFewestCacheLines) {
   EXPECT_EQ(std::get<PointwisePlan>(only_plan(b.graph()).shape).width, 4);
 }
 
+TEST(KernelPlan, ScatteredElementsTakeTwoPerThreadUnlessTheyStoreWideValues) {
+  // avg_pool2d over bf16 [32, 64, 112, 112]: taps gathered one element per thread, two elements per thread a block
+  // apart (measured faster: threads of one element live too briefly), so half the blocks.
+  test::GraphBuilder g;
+  ValueRef x = g.input("x", DType::BFloat16, {32, 64, 112, 112});
+  g.output(g.call("aten.avg_pool2d.default", {A(x), L({2, 2})}, DType::BFloat16, {32, 64, 56, 56}));
+  KernelPlan avg = only_plan(g.graph());
+  const auto& pw = std::get<PointwisePlan>(avg.shape);
+  ASSERT_EQ(pw.form, PointwisePlan::Form::Elements) << to_string(avg);
+  EXPECT_EQ(pw.groups_per_thread, 2) << pw.groups_reason;
+  EXPECT_EQ(avg.grid, Index(32 * 64 * 56 * 56 / 256));
+  // Storing max pooling's int64 positions: one per thread (two measured slower).
+  test::GraphBuilder m;
+  ValueRef y = m.input("y", DType::BFloat16, {32, 64, 112, 112});
+  ValueRef pooled = m.call_multi("aten.max_pool2d_with_indices.default", {A(y), L({2, 2})},
+                                 {{DType::BFloat16, {32, 64, 56, 56}}, {DType::Int64, {32, 64, 56, 56}}});
+  m.output(pooled);
+  m.output(ValueRef{pooled.node, 1});
+  KernelPlan with_indices = only_plan(m.graph());
+  const auto& wi = std::get<PointwisePlan>(with_indices.shape);
+  ASSERT_EQ(wi.form, PointwisePlan::Form::Elements) << to_string(with_indices);
+  EXPECT_EQ(wi.groups_per_thread, 1) << to_string(with_indices);
+  // Few elements keep their threads.
+  KernelPlan small = only_plan(max_pool_graph(DType::Float32, 2, 8, 64, 64, 3, 2, 1));
+  EXPECT_EQ(std::get<PointwisePlan>(small.shape).groups_per_thread, 1) << to_string(small);
+}
+
 TEST(KernelPlan, SoftmaxOver1024F32IsPersistentWithThreadsPerRowByWaveWidth) {
   // 256 groups of 4 per row. Warps of 32: past 4 warps' worth, so about 16 values per thread (64 threads), a row
   // per block. Wavefronts of 64: 256 groups fit 4 waves' worth, so one wave per row, 4 rows per 256-thread block.

@@ -384,6 +384,20 @@ TEST_P(ViewsNormsPoolingOps, Pooling2dFloat) {
   check(g, GetParam(), 1e-5, 1e-6);
 }
 
+// Windows over enough outputs that each thread takes two of them, a block apart, with a count that leaves the last
+// iteration ragged (4 x 9 x 61 x 60 outputs: 176 past a multiple of two blocks), in f32 and bf16; max pooling's
+// values alone (its positions not stored) take two too.
+TEST_P(ViewsNormsPoolingOps, PoolingWithTwoWindowsPerThread) {
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {4, 9, 122, 121});
+  ValueRef h = g.input("h", DType::BFloat16, {4, 9, 122, 121});
+  g.output(g.call("aten.avg_pool2d.default", {t(x), ints({2, 2})}));
+  g.output(g.call("aten.avg_pool2d.default", {t(h), ints({2, 2})}));
+  g.output(Builder::nth(g.call("aten.max_pool2d_with_indices.default", {t(x), ints({3, 3}), ints({2, 2}), ints({1, 1})}), 0));
+  g.output(Builder::nth(g.call("aten.max_pool2d_with_indices.default", {t(h), ints({2, 2})}), 0));
+  check(g, GetParam(), 1e-2, 1e-2);
+}
+
 // Ops whose references the registry test found missing: adaptive max pooling (forward, and backward from its
 // recorded positions), unfold (overlapping and strided windows).
 TEST_P(ViewsNormsPoolingOps, AdaptiveMaxPoolAndUnfold) {
