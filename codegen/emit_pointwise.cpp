@@ -61,30 +61,31 @@ void KernelPrinter::emit_pointwise(const PointwisePlan& plan) {
   const std::string I = index_type_, blk = std::to_string(plan_.block);
   const int v = plan.width;
   if (plan.form == PointwisePlan::Form::Elements) {
-    const int e_count = plan.groups_per_thread;
-    if (e_count == 1) {
-      open("for (" + I + " i = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; i < " + index(k_.numel) +
-           "; i += (" + I + ")gridDim.x * " + blk + ")");
-      emit_pointwise_elements();
-      close();
-      return;
-    }
     // E elements a block apart per thread and iteration (coalesced as one element per thread is), unrolled so that
     // the E elements' loads are in flight together; a guard only where the count is not a multiple of the span.
-    const int64_t span = int64_t{plan_.block} * e_count;
-    const std::optional<int64_t> n = simplify(k_.numel, p_.size_ranges).as_const();
+    const int e_count = plan.groups_per_thread;
     const std::string numel = index(k_.numel);
-    line("// " + std::to_string(e_count) + " elements per thread, " + blk + " apart");
-    open("for (" + I + " i0 = (" + I + ")blockIdx.x * " + std::to_string(span) + " + threadIdx.x; i0 < " + numel +
-         "; i0 += (" + I + ")gridDim.x * " + std::to_string(span) + ")");
-    line("#pragma unroll");
-    open("for (int e = 0; e < " + std::to_string(e_count) + "; ++e)");
-    line("const " + I + " i = i0 + e * " + blk + ";");
-    if (!n || *n % span != 0) open("if (i < " + numel + ")");
+    int scopes = 1;
+    if (e_count == 1) {
+      open("for (" + I + " i = (" + I + ")blockIdx.x * " + blk + " + threadIdx.x; i < " + numel + "; i += (" + I +
+           ")gridDim.x * " + blk + ")");
+    } else {
+      const int64_t span = int64_t{plan_.block} * e_count;
+      const std::optional<int64_t> n = simplify(k_.numel, p_.size_ranges).as_const();
+      line("// " + std::to_string(e_count) + " elements per thread, " + blk + " apart");
+      open("for (" + I + " i0 = (" + I + ")blockIdx.x * " + std::to_string(span) + " + threadIdx.x; i0 < " + numel +
+           "; i0 += (" + I + ")gridDim.x * " + std::to_string(span) + ")");
+      line("#pragma unroll");
+      open("for (int e = 0; e < " + std::to_string(e_count) + "; ++e)");
+      line("const " + I + " i = i0 + e * " + blk + ";");
+      scopes = 2;
+      if (!n || *n % span != 0) {
+        open("if (i < " + numel + ")");
+        scopes = 3;
+      }
+    }
     emit_pointwise_elements();
-    if (!n || *n % span != 0) close();
-    close();
-    close();
+    for (int s = 0; s < scopes; ++s) close();
     return;
   }
   // Vector groups: elements i = g*V + j, j < V. A thread takes E groups a block apart per iteration (all loads

@@ -430,11 +430,10 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
       pw.form = PointwisePlan::Form::Elements;
       pw.form_reason = "no vector groups (V = 1)";
       pw.groups_reason = "one element per iteration";
-      bool wide_stores = false;
-      for (int c : k.computations) {
-        const Buffer& b = p.buffers[p.computations[c].buffer];
-        wide_stores = wide_stores || (!is_local(k, p.computations[c].buffer) && dtype_bytes(b.dtype) > 4);
-      }
+      const bool wide_stores = std::any_of(k.computations.begin(), k.computations.end(), [&](int c) {
+        const int b = p.computations[c].buffer;
+        return !is_local(k, b) && dtype_bytes(p.buffers[b].dtype) > 4;
+      });
       const std::optional<int64_t> elements = numel.as_const();
       if (wide_stores) {
         pw.groups_reason = "one element per iteration: 8-byte stores (" + std::to_string(kElementsPerThread) +

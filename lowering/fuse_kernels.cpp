@@ -88,12 +88,15 @@ class KernelFusion {
     for (size_t k = 0; k < p_.kernels.size(); ++k) {
       const Kernel& kernel = p_.kernels[k];
       if (kernel.kind != KernelKind::RowReduction || kernel.row_length.is_const(1)) continue;
-      for (size_t n = 1; n < p_.kernels[k].computations.size(); ++n) {
-        const Expr mean = corrected_mean(p_.kernels[k], n);
-        // A squared-deviation sum that is itself the first sum of the next pair keeps that pair adjacent.
-        const bool chained = n + 1 < p_.kernels[k].computations.size() && corrected_mean(p_.kernels[k], n + 1).defined();
-        if (mean.defined() && !chained) share_mean(static_cast<int>(k), n, mean);
-      }
+      const size_t count = kernel.computations.size();
+      std::vector<Expr> means(count + 1);
+      for (size_t n = 1; n < count; ++n) means[n] = corrected_mean(kernel, n);
+      // A squared-deviation sum that is itself the first sum of the next pair keeps that pair adjacent. Each mean
+      // shared adds a computation after its pair, moving the later ones by one.
+      size_t added = 0;
+      for (size_t n = 1; n < count; ++n)
+        if (means[n].defined() && !means[n + 1].defined())
+          added += share_mean(static_cast<int>(k), n + added, means[n]);
     }
   }
 
@@ -124,8 +127,9 @@ class KernelFusion {
   }
 
   /// Adds the pointwise computation of `mean` after the n-th computation of kernel `k` (a row epilogue: one value per
-  /// row) when later computations of other kernels read the same quotient, and points those reads at its buffer.
-  void share_mean(int k, size_t n, const Expr& mean) {
+  /// row) when later computations of other kernels read the same quotient, and points those reads at its buffer;
+  /// whether it did.
+  bool share_mean(int k, size_t n, const Expr& mean) {
     const int sq = p_.kernels[k].computations[n];
     const int sum_buffer = mean->args[0]->buffer;
     auto is_mean = [&](const Expr& e) {
@@ -142,7 +146,7 @@ class KernelFusion {
       visit_computation(p_.computations[c], [&](const Expr& e) { reads = reads || is_mean(e); });
       if (reads) readers.push_back(c);
     }
-    if (readers.empty()) return;
+    if (readers.empty()) return false;
 
     Buffer b = p_.buffers[sum_buffer];
     b.name = "buf" + std::to_string(first_free_buffer_number(p_));
@@ -180,6 +184,7 @@ class KernelFusion {
     kernel_ops_[k] += ops_[at];
     producer_.assign(p_.buffers.size(), -1);
     for (int c = 0; c < static_cast<int>(p_.computations.size()); ++c) producer_[p_.computations[c].buffer] = c;
+    return true;
   }
 
   /// The kernels holding a producer of a buffer computation `c` loads.

@@ -103,7 +103,7 @@ class ReductionSplitter {
       const int producer = producer_[e->buffer];
       if (producer < 0) return;
       const Computation& d = p_.computations[producer];
-      if (!d.is_reduction() || d.is_scan()) return;
+      if (!d.is_reduction() || d.is_scan() || !is_row_major_inner_reduction(p_, d)) return;
       const std::optional<int64_t> rows = constant(d.numel()), length = constant(d.reduce_numel());
       if (!rows || !length || *length < 2 || base.reduced % *length != 0) return;
       const int64_t splits = base.reduced / *length;
@@ -124,7 +124,7 @@ class ReductionSplitter {
       const Index own = simplify(substitute(Computation::store_index(p_.buffers[d.buffer]), at_row), one.ranges);
       if (simplify(substitute(e->index, one.repl), one.ranges) != own) return;
       // A row reduction split itself leaves its rows (too few to fill the GPU one block each).
-      if (!is_row_major_inner_reduction(p_, d) || split_itself(producer)) return;
+      if (split_itself(producer)) return;
       found = plan;
     });
     return found;
