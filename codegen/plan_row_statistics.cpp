@@ -77,10 +77,7 @@ bool online_softmax(const Computation& max, const Expr& max_body, const Computat
 std::optional<WelfordStep> welford(const Computation& sum, const Expr& sum_body, const Computation& sq,
                                    const Expr& sq_body, const LoopProgram& p, const Kernel& k) {
   if (!sum.is_reduction() || !sq.is_reduction()) return std::nullopt;
-  std::optional<WelfordStep> step =
-      welford_step_over(sum_body, sum.buffer, sq_body, simplify(k.row_length, p.size_ranges));
-  if (!step || step->m2.defined() || step->value->dtype != DType::Float32) return std::nullopt;
-  return step;
+  return float_element_step(sum_body, sum.buffer, sq_body, simplify(k.row_length, p.size_ranges));
 }
 
 }  // namespace

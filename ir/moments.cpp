@@ -83,4 +83,10 @@ std::optional<WelfordStep> welford_step_over(const Expr& sum, int sum_buffer, co
   });
 }
 
+std::optional<WelfordStep> float_element_step(const Expr& sum, int sum_buffer, const Expr& sq, const Index& steps) {
+  std::optional<WelfordStep> step = welford_step_over(sum, sum_buffer, sq, steps);
+  if (!step || step->m2.defined() || step->value->dtype != DType::Float32) return std::nullopt;
+  return step;
+}
+
 }  // namespace hi

@@ -29,5 +29,9 @@ std::optional<WelfordStep> welford_step(const Expr& sum, int sum_buffer, const E
 /// welford_step over `steps` reduced steps that may be symbolic (simplified as the IR writes them): elements whose mean
 /// divides by the size expression cast to float also match.
 std::optional<WelfordStep> welford_step_over(const Expr& sum, int sum_buffer, const Expr& sq, const Index& steps);
+/// welford_step_over for a pair over elements in float32 (no pieces' m2): the pairs a row kernel accumulates with
+/// Welford or corrects by the deviations' own sum (codegen), and whose corrected mean fuse_kernels shares with other
+/// kernels, so both decide by this one test.
+std::optional<WelfordStep> float_element_step(const Expr& sum, int sum_buffer, const Expr& sq, const Index& steps);
 
 }  // namespace hi

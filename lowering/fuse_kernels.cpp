@@ -107,8 +107,8 @@ class KernelFusion {
     const Computation& sq = p_.computations[k.computations[n]];
     if (!sum.is_reduction() || !sq.is_reduction() || sum.sizes != sq.sizes) return Expr();
     const std::optional<WelfordStep> step =
-        welford_step_over(sum.body, sum.buffer, sq.body, simplify(k.row_length, p_.size_ranges));
-    if (!step || step->m2.defined() || step->value->dtype != DType::Float32) return Expr();
+        float_element_step(sum.body, sum.buffer, sq.body, simplify(k.row_length, p_.size_ranges));
+    if (!step) return Expr();
     const Expr& mean = step->mean;
     const VarRanges ranges = kernel_var_ranges(p_, k);
     const Index own = simplify(substitute(Computation::store_index(p_.buffers[sum.buffer]), kernel_var_map(sum, k)),
