@@ -28,8 +28,9 @@ void KernelPrinter::emit_scan(const ScanPlan& plan) {
     emit_scan_chunks(plan, c);
     return;
   }
-  // ThreadsPerLine: step over the line's vector groups g (s = g*V + j), T consecutive groups per step.
-  const int v = plan.width, t = plan.threads, lpb = plan.lines_per_block;
+  // ThreadsPerLine: step over the line's vector groups g (s = g*V + j), T threads per step each taking G consecutive
+  // groups (G*V consecutive elements).
+  const int v = plan.width, t = plan.threads, lpb = plan.lines_per_block, gpt = plan.groups_per_thread;
   const Index groups = simplify(floordiv(k_.row_length, Index(v)), p_.size_ranges);
   ranges_["g"] = groups.as_const() ? Range::loop(std::max<int64_t>(*groups.as_const(), 1)) : Range{0, std::nullopt};
   ranges_["j"] = Range::loop(v);
@@ -39,13 +40,14 @@ void KernelPrinter::emit_scan(const ScanPlan& plan) {
   const Expr& body = bodies[0];
   const std::string functor = reduce_functor(body->reduce_op());
   const Accumulation a = accumulation(body);
-  const std::string vs = std::to_string(v), ts = std::to_string(t), ls = std::to_string(lpb), gs = index(groups);
+  const std::string vs = std::to_string(v), ts = std::to_string(t), ls = std::to_string(lpb), gs = index(groups),
+                    es = std::to_string(v * gpt), gz = std::to_string(gpt);
   const std::string identity = functor + "::identity<" + a.type + ">()";
   auto combine = [&](const std::string& x, const std::string& y) { return functor + "::combine(" + x + ", " + y + ")"; };
   const bool ragged_lines = lpb > 1 && !(simplify(k_.numel, p_.size_ranges).as_const() &&
                                          *simplify(k_.numel, p_.size_ranges).as_const() % lpb == 0);
-  const bool ragged_groups = !(groups.as_const() && *groups.as_const() % t == 0);
-  line("// " + ls + " line(s) x " + ts + " threads per block, " + vs + " consecutive elements per thread and step");
+  const bool ragged_groups = !(groups.as_const() && *groups.as_const() % (int64_t{t} * gpt) == 0);
+  line("// " + ls + " line(s) x " + ts + " threads per block, " + es + " consecutive elements per thread and step");
   line("const int t = threadIdx.x % " + ts + ";");
   // The block's lines move together (every lane of a warp reaches its shuffles); a spare lane past the last line
   // scans the last line again and stores nothing.
@@ -59,34 +61,45 @@ void KernelPrinter::emit_scan(const ScanPlan& plan) {
     line("const " + I + " line = l0;");
   }
   line(a.type + " carry = " + identity + ";");
-  open("for (" + I + " g0 = 0; g0 < " + gs + "; g0 += " + ts + ")");
-  line("const " + I + " g = g0 + t;");
-  line(a.type + " acc[" + vs + "];");
+  open("for (" + I + " g0 = 0; g0 < " + gs + "; g0 += " + std::to_string(int64_t{t} * gpt) + ")");
+  line(a.type + " acc[" + es + "];");
+  // The thread's groups one after another: each group's first element continues from the last of the one before.
+  auto each_group = [&]() {
+    line("#pragma unroll");
+    open("for (int q = 0; q < " + gz + "; ++q)");
+    line("const " + I + " g = g0 + t * " + gz + " + q;");
+  };
+  each_group();
   open(ragged_groups ? "if (g < " + gs + ")" : "");
   if (v > 1) load_group(body, v);
   line("#pragma unroll");
   open("for (int j = 0; j < " + vs + "; ++j)");
   line("const " + a.type + " x = " + accumulated_element(body) + ";");
-  line("acc[j] = j == 0 ? x : " + combine("acc[j > 0 ? j - 1 : 0]", "x") + ";");
+  line("const int e = q * " + vs + " + j;");
+  line("acc[e] = e == 0 ? x : " + combine("acc[e > 0 ? e - 1 : 0]", "x") + ";");
   close();
   close();
   if (ragged_groups) {
     open("else");
     line("#pragma unroll");
-    line("for (int j = 0; j < " + vs + "; ++j) acc[j] = " + identity + ";");
+    line("for (int j = 0; j < " + vs + "; ++j) acc[q * " + vs + " + j] = " + identity + ";");
     close();
   }
-  line(a.type + " tot = acc[" + std::to_string(v - 1) + "], pre = " + identity + ";");
+  close();
+  line(a.type + " tot = acc[" + std::to_string(v * gpt - 1) + "], pre = " + identity + ";");
   emit_scan_across_threads(plan, functor, a.type);
   line("pre = " + combine("carry", "pre") + ";");
   line("carry = " + combine("carry", "tot") + ";");
   line("#pragma unroll");
-  line("for (int j = 0; j < " + vs + "; ++j) acc[j] = " + combine("pre", "acc[j]") + ";");
+  line("for (int e = 0; e < " + es + "; ++e) acc[e] = " + combine("pre", "acc[e]") + ";");
   std::string guard;
   if (ragged_groups) guard = "g < " + gs;
   if (ragged_lines) guard += std::string(guard.empty() ? "" : " && ") + "own < " + lines;
+  each_group();
   open(guard.empty() ? "" : "if (" + guard + ")");
-  store_group(0, "acc", a, stores[0], v);
+  line(a.type + "* const group = acc + q * " + vs + ";");
+  store_group(0, "group", a, stores[0], v);
+  close();
   close();
   close();
   close();

@@ -154,7 +154,7 @@ struct ScanPlan {
     /// each thread reads its chunk once for its total, the totals of the chunks before it (shared memory) are its
     /// carry, and it reads the chunk again, scanning from the carry, and stores.
     LineChunks,
-    /// Contiguous lines: T threads per line take V consecutive elements each per step (one vector load), scan them
+    /// Contiguous lines: T threads per line take G x V consecutive elements each per step (G vector loads), scan them
     /// in registers, then across the T threads (warp butterflies, shared memory between warps); a carry runs from
     /// step to step. Several lines share a block when T is below it.
     ThreadsPerLine,
@@ -163,8 +163,9 @@ struct ScanPlan {
   std::string form_reason;
   int width = 1;  ///< ThreadsPerLine: V
   std::string width_reason;
-  int threads = 1;          ///< ThreadsPerLine: T (a power of two)
-  int lines_per_block = 1;  ///< ThreadsPerLine: block / T; LineChunks: TX
+  int threads = 1;            ///< ThreadsPerLine: T (a power of two)
+  int groups_per_thread = 1;  ///< ThreadsPerLine: G consecutive vector groups per thread and step
+  int lines_per_block = 1;    ///< ThreadsPerLine: block / T; LineChunks: TX
   int chunks = 1;           ///< LineChunks: TY
   std::string threads_reason;
 };

@@ -177,6 +177,21 @@ template <class T> HI_FN bool hi_isinf(T x) { return x == T(hi_inf_d()) || x == 
 /// do (eager's scalar path; its vector path keeps `b`, so eager itself differs by position).
 template <class T> HI_FN T hi_maximum(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
 template <class T> HI_FN T hi_minimum(T a, T b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
+#if defined(HI_TARGET_NVIDIA) && __CUDA_ARCH__ >= 800
+/// One instruction on sm_80+ (max.NaN / min.NaN) instead of two compares and two selects: max-pooling windows and
+/// max reductions chain one per element. A NaN comes out as the canonical NaN, and a tie of +0 and -0 may take
+/// either zero (they compare equal).
+HI_FN float hi_maximum(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+HI_FN float hi_minimum(float a, float b) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+#endif
 /// Python-style floor division and remainder (sign of the divisor).
 template <class T> HI_FN T hi_floordiv(T a, T b) {
   T q = a / b;

@@ -1328,3 +1328,30 @@ def test_module_compiled_as_several_units_runs_on_the_gpu():
     assert code[:8] == b"HIUNITS1", code[:8]
     assert int.from_bytes(code[8:12], "little") >= 2
     assert sorted(k["name"] for k in compiled_graph.kernel_facts) == sorted(compiled_graph.kernel_names)
+
+
+@_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_nan_propagating_extremes_on_gpu_match_eager(dtype):
+    # On sm_80+ maximum/minimum are one max.NaN / min.NaN instruction: NaN must still win in pointwise maximum and
+    # clamp, max pooling windows, amax/amin over rows and columns and a running cummax, as in eager.
+    torch.manual_seed(0)
+    x = torch.randn(4, 8, 30, 30, device="cuda", dtype=dtype)
+    x[0, 0, 3, 4] = float("nan")
+    x[1, 2, 0, 0] = float("nan")
+    x[2, 3] = float("-inf")
+    x[3, 1, 5] = 0.0
+    x[3, 1, 6] = -0.0
+    y = torch.randn_like(x)
+    y[0, 1, 7, 7] = float("nan")
+
+    def f(a, b):
+        return (torch.maximum(a, b), torch.minimum(a, b), a.clamp(-0.5, 0.5),
+                torch.nn.functional.max_pool2d(a, 3, 2, 1), a.amax(-1), a.amin(0), a.amax((2, 3)),
+                a.flatten(2).cummax(-1).values)
+
+    expected = f(x, y)
+    actual = torch.compile(f, backend="hipinductor")(x, y)
+    for e, a in zip(expected, actual):
+        assert torch.equal(torch.isnan(a), torch.isnan(e))
+        torch.testing.assert_close(a, e, equal_nan=True, rtol=0, atol=0)
