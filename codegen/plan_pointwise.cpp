@@ -27,13 +27,17 @@ constexpr int64_t kComputeThreads = 65536;
 /// E, a power of two: up to kBytesInFlight bytes per operand in flight per thread, at most kMaxLoadArrays groups'
 /// load arrays and kMaxArrays groups' load and store arrays per thread: registers bound occupancy (LLaMA's
 /// rotate-half, six operands: 2 groups each took 66 registers; 1 group, far fewer; one input and four outputs with 4
-/// groups, 144 VGPRs on gfx942 against 76 with 2). So a one-operand kernel loads 4 vectors per thread, a two-operand
-/// one 2 each (H200: tanh-gelu over bf16 with 4 took 0.0733 ms against 2's 0.0757; relu(a + b) with 4 each 0.1905
-/// against 2's 0.1897).
-constexpr int64_t kBytesInFlight = 64, kMaxLoadArrays = 4, kMaxArrays = 10;
+/// groups, 144 VGPRs on gfx942 against 76 with 2). So a one- or two-operand kernel loads 2 vectors per operand per
+/// thread. H200, the sweep's unary ops over 4096 x 4096 (tools/perf_sweep.py, one case at a time, E forced): over
+/// f32 (abs, asin, atanh, exp, relu, hardtanh, neg, sin, tanh, sigmoid) 2 groups took 4.5 % less time in all than 4
+/// (sin 0.0381 -> 0.0363 ms, relu 0.0376 -> 0.0358; 4 groups left the last of 3.9 waves of blocks part-empty: 77 %
+/// achieved occupancy in ncu against Inductor's 86 % with 8 elements per thread), over bf16 1.6 % less (each case
+/// within noise), and 1 group no better than 2. relu(a + b) over 64M f32 with 2 each 0.1897 against 4's 0.1905; only
+/// tanh-gelu over 64M bf16 favoured 4 (0.0733 against 0.0757, hand-written forms of the emitted kernels).
+constexpr int64_t kBytesInFlight = 32, kMaxLoadArrays = 4, kMaxArrays = 10;
 /// Bodies calling a long math function (lgamma, digamma, zeta: branches and loops, hundreds of instructions inlined
 /// per call) are bound by instructions at any size: at most this many elements per thread, as Inductor's blocks of
-/// 1024 elements over 128 threads. With E set by bytes in flight instead (32 lgammaf per thread for bf16, 16 for
+/// 1024 elements over 128 threads. With E set by 64 bytes in flight instead (32 lgammaf per thread for bf16, 16 for
 /// f32), the sweep's lgamma and digamma ran at 0.78-0.89x Inductor's speed on the H200 in two runs, bf16 (more
 /// copies) the slowest, while short transcendentals (exp, tanh, sin) at the same widths kept pace; with 8, at
 /// 0.95-1.00x (lgamma bf16 over 4096 x 4096: 0.109 ms -> 0.089, digamma 0.248 -> 0.206).
@@ -489,7 +493,7 @@ void plan_pointwise(const LoopProgram& p, const Kernel& k, const Target& target,
                                known_groups ? ceil_div(*known_groups, plan.block) : kBytesInFlight,
                                kMaxLoadArrays / std::max<int64_t>(1, arrays),
                                kMaxArrays / std::max<int64_t>(1, arrays + store_arrays)};
-    const char* why[4] = {"64 bytes of the narrowest operand in flight per thread", "one iteration covers every group",
+    const char* why[4] = {"32 bytes of the narrowest operand in flight per thread", "one iteration covers every group",
                           "at most 4 groups' load arrays per thread (registers bound occupancy)",
                           "at most 10 groups' load and store arrays per thread (registers bound occupancy)"};
     const int binding = static_cast<int>(std::min_element(limits, limits + 4) - limits);

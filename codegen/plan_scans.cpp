@@ -15,11 +15,14 @@ constexpr int kScanBlock = 256;
 constexpr int64_t kMinScanThreads = 65536;
 constexpr int kMaxChunks = 32;
 constexpr int64_t kMinChunk = 16;
-/// Elements a thread of a contiguous line scans per step (G vector groups of V): each step also scans the T
-/// threads' totals across the line (2 log2(min(T, warp)) combines per thread in butterflies, and one or two per warp
-/// of the line through shared memory), whatever a thread took, so few elements per thread spend most of the work
-/// there. logcumsumexp over f32 rows of 4096 with 4 per thread took 9 combines per element, and ran at 0.89x
-/// Inductor's speed on the H200; with 16, about 3.5.
+/// Elements a thread of a contiguous line scans per step (G vector groups of V) when the combine is a transcendental
+/// one (logcumsumexp's log(exp(a) + exp(b))): each step also scans the T threads' totals across the line (2
+/// log2(min(T, warp)) combines per thread in butterflies, and one or two per warp of the line through shared memory)
+/// whatever a thread took, so with one vector group per thread most of the combines went there: logcumsumexp over
+/// f32 rows of 4096 took 9 combines per element and 0.271 ms on the H200 (0.89x Inductor), with 16 elements per
+/// thread 0.105 ms (bf16 0.168 -> 0.109). Arithmetic combines are bound by memory and keep one group per thread:
+/// with 16, cumsum over f32 rows of 4096 went 0.040 -> 0.055 ms, bf16 0.021 -> 0.026, and cummax (a value and an
+/// index per element) 0.117 -> 0.252 (tools/perf_sweep.py, one case at a time, G forced).
 constexpr int64_t kScanElementsPerThread = 16;
 
 /// How many of the kernel's accesses step by one element along `var` (the other kernel variable fixed).
@@ -78,16 +81,16 @@ void plan_scan(const LoopProgram& p, const Kernel& k, const Target& /*target*/, 
   scan.form_reason = "lines contiguous in memory: threads of a line take consecutive vector groups per step";
   scan.width = length ? vector_width(p, k, ranges, "s", *length, true) : 1;
   scan.width_reason = length ? vector_width_reason(scan.width, "s") : "line length unknown at compile time";
-  // G: kScanElementsPerThread / V consecutive groups per thread, fewer when the line has fewer. T: enough threads to
-  // cover a line's groups in one step, up to the block; a line shorter than a warp's share leaves the rest of the
-  // warp to other lines (no lane idles through a short line).
-  // A line of unknown length keeps one element per thread and step: it may be short, and a step of 16 per thread
-  // would span 4096 elements.
+  // G: kScanElementsPerThread / V consecutive groups per thread for a costly combine (fewer when the line has fewer),
+  // else 1; a line of unknown length keeps 1 (it may be short, and a step of 16 per thread would span 4096 elements).
+  // T: enough threads to cover a line's groups in one step, up to the block; a line shorter than a warp's share
+  // leaves the rest of the warp to other lines (no lane idles through a short line).
   const int64_t groups = length ? *length / scan.width : kScanBlock;
+  const bool costly_combine = p.computations[k.computations.at(0)].body->reduce_op() == ReduceOp::LogAddExp;
   scan.groups_per_thread =
-      length ? static_cast<int>(std::clamp<int64_t>(std::min(kScanElementsPerThread / scan.width, groups), 1,
-                                                     kScanElementsPerThread))
-             : 1;
+      length && costly_combine ? static_cast<int>(std::clamp<int64_t>(
+                                     std::min(kScanElementsPerThread / scan.width, groups), 1, kScanElementsPerThread))
+                               : 1;
   scan.threads = static_cast<int>(
       pow2_at_least(std::clamp<int64_t>(ceil_div(groups, scan.groups_per_thread), 1, kScanBlock)));
   scan.lines_per_block = kScanBlock / scan.threads;

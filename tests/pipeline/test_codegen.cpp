@@ -285,8 +285,8 @@ TEST(Codegen, ColumnVectorSlicesKeepEnoughBlocks) {
 }
 
 TEST(Codegen, PointwiseGroupsPerThreadCountLoadAndStoreArrays) {
-  // One bf16 operand: 4 vector groups per thread (64 bytes); the same operand feeding four outputs: 2 (ten arrays
-  // of groups at most); two f32 operands: 2 each.
+  // One bf16 operand: 2 vector groups per thread (32 bytes); the same operand feeding six outputs: 1 (ten arrays of
+  // groups at most); two f32 operands: 2 each; four: 1 (four load arrays at most).
   auto groups_per_thread = [](const Graph& graph) {
     CompileOptions o = targeting("sm_90");
     const std::string text = kernels_text(generate(graph, o).module);
@@ -296,17 +296,24 @@ TEST(Codegen, PointwiseGroupsPerThreadCountLoadAndStoreArrays) {
   test::GraphBuilder one;
   ValueRef a = one.input("a", DType::BFloat16, {4096, 1024});
   one.output(one.call_inferred("r", "aten.relu.default", {A(a)}));
-  EXPECT_EQ(groups_per_thread(one.graph()), "4");
-  test::GraphBuilder four;
-  ValueRef b = four.input("b", DType::BFloat16, {4096, 1024});
-  for (const char* op : {"relu", "sigmoid", "tanh", "exp"})
-    four.output(four.call_inferred(op, std::string("aten.") + op + ".default", {A(b)}));
-  EXPECT_EQ(groups_per_thread(four.graph()), "2");
+  EXPECT_EQ(groups_per_thread(one.graph()), "2");
+  test::GraphBuilder six;
+  ValueRef b = six.input("b", DType::BFloat16, {4096, 1024});
+  for (const char* op : {"relu", "sigmoid", "tanh", "exp", "neg", "abs"})
+    six.output(six.call_inferred(op, std::string("aten.") + op + ".default", {A(b)}));
+  EXPECT_EQ(groups_per_thread(six.graph()), "1");
   test::GraphBuilder two;
   ValueRef x = two.input("x", DType::Float32, {1 << 20});
   ValueRef y = two.input("y", DType::Float32, {1 << 20});
   two.output(two.call_inferred("s", "aten.add.Tensor", {A(x), A(y)}));
   EXPECT_EQ(groups_per_thread(two.graph()), "2");
+  test::GraphBuilder four;
+  std::vector<ValueRef> in;
+  for (const char* name : {"p", "q", "r", "s"}) in.push_back(four.input(name, DType::Float32, {1 << 20}));
+  ValueRef pq = four.call_inferred("pq", "aten.add.Tensor", {A(in[0]), A(in[1])});
+  ValueRef rs = four.call_inferred("rs", "aten.mul.Tensor", {A(in[2]), A(in[3])});
+  four.output(four.call_inferred("o", "aten.sub.Tensor", {A(pq), A(rs)}));
+  EXPECT_EQ(groups_per_thread(four.graph()), "1");
 }
 
 TEST(Codegen, TranscendentalsOverFewElementsSpreadOverMoreThreads) {
@@ -324,12 +331,12 @@ TEST(Codegen, TranscendentalsOverFewElementsSpreadOverMoreThreads) {
   ValueRef r = relu.input("r", DType::BFloat16, {1024, 128});
   relu.output(relu.call_inferred("y", "aten.relu.default", {A(r)}));
   const std::string memory = kernel_text(relu.graph());
-  EXPECT_NE(memory.find("8 elements per vector group, 4 groups per thread"), std::string::npos) << memory;
+  EXPECT_NE(memory.find("8 elements per vector group, 2 groups per thread"), std::string::npos) << memory;
   test::GraphBuilder big;
   ValueRef b = big.input("b", DType::BFloat16, {8192, 1024});
   big.output(big.call_inferred("c", "aten.cos.default", {A(b)}));
   const std::string large = kernel_text(big.graph());
-  EXPECT_NE(large.find("8 elements per vector group, 4 groups per thread"), std::string::npos) << large;
+  EXPECT_NE(large.find("8 elements per vector group, 2 groups per thread"), std::string::npos) << large;
 }
 
 TEST(Codegen, DivisionByOneIsNoDivision) {

@@ -56,7 +56,7 @@ Graph column_sum_graph(int64_t rows, int64_t cols) {
   return g.graph();
 }
 
-TEST(KernelPlan, AddReluF32TakesFourLanesAndTwoGroupsBoundByLoadArrays) {
+TEST(KernelPlan, AddReluF32TakesFourLanesAndTwoGroups) {
   KernelPlan plan = only_plan(add_relu_graph(DType::Float32, {4096, 4096}));
   EXPECT_EQ(plan.kind, KernelKind::Pointwise);
   EXPECT_EQ(plan.block, 128);
@@ -64,23 +64,24 @@ TEST(KernelPlan, AddReluF32TakesFourLanesAndTwoGroupsBoundByLoadArrays) {
   const auto& pw = std::get<PointwisePlan>(plan.shape);
   EXPECT_EQ(pw.form, PointwisePlan::Form::VectorGroups);
   EXPECT_EQ(pw.width, 4) << pw.width_reason;  // 16 bytes of f32
-  // Two operands' load arrays: at most 4 groups' load arrays per thread leaves 2 each.
+  // 32 bytes in flight per operand and thread are 2 groups of 4 f32 (at most 4 groups' load arrays per thread
+  // would leave 2 each too).
   EXPECT_EQ(pw.groups_per_thread, 2) << pw.groups_reason;
-  EXPECT_NE(pw.groups_reason.find("load arrays"), std::string::npos) << pw.groups_reason;
+  EXPECT_NE(pw.groups_reason.find("32 bytes"), std::string::npos) << pw.groups_reason;
   EXPECT_EQ(pw.groups, 4096 * 4096 / 4);
   EXPECT_EQ(plan.grid, Index(4096 * 4096 / 4 / (128 * 2)));
   EXPECT_TRUE(plan.hints.empty());
   EXPECT_FALSE(plan.needs_sync);
 }
 
-TEST(KernelPlan, GeluBf16TakesEightLanesAndFourGroups) {
+TEST(KernelPlan, GeluBf16TakesEightLanesAndTwoGroups) {
   KernelPlan plan = only_plan(unary_graph("aten.gelu.default", DType::BFloat16, {2048, 1024},
                                           {{"approximate", S("tanh")}}));
   const auto& pw = std::get<PointwisePlan>(plan.shape);
   EXPECT_EQ(pw.width, 8) << pw.width_reason;  // 16 bytes of bf16
-  // One operand: 64 bytes in flight per thread are 4 groups of 8 bf16.
-  EXPECT_EQ(pw.groups_per_thread, 4) << pw.groups_reason;
-  EXPECT_NE(pw.groups_reason.find("64 bytes"), std::string::npos) << pw.groups_reason;
+  // One operand: 32 bytes in flight per thread are 2 groups of 8 bf16.
+  EXPECT_EQ(pw.groups_per_thread, 2) << pw.groups_reason;
+  EXPECT_NE(pw.groups_reason.find("32 bytes"), std::string::npos) << pw.groups_reason;
 }
 
 TEST(KernelPlan, MixedWidthStreamsTakeOneWholeAccessPerGroupForTheWidest) {
@@ -367,7 +368,7 @@ TEST(KernelPlan, ColumnVectorWidthIsBoundByTheLoads) {
 
 TEST(KernelPlan, LongMathFunctionsTakeAtMostEightElementsPerThread) {
   // lgamma and digamma are hundreds of instructions per call: 8 elements per thread (bf16: one group of 8; f32: two
-  // of 4), where bytes in flight alone would print 32 and 16 calls. exp keeps its groups.
+  // of 4), where bytes in flight alone would print 16 and 8 calls. exp keeps its groups.
   for (const char* op : {"aten.lgamma.default", "aten.digamma.default"})
     for (DType dt : {DType::BFloat16, DType::Float32}) {
       const auto pw = std::get<PointwisePlan>(only_plan(unary_graph(op, dt, {4096, 4096})).shape);
@@ -376,7 +377,7 @@ TEST(KernelPlan, LongMathFunctionsTakeAtMostEightElementsPerThread) {
     }
   const auto exp =
       std::get<PointwisePlan>(only_plan(unary_graph("aten.exp.default", DType::BFloat16, {4096, 4096})).shape);
-  EXPECT_EQ(exp.width * exp.groups_per_thread, 32) << exp.groups_reason;
+  EXPECT_EQ(exp.width * exp.groups_per_thread, 16) << exp.groups_reason;
 }
 
 TEST(KernelPlan, RowsOfF32WithAPerRowBoolOutputTakeEightLanes) {

@@ -146,27 +146,31 @@ TEST(ScanPlans, FormFollowsTheLinesLayoutAndCount) {
   EXPECT_EQ(text.find(" <= "), std::string::npos) << text;
 }
 
-/// A thread of a contiguous line scans 16 elements per step (G vector groups of V), so that the scan across the
-/// line's threads, which each step pays whatever a thread took, is spread over them; fewer where the line has fewer.
-TEST(ScanPlans, ThreadsOfALineTakeSixteenElementsPerStep) {
+/// A thread of a contiguous line scans 16 elements per step (G vector groups of V) when the combine is
+/// logcumsumexp's, so that the scan across the line's threads, which each step pays whatever a thread took, is spread
+/// over them (fewer where the line has fewer); arithmetic combines, bound by memory, keep one group per thread.
+TEST(ScanPlans, CostlyCombinesTakeSixteenElementsPerThreadAndStep) {
   Graphs g;
   ValueRef x = g.input(DType::Float32, {64, 4096});
   ValueRef h = g.input(DType::BFloat16, {64, 32000});
   ValueRef s = g.input(DType::Float32, {64, 8});
   g.output(g.call("aten.logcumsumexp.default", {t(x), i(1)}));
   g.output(g.call("aten.cumsum.default", {t(h), i(1)}, {{"dtype", Arg::of(DType::BFloat16)}}));
-  g.output(g.call("aten.cumsum.default", {t(s), i(1)}));
+  g.output(g.call("aten.logcumsumexp.default", {t(s), i(1)}));
+  g.outputs(g.call("aten.cummax.default", {t(x), i(1)}), 2);
   CompiledGraph c = generate_for(g.graph(), "cpu");
-  ASSERT_EQ(c.module.plans.size(), 3u);
+  ASSERT_GE(c.module.plans.size(), 4u);
   const ScanPlan& rows = std::get<ScanPlan>(c.module.plans[0].shape);
   ASSERT_EQ(rows.form, ScanPlan::Form::ThreadsPerLine) << to_string(c.module.plans[0]);
   EXPECT_EQ(rows.width * rows.groups_per_thread, 16) << to_string(c.module.plans[0]);
   EXPECT_EQ(rows.threads, 256) << to_string(c.module.plans[0]);  // 4096 elements: one step
-  const ScanPlan& wide = std::get<ScanPlan>(c.module.plans[1].shape);
-  EXPECT_EQ(wide.width, 8) << to_string(c.module.plans[1]);
-  EXPECT_EQ(wide.groups_per_thread, 2) << to_string(c.module.plans[1]);
+  const ScanPlan& sums = std::get<ScanPlan>(c.module.plans[1].shape);
+  EXPECT_EQ(sums.width, 8) << to_string(c.module.plans[1]);
+  EXPECT_EQ(sums.groups_per_thread, 1) << to_string(c.module.plans[1]);
   const ScanPlan& few = std::get<ScanPlan>(c.module.plans[2].shape);
   EXPECT_EQ(few.width * few.groups_per_thread * few.threads, 8) << to_string(c.module.plans[2]);
+  for (size_t n = 3; n < c.module.plans.size(); ++n)  // cummax: values, then indices
+    EXPECT_EQ(std::get<ScanPlan>(c.module.plans[n].shape).groups_per_thread, 1) << to_string(c.module.plans[n]);
   std::string text = kernels_text(c.module);
   EXPECT_NE(text.find("16 consecutive elements per thread and step"), std::string::npos) << text;
 }
@@ -179,7 +183,7 @@ TEST(ScanPlans, ShortLinesShareABlock) {
   CompiledGraph c = generate_for(g.graph(), "cpu-w64");
   const ScanPlan& plan = std::get<ScanPlan>(c.module.plans.at(0).shape);
   EXPECT_EQ(plan.form, ScanPlan::Form::ThreadsPerLine);
-  EXPECT_GE(plan.width * plan.groups_per_thread * plan.threads, 48) << to_string(c.module.plans[0]);
+  EXPECT_GE(plan.width * plan.threads, 48) << to_string(c.module.plans[0]);
   EXPECT_EQ(plan.threads * plan.lines_per_block, c.module.plans[0].block);
   EXPECT_GT(plan.lines_per_block, 1);
 }
