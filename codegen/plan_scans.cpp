@@ -88,9 +88,9 @@ void plan_scan(const LoopProgram& p, const Kernel& k, const Target& /*target*/, 
   const int64_t groups = length ? *length / scan.width : kScanBlock;
   const bool costly_combine = p.computations[k.computations.at(0)].body->reduce_op() == ReduceOp::LogAddExp;
   scan.groups_per_thread =
-      length && costly_combine ? static_cast<int>(std::clamp<int64_t>(
-                                     std::min(kScanElementsPerThread / scan.width, groups), 1, kScanElementsPerThread))
-                               : 1;
+      length && costly_combine
+          ? static_cast<int>(std::max<int64_t>(1, std::min(kScanElementsPerThread / scan.width, groups)))
+          : 1;
   scan.threads = static_cast<int>(
       pow2_at_least(std::clamp<int64_t>(ceil_div(groups, scan.groups_per_thread), 1, kScanBlock)));
   scan.lines_per_block = kScanBlock / scan.threads;

@@ -173,8 +173,8 @@ template <class T> HI_FN T hi_relu(T x) { return x < T(0) ? T(0) : x; }
 template <class T> HI_FN T hi_sign(T x) { return T((T(0) < x) - (x < T(0))); }
 template <class T> HI_FN bool hi_isnan(T x) { return x != x; }
 template <class T> HI_FN bool hi_isinf(T x) { return x == T(hi_inf_d()) || x == T(-hi_inf_d()); }
-/// maximum/minimum propagate NaN, as torch.maximum and amax do; on a tie (+0 and -0) they keep `a`, as relu and clamp
-/// do (eager's scalar path; its vector path keeps `b`, so eager itself differs by position).
+/// maximum/minimum propagate NaN, as torch.maximum and amax do; on a tie (+0 and -0) the generic forms keep `a`, as
+/// relu and clamp do (eager's scalar path; its vector path keeps `b`, so eager itself differs by position).
 template <class T> HI_FN T hi_maximum(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
 template <class T> HI_FN T hi_minimum(T a, T b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
 #if defined(HI_TARGET_NVIDIA) && __CUDA_ARCH__ >= 800
