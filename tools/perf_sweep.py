@@ -10,14 +10,15 @@ device copy of the same bytes timed the same way (the bandwidth fraction). The J
 bench/results/perf-sweep-<gpu>.json (run_bench.write_results); a table of the worst ratios and the geometric means
 is printed.
 
-Workers compile cases in parallel (both compilers, each case capped at --compile-cap seconds, a worker that passes it
-is replaced and the case recorded as an error); timing holds one lock, so only one case is timed at a time. A run
-stops handing out cases when --budget seconds have passed and lists the cases it skipped. With --retime N, the N worst
-cases below 0.9x (Inductor's or eager's speed) and N others at random are then timed again one at a time, with no
-other worker running; each variant keeps its best time of both runs, and the summary says how much the ratios of
-both sets moved.
+Two phases. First, workers compile and check the cases in parallel (both compilers, each case capped at
+--compile-cap seconds, a worker that passes it is replaced and the case recorded as an error); nothing is timed then,
+and the compile times recorded are these cold ones. Then one worker times the cases one at a time, compiling each
+again from the caches the first phase filled, with no other process using the GPU or the CPUs: a case timed while
+others compile shares the GPU with their first calls and autotuning, and its host-bound steps with their CPU load,
+which moved single ratios by factors either way. A run stops handing out cases when --budget seconds (both phases)
+have passed and lists the cases it did not time.
 
-    python3 tools/perf_sweep.py [--filter softmax,layer_norm] [--limit N] [--budget 450] [--jobs 14] [--retime 30]
+    python3 tools/perf_sweep.py [--filter softmax,layer_norm] [--limit N] [--budget 450] [--jobs 14]
                                 [--out bench/results/perf-sweep-h200.json] [--no-opinfo]
     python3 tools/perf_sweep.py --device cpu --quick --variants eager,hipinductor --limit 4    # a check on the CPU
 """
@@ -180,8 +181,9 @@ def _float64_reference(fn, args):
 
 
 def run_case(case, opts, lock, done=None) -> dict:
-    """Compiles and runs `case` with each variant, then times them under `lock` (telling the parent through `done`
-    while it holds it, so that the parent can release it if this process dies holding it)."""
+    """Compiles and runs `case` with each variant; with opts.phase "check", compares hipinductor's result with
+    eager's; with "time", times the variants under `lock` (telling the parent through `done` while it holds it, so
+    that the parent can release it if this process dies holding it)."""
     import perf_cases
     import torch
     import torch._dynamo
@@ -217,6 +219,13 @@ def run_case(case, opts, lock, done=None) -> dict:
                 row["hipinductor_fallback_ops"] = sorted({f for r in reports for f in r["fallback_ops"]})
                 row["hipinductor_eager_reason"] = [r["eager_reason"][:200] for r in reports if r["eager_reason"]]
             fns[v] = compiled
+        if opts.phase == "check":
+            if "hipinductor" in fns:
+                row["ok"], row["max_abs_err_vs_eager"], by_reference = _compare(
+                    hip_result, out, _float64_reference(case.fn, args))
+                if by_reference:
+                    row["ok_by_float64_reference"] = True
+            return row
         steps = {v: _step(f, args, grads) for v, f in fns.items()}
         if "bytes" in row and opts.device != "cpu":
             steps["same_size_copy"] = _same_size_copy(row["bytes"], opts.device)
@@ -230,12 +239,6 @@ def run_case(case, opts, lock, done=None) -> dict:
             for i in range(opts.rounds):
                 for v in names[i % len(names):] + names[:i % len(names)]:
                     times[v].append(bench(steps[v], opts.device, opts.rep_ms))
-            if "hipinductor" in fns:
-                # Under the lock too: the float64 reference is GPU work another worker's timing would share.
-                row["ok"], row["max_abs_err_vs_eager"], by_reference = _compare(
-                    hip_result, out, _float64_reference(case.fn, args))
-                if by_reference:
-                    row["ok_by_float64_reference"] = True
         finally:
             if done is not None:
                 done.put(("unlock", case.name, os.getpid()))
@@ -385,7 +388,7 @@ def _print_row(name, row, n, total, start):
         text = row["error"]
     else:
         parts = [f"{v} {row[v + '_ms']:.4f}" for v in (*VARIANTS, "same_size_copy") if row.get(v + "_ms")]
-        text = " ms, ".join(parts) + " ms"
+        text = " ms, ".join(parts) + " ms" if parts else "compiled" + (", matches eager" if row.get("ok") else "")
         if "speedup_vs_inductor" in row:
             text += f"  x{row['speedup_vs_inductor']:.2f} vs inductor"
         if not row.get("ok", True):
@@ -457,10 +460,6 @@ def main(argv=None) -> int:
     parser.add_argument("--rep-ms", type=int, default=25, help="do_bench's rep per timing (default 25 ms)")
     parser.add_argument("--no-opinfo", dest="opinfo", action="store_false", help="patterns only")
     parser.add_argument("--worst", type=int, default=15, help="rows of the worst-ratio table")
-    parser.add_argument("--retime", type=int, default=0,
-                        help="after the run, time again one case at a time (no other worker running) up to this "
-                             "many of the cases below 0.9x Inductor or eager, and as many other cases drawn at "
-                             "random as a control; each variant keeps its best time of both runs")
     parser.add_argument("--list", action="store_true", help="print the case names and exit")
     parser.add_argument("--out", help="JSON file (default bench/results/perf-sweep-<gpu>.json on a GPU, none on cpu)")
     opts = parser.parse_args(argv)
@@ -513,18 +512,12 @@ def main(argv=None) -> int:
         copy_gbps = run_bench.copy_bandwidth()
         print(f"copy bandwidth: {copy_gbps:.0f} GB/s", flush=True)
     print(f"perf sweep: {len(names)} cases, {opts.jobs} workers, budget {opts.budget:.0f} s", flush=True)
-    rows, skipped = run_all(names, opts, start)
-    ordered = {n: rows[n] for n in names if n in rows}
-    retimed = retime(ordered, opts) if opts.retime else None
+    checked, skipped = run_all(names, argparse.Namespace(**vars(opts), phase="check"), start)
+    ordered = timed_phase({n: checked[n] for n in names if n in checked}, opts, start)
+    skipped += [n for n, r in ordered.items() if "error" not in r and "hipinductor_ms" not in r]
+    ordered = {n: r for n, r in ordered.items() if n not in skipped}
     summary = summarize(ordered, skipped, opts.worst)
-    if retimed:
-        summary["retimed"] = retimed
     print_summary(ordered, summary)
-    if retimed and retimed["suspects"]:
-        print(f"retimed one at a time: {len(retimed['suspects'])} case(s) below 0.9x, ratio x"
-              f"{retimed['suspects_ratio_change'] or float('nan'):.2f} on the geometric mean; "
-              f"{len(retimed['control'])} control case(s), x{retimed['control_ratio_change'] or float('nan'):.2f}",
-              flush=True)
     results = {"gpu": torch.cuda.get_device_name() if opts.device == "cuda" else "cpu",
                "date": datetime.date.today().isoformat(), "commit": run_bench.source_commit(),
                "torch": torch.__version__, "copy_GBps": copy_gbps, "quick": opts.quick, "rounds": opts.rounds,
@@ -539,51 +532,22 @@ def main(argv=None) -> int:
     return 0
 
 
-def retime(rows: dict, opts) -> dict:
-    """Times again, one case at a time with no other worker compiling or running, the worst cases (below 0.9x
-    Inductor's or eager's speed, up to opts.retime, worst first) and as many others drawn at random (a fixed seed),
-    the control: a case's ratio in the parallel run can be a neighbour's GPU work or host load. Each variant of those
-    rows keeps its best time of both runs (the row's `retimed` holds the second run's times). Returns the names and
-    the geometric mean change of the control's and the suspects' ratios against Inductor (eager without it)."""
-    import random
-
-    import perf_cases
-
-    timed = {n: r for n, r in rows.items() if "error" not in r and ("speedup_vs_inductor" in r or
-                                                                   "speedup_vs_eager" in r)}
-
-    def ratio(r):  # against Inductor, or eager in a run without it
-        return r.get("speedup_vs_inductor", r.get("speedup_vs_eager"))
-
-    def worst(r):
-        return min(r.get("speedup_vs_inductor", 9.0), r.get("speedup_vs_eager", 9.0))
-
-    suspects = sorted((n for n, r in timed.items() if worst(r) < 0.9), key=lambda n: worst(timed[n]))[: opts.retime]
-    others = sorted(n for n in timed if n not in suspects)
-    control = random.Random(0).sample(others, min(len(suspects), len(others)))
-    if not suspects:
-        return {"suspects": [], "control": []}
-    print(f"\nretiming {len(suspects)} case(s) below 0.9x and {len(control)} control case(s), one at a time",
-          flush=True)
-    before = {n: ratio(timed[n]) for n in suspects + control}
-    serial = argparse.Namespace(**{**vars(opts), "jobs": 1, "budget": float("inf")})
-    again, _ = run_all(suspects + control, serial, time.time())
-    for n, r in again.items():
+def timed_phase(rows: dict, opts, start) -> dict:
+    """Times the checked cases (`rows`, those without an error) one at a time in one worker, each compiled again
+    from the first phase's caches; returns `rows` with each case's times and ratios added (a case the budget left
+    untimed keeps none). The first phase's cold compile times stay."""
+    names = [n for n, r in rows.items() if "error" not in r]
+    if not names:
+        return rows
+    print(f"\ntiming {len(names)} case(s) one at a time", flush=True)
+    timed, _ = run_all(names, argparse.Namespace(**{**vars(opts), "jobs": 1, "phase": "time"}), start)
+    for n, r in timed.items():
         if "error" in r:
+            rows[n] = {**rows[n], "error": f"timing: {r['error']}"}
             continue
-        row = rows[n]
-        row["retimed"] = {k: v for k, v in r.items() if k.endswith("_ms")}
-        for k, v in row["retimed"].items():
-            if row.get(k):
-                row[k] = min(row[k], v)
-        _ratios(row)
-
-    def change(names):
-        ratios = [ratio(rows[n]) / before[n] for n in names if "retimed" in rows[n]]
-        return perf_cases.geomean(ratios) if ratios else None
-
-    return {"suspects": suspects, "control": control, "suspects_ratio_change": change(suspects),
-            "control_ratio_change": change(control)}
+        rows[n].update({k: v for k, v in r.items() if k.endswith("_ms")})
+        _ratios(rows[n])
+    return rows
 
 
 def _write_atomically(run_bench, path, results):
