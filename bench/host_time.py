@@ -40,12 +40,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_bench  # noqa: E402  (the benchmark's cases)
 
 
-def host_ms(fn, args, calls):
-    """Host ms per call of `fn`: `calls` calls issued behind a sleep kernel that outlasts them, best of 3."""
+def host_ms(fn, args, calls, rounds=3, sleep_cycles=int(2e9)):
+    """Host ms per call of `fn`: `calls` calls issued behind a sleep kernel that outlasts them (the default, about a
+    second of GPU time, outlasts any case's calls), best of `rounds`."""
     best = math.inf
-    for _ in range(3):
+    for _ in range(rounds):
         torch.cuda.synchronize()
-        torch.cuda._sleep(int(2e9))  # about a second of GPU time: longer than issuing the calls
+        torch.cuda._sleep(sleep_cycles)
         t0 = time.perf_counter()
         for _ in range(calls):
             fn(*args)
@@ -57,16 +58,16 @@ def host_ms(fn, args, calls):
 _FLUSH = None
 
 
-def gpu_ms(fn, args, reps=50):
+def gpu_ms(fn, args, reps=50, rounds=3):
     """Mean ms per call between CUDA events after do_bench's 256 MB flush, with a sleep kernel of about 2 ms between
-    the flush and the start event (longer than issuing a call), best of 3 rounds of `reps` calls."""
+    the flush and the start event (longer than issuing a call), best of `rounds` rounds of `reps` calls."""
     global _FLUSH
     if _FLUSH is None:  # do_bench's flush buffer, made once for every variant's rounds
         _FLUSH = torch.empty(int(256e6 // 4), dtype=torch.int, device="cuda")
     start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     end = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     best = math.inf
-    for _ in range(3):
+    for _ in range(rounds):
         torch.cuda.synchronize()
         for i in range(reps):
             _FLUSH.zero_()

@@ -2,13 +2,16 @@
 """Performance sweep (not a test): eager vs torch.compile default (Inductor) vs hipinductor over PyTorch's OpInfo ops
 that hipinductor lowers and the fused patterns users write (tools/perf_cases.py), at realistic sizes, on one GPU.
 
-Per case: ms of each variant (triton.testing.do_bench's median, best of --rounds interleaved rounds), hipinductor's
-speed relative to Inductor's and to eager's, whether its result matches eager's (where the two differ beyond the
-tolerance, a float64 run of the same inputs decides: hipinductor's result is accepted when its error against that
-reference is at most 1.5 times eager's, and the row says `ok_by_float64_reference`), and for memory-bound cases a
-device copy of the same bytes timed the same way (the bandwidth fraction). The JSON goes to
-bench/results/perf-sweep-<gpu>.json (run_bench.write_results); a table of the worst ratios and the geometric means
-is printed.
+Per case, each variant's GPU time per call (`<variant>_ms`: do_bench's 256 MB flush, then a sleep kernel, so that the
+whole call is queued before the GPU reaches it: the kernels' time, not the host's) and host time per call
+(`<variant>_host_ms`: calls issued behind a sleep kernel), best of --rounds interleaved rounds of --calls calls, as
+bench/host_time.py takes them; hipinductor's speed relative to Inductor's and to eager's (GPU time, and host time:
+where a variant's host time exceeds its GPU time, back-to-back calls run at the host's pace); whether its result
+matches eager's (where the two differ beyond the tolerance, a float64 run of the same inputs decides: hipinductor's
+result is accepted when its error against that reference is at most 1.5 times eager's, and the row says
+`ok_by_float64_reference`); and for memory-bound cases a device copy of the same bytes timed the same way (the
+bandwidth fraction). The JSON goes to bench/results/perf-sweep-<gpu>.json (run_bench.write_results); a table of the
+worst ratios and the geometric means is printed.
 
 Two phases. First, workers compile and check the cases in parallel (both compilers, each case capped at
 --compile-cap seconds, a worker that passes it is replaced and the case recorded as an error); nothing is timed then,
@@ -46,32 +49,16 @@ def _setup_paths():
             sys.path.insert(0, p)
 
 
-def _bench_gpu(fn, rep_ms):
-    from triton.testing import do_bench
-
-    # The median: the other workers compile (and run first calls) while one times, and a mean takes in every
-    # iteration one of them delayed.
-    return do_bench(fn, warmup=max(1, rep_ms // 4), rep=rep_ms, return_mode="median")
-
-
-def _bench_events(fn, rep_ms):
-    import torch
+def _bench_gpu(fn, calls):
+    """(GPU ms, host ms) per call of `fn`, as bench/host_time.py takes them: the GPU's time alone (do_bench's 256 MB
+    flush, then a sleep kernel, so that the whole call is queued before the GPU reaches it and no launch waits on the
+    host), and the host's time issuing a call (calls queued behind a sleep kernel), `calls` calls each."""
+    import host_time
 
     for _ in range(3):
         fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize()
-    calls = max(1, min(1000, int(rep_ms / max(start.elapsed_time(end), 1e-3))))
-    start.record()
-    for _ in range(calls):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / calls
+    return (host_time.gpu_ms(fn, (), reps=calls, rounds=1),
+            host_time.host_ms(fn, (), calls, rounds=1, sleep_cycles=int(1e7)))
 
 
 def _bench_cpu(fn, rep_ms):
@@ -85,13 +72,11 @@ def _bench_cpu(fn, rep_ms):
     return sorted(times)[len(times) // 2]
 
 
-def bench(fn, device, rep_ms):
-    if device == "cpu":
-        return _bench_cpu(fn, rep_ms)
-    try:
-        return _bench_gpu(fn, rep_ms)
-    except ImportError:
-        return _bench_events(fn, rep_ms)
+def bench(fn, opts) -> tuple[float, float | None]:
+    """(ms, host ms or None) per call of `fn` on opts.device (on the CPU, one figure: the median call)."""
+    if opts.device == "cpu":
+        return _bench_cpu(fn, opts.rep_ms), None
+    return _bench_gpu(fn, opts.calls)
 
 
 def _step(fn, args, grad_outputs):
@@ -230,6 +215,7 @@ def run_case(case, opts, lock, done=None) -> dict:
         if "bytes" in row and opts.device != "cpu":
             steps["same_size_copy"] = _same_size_copy(row["bytes"], opts.device)
         times = {v: [] for v in steps}
+        host = {v: [] for v in steps}
         names = list(steps)
         if not lock.acquire(timeout=opts.compile_cap * 4):
             raise TimeoutError("waited too long for the timing lock")
@@ -238,13 +224,19 @@ def run_case(case, opts, lock, done=None) -> dict:
                 done.put(("lock", case.name, os.getpid()))
             for i in range(opts.rounds):
                 for v in names[i % len(names):] + names[:i % len(names)]:
-                    times[v].append(bench(steps[v], opts.device, opts.rep_ms))
+                    ms, host_ms = bench(steps[v], opts)
+                    times[v].append(ms)
+                    if host_ms is not None and v != "same_size_copy":
+                        host[v].append(host_ms)
         finally:
             if done is not None:
                 done.put(("unlock", case.name, os.getpid()))
             lock.release()
     for v, ts in times.items():
         row[f"{v}_ms"] = min(ts)
+    for v, ts in host.items():
+        if ts:
+            row[f"{v}_host_ms"] = min(ts)
     _ratios(row)
     return row
 
@@ -258,6 +250,11 @@ def _ratios(row: dict) -> None:
                 row[f"speedup_vs_{v}"] = row[f"{v}_ms"] / h
         if row.get("same_size_copy_ms"):
             row["pct_same_size_copy"] = 100 * row["same_size_copy_ms"] / h
+    h = row.get("hipinductor_host_ms")
+    if h:
+        for v in ("inductor", "eager"):
+            if row.get(f"{v}_host_ms"):
+                row[f"host_speedup_vs_{v}"] = row[f"{v}_host_ms"] / h
 
 
 def _sync(device):
@@ -391,6 +388,9 @@ def _print_row(name, row, n, total, start):
         text = " ms, ".join(parts) + " ms" if parts else "compiled" + (", matches eager" if row.get("ok") else "")
         if "speedup_vs_inductor" in row:
             text += f"  x{row['speedup_vs_inductor']:.2f} vs inductor"
+        host = [f"{v} {row[v + '_host_ms']:.4f}" for v in VARIANTS if row.get(v + "_host_ms")]
+        if host:
+            text += "; host ms " + ", ".join(host)
         if not row.get("ok", True):
             text += "  MISMATCH"
     print(f"[{n}/{total} {time.time() - start:.0f}s] {name}: {text}", flush=True)
@@ -417,7 +417,20 @@ def summarize(rows: dict, skipped: list, worst: int) -> dict:
         "below_eager": sorted(n for n, s in vs_eager.items() if s < 1.0),
         "median_pct_same_size_copy": sorted(copy)[len(copy) // 2] if copy else None,
         "worst_vs_inductor": sorted(vs_ind.items(), key=lambda kv: kv[1])[:worst],
+        # Host time per call (GPU runs only): a case whose host time exceeds its GPU time is host-bound when its
+        # calls follow one another.
+        "host_geomean_vs_inductor": _geomean_of(timed, "host_speedup_vs_inductor"),
+        "host_geomean_vs_eager": _geomean_of(timed, "host_speedup_vs_eager"),
+        "host_bound": sorted(n for n, r in timed.items()
+                             if r.get("hipinductor_host_ms", 0) > r.get("hipinductor_ms", math.inf)),
     }
+
+
+def _geomean_of(rows: dict, key: str):
+    import perf_cases
+
+    values = [r[key] for r in rows.values() if key in r]
+    return perf_cases.geomean(values) if values else None
 
 
 def print_summary(rows: dict, summary: dict) -> None:
@@ -439,6 +452,10 @@ def print_summary(rows: dict, summary: dict) -> None:
           f"{summary['geomean_vs_inductor']:.3f}, vs eager {summary['geomean_vs_eager']:.3f}; "
           f"{len(summary['below_0.9_inductor'])} below 0.9x Inductor, {len(summary['below_eager'])} below eager; "
           f"median % of a same-size copy {summary['median_pct_same_size_copy']}")
+    if summary["host_geomean_vs_inductor"]:
+        print(f"perf sweep: host time per call, geomean vs Inductor {summary['host_geomean_vs_inductor']:.3f}, "
+              f"vs eager {summary['host_geomean_vs_eager']:.3f}; hipinductor's call host-bound (host time above "
+              f"GPU time) in {len(summary['host_bound'])} cases")
     if summary["skipped_for_budget"]:
         print(f"perf sweep: the time budget ran out; not run: {', '.join(summary['skipped_for_budget'][:10])}"
               + (" ..." if len(summary["skipped_for_budget"]) > 10 else ""))
@@ -457,7 +474,8 @@ def main(argv=None) -> int:
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated subset of "
                                                                       f"{','.join(VARIANTS)} (hipinductor required)")
     parser.add_argument("--rounds", type=int, default=2, help="interleaved timing rounds, best of (default 2)")
-    parser.add_argument("--rep-ms", type=int, default=25, help="do_bench's rep per timing (default 25 ms)")
+    parser.add_argument("--calls", type=int, default=5, help="calls per timing on the GPU (default 5)")
+    parser.add_argument("--rep-ms", type=int, default=25, help="ms per timing on the cpu device (default 25)")
     parser.add_argument("--no-opinfo", dest="opinfo", action="store_false", help="patterns only")
     parser.add_argument("--worst", type=int, default=15, help="rows of the worst-ratio table")
     parser.add_argument("--list", action="store_true", help="print the case names and exit")
@@ -468,8 +486,8 @@ def main(argv=None) -> int:
     if bad or "hipinductor" not in opts.variants:
         parser.error(f"--variants: {bad[0] if bad else 'hipinductor'!r} "
                      f"{'is not one of ' + ','.join(VARIANTS) if bad else 'is required'}")
-    if opts.rounds < 1 or opts.jobs < 1 or opts.rep_ms < 1:
-        parser.error("--rounds, --jobs and --rep-ms must be at least 1")
+    if opts.rounds < 1 or opts.jobs < 1 or opts.rep_ms < 1 or opts.calls < 1:
+        parser.error("--rounds, --jobs, --calls and --rep-ms must be at least 1")
     if opts.device not in ("cuda", "cpu"):
         parser.error(f"--device: {opts.device!r} is not cuda or cpu")
 
@@ -521,7 +539,8 @@ def main(argv=None) -> int:
     results = {"gpu": torch.cuda.get_device_name() if opts.device == "cuda" else "cpu",
                "date": datetime.date.today().isoformat(), "commit": run_bench.source_commit(),
                "torch": torch.__version__, "copy_GBps": copy_gbps, "quick": opts.quick, "rounds": opts.rounds,
-               "rep_ms": opts.rep_ms, "seconds": time.time() - start, "summary": summary, "cases": ordered}
+               "calls": opts.calls, "rep_ms": opts.rep_ms, "seconds": time.time() - start, "summary": summary,
+               "cases": ordered}
     out = opts.out
     if out is None and opts.device == "cuda":
         gpu = torch.cuda.get_device_name().lower()

@@ -106,3 +106,35 @@ def test_compare_settles_a_disagreement_with_a_float64_reference():
     assert perf_sweep._compare(worse, eager, reference)[::2] == (False, False)
     assert perf_sweep._compare(ours, eager)[::2] == (False, False)  # no reference: eager's verdict
     assert perf_sweep._compare(eager, eager, reference) == (True, 0.0, False)
+
+
+def test_sweep_times_the_gpu_and_the_host_apart():
+    """The GPU timer: a call that is all host time (a 1 ms wait before a tiny kernel, within the 2 ms sleep kernel
+    queued ahead of each timed call) has a small GPU time and a host time of at least the wait; a call that is all
+    GPU time (a sleep kernel) the reverse."""
+    import time
+
+    import pytest
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("GPU machine only: run through scripts/gpu-check.sh")
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    try:
+        import perf_sweep
+    finally:
+        sys.path.pop(0)
+    perf_sweep._setup_paths()
+    x = torch.zeros(16, device="cuda")
+
+    def host_bound():
+        time.sleep(0.001)
+        x.add_(1)
+
+    def gpu_bound():
+        torch.cuda._sleep(int(2e7))
+
+    gpu, host = perf_sweep._bench_gpu(host_bound, 5)
+    assert host >= 1.0 and gpu < 0.5, (gpu, host)
+    gpu, host = perf_sweep._bench_gpu(gpu_bound, 5)
+    assert gpu > 3 * host and host < 0.5, (gpu, host)
