@@ -379,26 +379,41 @@ bool is_row_major_inner_reduction(const LoopProgram& p, const Computation& c) {
   // A row kernel reads a row with consecutive threads on consecutive columns; that pays when the innermost reduced
   // variable walks memory with stride 1 in the loads that matter. Otherwise (reductions over outer dims), the output
   // elements are the contiguous direction and a thread per output element reads coalesced.
-  // The loads that matter are those the reduction streams, which vary with a reduced variable: a value read once
-  // per output (a row's max and sum that log_softmax's terms subtract, summed over the row for label smoothing)
-  // does not vote, else two such statistics outvoted the row they are subtracted from. Without any streamed load,
-  // every load votes.
-  std::string inner_r = reduce_var(c.reduce_sizes.size() - 1);
-  std::string inner_x = c.sizes.empty() ? "" : out_var(c.sizes.size() - 1);
+  // The loads that matter vary with both the innermost reduced variable and the innermost output variable: only
+  // there do the two kinds of kernel differ, one reading along memory and the other across it. A load varying with
+  // one of them only is read along memory, or one value for all lanes, either way: a row's max and sum that
+  // log_softmax's terms subtract, LayerNorm's per-row mean and rstd in the column sums of its weight's gradient.
+  // Were those to vote, two such vectors outvoted the matrix (the weight gradient's sum over rows then read the
+  // matrix transposed, each lane 8 KiB from the next). Without any such load, the loads varying with a reduced
+  // variable vote, and without those, every load.
+  const std::string inner_r = reduce_var(c.reduce_sizes.size() - 1);
+  // A kept dim of one (keepdim's trailing 1) has no direction to read along: column votes need a real one.
+  const std::string inner_x =
+      c.sizes.empty() || c.sizes.back().is_const(1) ? std::string() : out_var(c.sizes.size() - 1);
+  auto varies_with = [&](const Expr& e, const std::string& var) {
+    const std::vector<std::string> vars = free_vars(e->index);
+    return std::find(vars.begin(), vars.end(), var) != vars.end();
+  };
   auto streamed = [&](const Expr& e) {
-    for (const std::string& v : free_vars(e->index))
-      for (size_t j = 0; j < c.reduce_sizes.size(); ++j)
-        if (v == reduce_var(j)) return true;
+    for (size_t j = 0; j < c.reduce_sizes.size(); ++j)
+      if (varies_with(e, reduce_var(j))) return true;
     return false;
   };
-  bool any_streamed = false;
-  visit(c.body, [&](const Expr& e) { any_streamed = any_streamed || (e->op == ExprOp::Load && streamed(e)); });
+  auto spanning = [&](const Expr& e) {
+    return !inner_x.empty() && varies_with(e, inner_r) && varies_with(e, inner_x);
+  };
+  bool any_streamed = false, any_spanning = false;
+  visit(c.body, [&](const Expr& e) {
+    if (e->op != ExprOp::Load) return;
+    any_streamed = any_streamed || streamed(e);
+    any_spanning = any_spanning || spanning(e);
+  });
   int row_votes = 0, column_votes = 0;
   visit(c.body, [&](const Expr& e) {
-    if (e->op != ExprOp::Load || (any_streamed && !streamed(e))) return;
+    if (e->op != ExprOp::Load || (any_spanning && !spanning(e)) || (any_streamed && !streamed(e))) return;
     auto cr = affine_coefficient(e->index, inner_r);
     if (cr && cr->is_const(1)) ++row_votes;
-    if (!inner_x.empty() && !c.sizes.back().is_const(1)) {
+    if (!inner_x.empty()) {
       auto cx = affine_coefficient(e->index, inner_x);
       if (cx && cx->is_const(1)) ++column_votes;
     }

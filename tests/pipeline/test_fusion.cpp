@@ -123,6 +123,28 @@ TEST(Fusion, SumOfLogSoftmaxOverItsRowsJoinsTheRowKernel) {
   EXPECT_EQ(p.kernels[0].kind, KernelKind::RowReduction);
 }
 
+TEST(Fusion, SumOverRowsWithPerRowStatisticsIsAColumnReductionBesideTheRowSums) {
+  // LayerNorm's backward: the row sums of g * w (and of g * w * xhat) and, over the same [rows, width] domain, the
+  // weight gradient's sum over rows of g * (x - mean) * rstd. The per-row mean and rstd vary with the reduced
+  // variable at stride 1, g and x at the row pitch: the matrix decides, so the weight gradient is a column reduction,
+  // not a second reduction of the row kernel reading g and x transposed.
+  test::GraphBuilder g;
+  ValueRef grad = g.input("g", DType::Float32, {256, 512});
+  ValueRef x = g.input("x", DType::Float32, {256, 512});
+  ValueRef mean = g.input("mean", DType::Float32, {256, 1});
+  ValueRef rstd = g.input("rstd", DType::Float32, {256, 1});
+  ValueRef xhat = g.call("aten.mul.Tensor", {A(g.call("aten.sub.Tensor", {A(x), A(mean)}, DType::Float32, {256, 512})),
+                                             A(rstd)},
+                         DType::Float32, {256, 512});
+  g.output(g.call("aten.sum.dim_IntList", {A(grad), L({1}), B(true)}, DType::Float32, {256, 1}));
+  ValueRef prod = g.call("aten.mul.Tensor", {A(grad), A(xhat)}, DType::Float32, {256, 512});
+  g.output(g.call("aten.sum.dim_IntList", {A(prod), L({0})}, DType::Float32, {512}));
+  LoopProgram p = scheduled(g.graph());
+  ASSERT_EQ(p.kernels.size(), 2u) << p.str();
+  EXPECT_EQ(p.kernels[0].kind, KernelKind::RowReduction) << p.str();
+  EXPECT_EQ(p.kernels[1].kind, KernelKind::ColumnReduction) << p.str();
+}
+
 TEST(Fusion, ConsumerOfReductionAtAnotherIndexIsNotFused) {
   // y = x - sum(x, dim=0): the sum is per column, the row kernel would need other rows' results.
   test::GraphBuilder g;
