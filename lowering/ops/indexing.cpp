@@ -1,7 +1,7 @@
 // Indexing: reads at positions held in index tensors (embedding, index_select, gather, index.Tensor), lowered to
 // indirect loads; adds at such positions (scatter_add, index_put with accumulate, index_add), lowered to scatter
-// kernels of atomic adds; and the inverse question, where values fall in a sorted sequence (bucketize,
-// searchsorted).
+// kernels of atomic adds; scatters of one position per line, lowered to pointwise selections; and the inverse
+// question, where values fall in a sorted sequence (bucketize, searchsorted).
 #include <optional>
 #include <string>
 
@@ -233,6 +233,42 @@ std::vector<TensorValue> lower_scatter_add(GraphLowering& L, const BoundArgs& ar
                         })};
 }
 
+/// scatter(self, dim, index, value) and scatter(self, dim, index, src) with one position per line along dim
+/// (index.size(dim) == 1, self's sizes elsewhere): each line of self has at most one element replaced, so the result
+/// is pointwise, where(x[dim] == index[x with x[dim] = 0], value, self[x]), with no second kernel and no atomics
+/// (cross-entropy's backward scatters -1 so into zeros, at each row's target). Other index shapes stay eager's: a
+/// line's several positions may name one element twice, and which value it keeps then is eager's to choose.
+std::vector<TensorValue> lower_scatter(GraphLowering& L, const BoundArgs& args, bool from_src) {
+  const TensorMeta& m = L.out_meta();
+  TensorValue self = L.tensor("self"), index = L.tensor("index");
+  if (self.rank() == 0 || index.rank() != self.rank())
+    L.fail("scatter of 0-d tensors or with an index of another rank is not lowered");
+  const int64_t dim = L.wrap_dim(args.get_int("dim"), self.rank());
+  for (int64_t d = 0; d < self.rank(); ++d)
+    if (d == dim ? !index.sizes[d].is_const(1) : !(index.sizes[d] == self.sizes[d]))
+      L.fail("scatter is lowered with one index per line along dim (index sizes " + sizes_str(index.sizes) +
+             ", self's " + sizes_str(self.sizes) + ")");
+  std::optional<TensorValue> src;
+  std::optional<Scalar> value;
+  std::vector<const TensorValue*> ts{&self, &index};
+  if (from_src) {
+    src = L.tensor("src");
+    if (src->rank() != self.rank()) L.fail("scatter with a src of another rank is not lowered");
+    ts.push_back(&*src);
+  } else {
+    value = L.scalar("value");
+    if (!value) L.fail("scatter's value is not a number");
+  }
+  return {L.make(m.dtype, m.sizes, ts, [&](const std::vector<Index>& c) {
+    std::vector<Index> line = c;
+    line[dim] = Index(0);
+    Expr target = wrapped_index(L, index, line, self.sizes[dim]);
+    Expr hit = Expr::binary(BinaryOp::Eq, Expr::index_value(c[dim], DType::Int64), target, DType::Bool);
+    Expr v = src ? Expr::cast(L.at(*src, line), m.dtype) : scalar_expr(*value, m.dtype);
+    return Expr::where(hit, v, L.at(self, c));
+  })};
+}
+
 /// index_add(self, dim, index, source, alpha): self[x with x[dim] = index[x[dim]]] += alpha * source[x].
 std::vector<TensorValue> lower_index_add(GraphLowering& L, const BoundArgs& args) {
   TensorValue self = L.tensor("self"), index = L.tensor("index"), source = L.tensor("source");
@@ -385,6 +421,14 @@ void register_indexing_ops(OpTable& t) {
   t.lowered(
       "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
       [](const MetaInference& m) { return scatter_like(m, "index"); }, lower_scatter_add);
+  t.lowered(
+      "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+      [](const MetaInference& m) { return scatter_like(m, "index"); },
+      [](GraphLowering& L, const BoundArgs& a) { return lower_scatter(L, a, false); });
+  t.lowered(
+      "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+      [](const MetaInference& m) { return scatter_like(m, "index"); },
+      [](GraphLowering& L, const BoundArgs& a) { return lower_scatter(L, a, true); });
   t.lowered(
       "aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
       [](const MetaInference& m) { return scatter_like(m, "index"); }, lower_index_add);

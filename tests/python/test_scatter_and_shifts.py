@@ -1,6 +1,7 @@
-"""Adds at run-time positions (scatter_add, index_add, index_put with accumulate: scatter kernels of atomic adds) and
-integer shifts, through torch.compile on the cpu device, against eager: every dtype class, duplicate and negative
-indices, and deterministic mode, under which the adds stay eager's."""
+"""Adds at run-time positions (scatter_add, index_add, index_put with accumulate: scatter kernels of atomic adds),
+scatters of one position per line (pointwise kernels) and integer shifts, through torch.compile on the cpu device,
+against eager: every dtype class, duplicate and negative indices, and deterministic mode, under which the adds stay
+eager's."""
 
 import pytest
 import torch
@@ -56,6 +57,47 @@ def test_index_add_and_index_put_accumulate(dtype):
     rows, cols = torch.tensor([[1], [-2], [1]]), torch.tensor([0, 2, 2, 0])
     _lowered_alone(lambda a, r, c, v: torch.ops.aten.index_put(a, [r, None, c], v, True), x, rows, cols,
                    src[0, 0, :1], atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_scatter_of_one_position_per_line_is_a_pointwise_kernel(dtype):
+    # index.size(dim) == 1, self's sizes elsewhere: a value or src element replaces one element of each line, along
+    # any dim; nothing left to eager.
+    torch.manual_seed(3)
+    x, src = _values((6, 7, 5), dtype), _values((6, 7, 5), dtype)
+    for dim in (0, 1, 2, -1):
+        shape = list(x.shape)
+        shape[dim] = 1
+        index = torch.randint(0, x.shape[dim], shape)
+        reports = _lowered_alone(lambda a, i: a.scatter(dim, i, 3) + 1, x, index)
+        assert "aten.scatter.value" in reports[0]["ops_lowered"], reports
+        reports = _lowered_alone(lambda a, i, s: a.scatter(dim, i, s) * 2, x, index, src)
+        assert "aten.scatter.src" in reports[0]["ops_lowered"], reports
+
+
+def test_scatter_of_several_positions_per_line_stays_eagers():
+    torch.manual_seed(4)
+    x = torch.randn(4, 9)
+    index = torch.tensor([[0, 3], [8, 8], [1, 2], [5, 0]])  # two positions per row, one row naming one twice
+    hipinductor.clear_reports()
+    got = compile(lambda a, i: a.scatter(1, i, 2.0) - 1)(x, index)
+    torch.testing.assert_close(got, x.scatter(1, index, 2.0) - 1)
+    assert any("aten.scatter.value" in r["fallback_ops"] for r in hipinductor.reports()), hipinductor.reports()
+
+
+def test_cross_entropy_backward_scatters_in_a_kernel():
+    # nll_loss's backward scatters -1 at each row's target into zeros: one position per row, lowered.
+    torch.manual_seed(5)
+    x = torch.randn(16, 100, requires_grad=True)
+    t = torch.randint(0, 100, (16,))
+    hipinductor.clear_reports()
+    compile(lambda a, b: torch.nn.functional.cross_entropy(a, b))(x, t).backward()
+    got = x.grad.clone()
+    x.grad = None
+    torch.nn.functional.cross_entropy(x, t).backward()
+    torch.testing.assert_close(got, x.grad)
+    reports = hipinductor.reports()
+    assert all(r["fallback_ops"] == [] for r in reports), reports
 
 
 def test_index_add_decomposed_from_a_module_and_its_gradient():
