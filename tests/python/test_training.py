@@ -98,3 +98,25 @@ def test_repeated_layers_share_compiles_in_both_directions_and_train_like_eager(
     check_training(layers, torch.randn(16, 48))
     shared = {r["name"].split("_")[0]: r["shared_compiles"] for r in hipinductor.reports()}
     assert shared.get("forward", 0) >= 2 and shared.get("backward", 0) >= 2, hipinductor.reports()
+
+
+def test_forward_saves_what_the_backward_cannot_recompute_cheaply(tmp_path):
+    # RMSNorm over bf16: the min-cut partition keeps x, w and rstd for the backward and recomputes x.float() and
+    # x * rstd there (AOTAutograd's default partition also saved those two full-size tensors).
+    def rmsnorm(x, w):
+        return x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(x.dtype) * w
+
+    x = torch.randn(64, 256, dtype=torch.bfloat16, requires_grad=True)
+    w = torch.randn(256, dtype=torch.bfloat16, requires_grad=True)
+    f = torch.compile(rmsnorm, backend="hipinductor", options={"debug_dir": str(tmp_path)})
+    f(x, w).sum().backward()
+    gx, gw = x.grad.clone(), w.grad.clone()
+    x.grad, w.grad = None, None
+    rmsnorm(x, w).sum().backward()
+    torch.testing.assert_close(gx, x.grad, atol=2e-2, rtol=2e-2)
+    torch.testing.assert_close(gw, w.grad, atol=0.5, rtol=2e-2)
+    graph = (tmp_path / "forward_0" / "aten_graph.txt").read_text()
+    returned = next(line for line in graph.splitlines() if line.strip().startswith("return ("))
+    saved = returned.strip()[len("return ("):-1].split(", ")[1:]
+    full = [name for name in saved if f"{name}: \"f32[64, 256]\"" in graph or f"{name}: \"bf16[64, 256]\"" in graph]
+    assert full == ["primals_1"], (saved, graph)
