@@ -165,10 +165,9 @@ def _float64_reference(fn, args):
     return run
 
 
-def run_case(case, opts, lock, done=None) -> dict:
+def run_case(case, opts) -> dict:
     """Compiles and runs `case` with each variant; with opts.phase "check", compares hipinductor's result with
-    eager's; with "time", times the variants under `lock` (telling the parent through `done` while it holds it, so
-    that the parent can release it if this process dies holding it)."""
+    eager's; with "time", times the variants (the only process then using the GPU)."""
     import perf_cases
     import torch
     import torch._dynamo
@@ -217,21 +216,12 @@ def run_case(case, opts, lock, done=None) -> dict:
         times = {v: [] for v in steps}
         host = {v: [] for v in steps}
         names = list(steps)
-        if not lock.acquire(timeout=opts.compile_cap * 4):
-            raise TimeoutError("waited too long for the timing lock")
-        try:
-            if done is not None:
-                done.put(("lock", case.name, os.getpid()))
-            for i in range(opts.rounds):
-                for v in names[i % len(names):] + names[:i % len(names)]:
-                    ms, host_ms = bench(steps[v], opts)
-                    times[v].append(ms)
-                    if host_ms is not None and v != "same_size_copy":
-                        host[v].append(host_ms)
-        finally:
-            if done is not None:
-                done.put(("unlock", case.name, os.getpid()))
-            lock.release()
+        for i in range(opts.rounds):
+            for v in names[i % len(names):] + names[:i % len(names)]:
+                ms, host_ms = bench(steps[v], opts)
+                times[v].append(ms)
+                if host_ms is not None and v != "same_size_copy":
+                    host[v].append(host_ms)
     for v, ts in times.items():
         row[f"{v}_ms"] = min(ts)
     for v, ts in host.items():
@@ -275,7 +265,7 @@ def _same_size_copy(nbytes, device):
 # --- workers --------------------------------------------------------------------------------------------------------
 
 
-def _worker(opts, tasks, done, lock):
+def _worker(opts, tasks, done):
     import faulthandler
 
     _setup_paths()
@@ -293,11 +283,10 @@ def _worker(opts, tasks, done, lock):
         if name is None:
             return
         done.put(("start", name, os.getpid()))
-        # A case that compiles or runs past the cap (waiting for the timing lock included) ends this worker (its
-        # stacks printed); the parent records it, and releases the lock if it held it.
+        # A case that compiles or runs past the cap ends this worker (its stacks printed); the parent records it.
         faulthandler.dump_traceback_later(opts.compile_cap * 5, exit=True)
         try:
-            row = run_case(by_name[name], opts, lock, done)
+            row = run_case(by_name[name], opts)
         except Exception as e:  # noqa: BLE001 - a failing case is a result, not the end of the run
             msg = str(e).strip().splitlines()
             row = {"group": by_name[name].group, "error": f"{type(e).__name__}: {msg[0][:300] if msg else ''}"}
@@ -314,15 +303,14 @@ def run_all(names, opts, start) -> tuple[dict, list]:
     if time.time() - start > opts.budget:
         return {}, list(names)
     ctx = mp.get_context("spawn")
-    tasks, done, lock = ctx.Queue(), ctx.Queue(), ctx.Lock()
+    tasks, done = ctx.Queue(), ctx.Queue()
     pending = list(names)
     workers: dict[int, mp.Process] = {}
     running: dict[int, str] = {}
     rows: dict[str, dict] = {}
-    holder = [None]  # the pid timing under the lock
 
     def spawn():
-        w = ctx.Process(target=_worker, args=(opts, tasks, done, lock), daemon=True)
+        w = ctx.Process(target=_worker, args=(opts, tasks, done), daemon=True)
         w.start()
         workers[w.pid] = w
 
@@ -348,10 +336,6 @@ def run_all(names, opts, start) -> tuple[dict, list]:
                     continue
                 del workers[pid]
                 deaths += 1
-                if holder[0] == pid:
-                    # It died timing: the lock (which any process may release) would block every other worker.
-                    holder[0] = None
-                    lock.release()
                 if deaths > len(names) + opts.jobs:
                     raise SystemExit("perf sweep: workers keep dying before taking a case (see their output)")
                 if pid in running:
@@ -365,9 +349,6 @@ def run_all(names, opts, start) -> tuple[dict, list]:
         if kind == "start":
             tasks_queued[0] -= 1
             running[value] = name
-            continue
-        if kind in ("lock", "unlock"):
-            holder[0] = value if kind == "lock" else None
             continue
         running = {pid: n for pid, n in running.items() if n != name}
         rows[name] = value
@@ -467,7 +448,7 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, help="at most this many cases (after --filter)")
     parser.add_argument("--budget", type=float, default=450, help="seconds after which no new case starts")
     parser.add_argument("--compile-cap", type=int, default=120,
-                        help="seconds a case's compiles may take (a case is ended at 5 times this, waits included)")
+                        help="seconds a case's compiles may take (a case is ended at 5 times this)")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 2), help="worker processes")
     parser.add_argument("--device", default="cuda", help="cuda (the sweep), or cpu for a check of the tool")
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a check of the tool, not a measurement)")
