@@ -145,6 +145,24 @@ std::vector<HostTensor> scatter_add(GraphEvaluator& E, const BoundArgs& args) {
       });
 }
 
+/// scatter: self's values with value (or src[x]) written at x with x[dim] = index[x], for every x of index's shape
+/// in order (a position named twice keeps the last value; eager leaves which one unspecified).
+std::vector<HostTensor> scatter(GraphEvaluator& E, const BoundArgs& args, bool from_src) {
+  const HostTensor& self = E.tensor("self");
+  const HostTensor& idx = E.tensor("index");
+  const HostTensor* src = from_src ? &E.tensor("src") : nullptr;
+  const double value = from_src ? 0.0 : args.get_float("value");
+  const int64_t dim = E.wrap_dim(args.get_int("dim"), self.rank());
+  std::vector<double> out = self.values();
+  std::vector<int64_t> t;
+  for_each_index(idx.sizes, [&](const std::vector<int64_t>& x, int64_t) {
+    t = x;
+    t[dim] = E.checked_index(idx.at(x), self.sizes[dim]);
+    out[static_cast<size_t>(flat_of(t, self.sizes))] = src ? src->at(x) : value;
+  });
+  return {E.output_from_values(0, out)};
+}
+
 std::vector<HostTensor> index_add(GraphEvaluator& E, const BoundArgs& args) {
   const HostTensor& self = E.tensor("self");
   const HostTensor& idx = E.tensor("index");
@@ -218,6 +236,8 @@ void register_indexing_references(ReferenceTable& t) {
   t.add("aten.gather.default", gather);
   t.add("aten.index.Tensor", index_tensor);
   t.add("aten.scatter_add.default", scatter_add);
+  t.add("aten.scatter.value", [](GraphEvaluator& E, const BoundArgs& a) { return scatter(E, a, false); });
+  t.add("aten.scatter.src", [](GraphEvaluator& E, const BoundArgs& a) { return scatter(E, a, true); });
   t.add("aten.index_add.default", index_add);
   t.add("aten.index_put.default", index_put);
   for (const char* name : {"aten.bucketize.Tensor", "aten.bucketize.Scalar"})
