@@ -390,34 +390,34 @@ bool is_row_major_inner_reduction(const LoopProgram& p, const Computation& c) {
   // A kept dim of one (keepdim's trailing 1) has no direction to read along: column votes need a real one.
   const std::string inner_x =
       c.sizes.empty() || c.sizes.back().is_const(1) ? std::string() : out_var(c.sizes.size() - 1);
-  auto varies_with = [&](const Expr& e, const std::string& var) {
-    const std::vector<std::string> vars = free_vars(e->index);
-    return std::find(vars.begin(), vars.end(), var) != vars.end();
+  // Each load classified once (its free variables computed once): the tiers below choose among them.
+  struct Voter {
+    Index index;
+    bool streamed, spanning;
   };
-  auto streamed = [&](const Expr& e) {
-    for (size_t j = 0; j < c.reduce_sizes.size(); ++j)
-      if (varies_with(e, reduce_var(j))) return true;
-    return false;
-  };
-  auto spanning = [&](const Expr& e) {
-    return !inner_x.empty() && varies_with(e, inner_r) && varies_with(e, inner_x);
-  };
+  std::vector<Voter> loads;
   bool any_streamed = false, any_spanning = false;
   visit(c.body, [&](const Expr& e) {
     if (e->op != ExprOp::Load) return;
-    any_streamed = any_streamed || streamed(e);
-    any_spanning = any_spanning || spanning(e);
+    const std::vector<std::string> vars = free_vars(e->index);
+    auto has = [&](const std::string& v) { return std::find(vars.begin(), vars.end(), v) != vars.end(); };
+    bool streamed = false;
+    for (size_t j = 0; j < c.reduce_sizes.size() && !streamed; ++j) streamed = has(reduce_var(j));
+    const bool spanning = !inner_x.empty() && has(inner_r) && has(inner_x);
+    loads.push_back({e->index, streamed, spanning});
+    any_streamed = any_streamed || streamed;
+    any_spanning = any_spanning || spanning;
   });
   int row_votes = 0, column_votes = 0;
-  visit(c.body, [&](const Expr& e) {
-    if (e->op != ExprOp::Load || (any_spanning && !spanning(e)) || (any_streamed && !streamed(e))) return;
-    auto cr = affine_coefficient(e->index, inner_r);
+  for (const Voter& l : loads) {
+    if ((any_spanning && !l.spanning) || (any_streamed && !l.streamed)) continue;
+    auto cr = affine_coefficient(l.index, inner_r);
     if (cr && cr->is_const(1)) ++row_votes;
     if (!inner_x.empty()) {
-      auto cx = affine_coefficient(e->index, inner_x);
+      auto cx = affine_coefficient(l.index, inner_x);
       if (cx && cx->is_const(1)) ++column_votes;
     }
-  });
+  }
   return row_votes >= column_votes;
 }
 

@@ -119,15 +119,19 @@ int64_t flat_of(const std::vector<int64_t>& c, const std::vector<int64_t>& sizes
   return f;
 }
 
-/// self's values with `value(x)` added at `target(x)` for every x of `sizes`, in order, in double.
-std::vector<HostTensor> scatter_add_into(GraphEvaluator& E, const HostTensor& self, const std::vector<int64_t>& sizes,
-                                         const std::function<double(const std::vector<int64_t>&)>& value,
-                                         const std::function<void(const std::vector<int64_t>&, std::vector<int64_t>&)>& target) {
+/// self's values with `value(x)` added at `target(x)` (written there, without `accumulate`) for every x of `sizes`,
+/// in order, in double: a position written twice keeps the last value.
+using Coords = std::vector<int64_t>;
+std::vector<HostTensor> scatter_into(GraphEvaluator& E, const HostTensor& self, const Coords& sizes,
+                                     const std::function<double(const Coords&)>& value,
+                                     const std::function<void(const Coords&, Coords&)>& target,
+                                     bool accumulate = true) {
   std::vector<double> out = self.values();
   std::vector<int64_t> t(self.sizes.size());
   for_each_index(sizes, [&](const std::vector<int64_t>& x, int64_t) {
     target(x, t);
-    out[static_cast<size_t>(flat_of(t, self.sizes))] += value(x);
+    double& o = out[static_cast<size_t>(flat_of(t, self.sizes))];
+    o = accumulate ? o + value(x) : value(x);
   });
   return {E.output_from_values(0, out)};
 }
@@ -137,7 +141,7 @@ std::vector<HostTensor> scatter_add(GraphEvaluator& E, const BoundArgs& args) {
   const HostTensor& idx = E.tensor("index");
   const HostTensor& src = E.tensor("src");
   const int64_t dim = E.wrap_dim(args.get_int("dim"), self.rank());
-  return scatter_add_into(
+  return scatter_into(
       E, self, idx.sizes, [&](const std::vector<int64_t>& x) { return src.at(x); },
       [&](const std::vector<int64_t>& x, std::vector<int64_t>& t) {
         t = x;
@@ -145,22 +149,21 @@ std::vector<HostTensor> scatter_add(GraphEvaluator& E, const BoundArgs& args) {
       });
 }
 
-/// scatter: self's values with value (or src[x]) written at x with x[dim] = index[x], for every x of index's shape
-/// in order (a position named twice keeps the last value; eager leaves which one unspecified).
+/// scatter: value (or src[x]) written at x with x[dim] = index[x], for every x of index's shape in order (eager
+/// leaves unspecified which value a position named twice keeps).
 std::vector<HostTensor> scatter(GraphEvaluator& E, const BoundArgs& args, bool from_src) {
   const HostTensor& self = E.tensor("self");
   const HostTensor& idx = E.tensor("index");
   const HostTensor* src = from_src ? &E.tensor("src") : nullptr;
   const double value = from_src ? 0.0 : args.get_float("value");
   const int64_t dim = E.wrap_dim(args.get_int("dim"), self.rank());
-  std::vector<double> out = self.values();
-  std::vector<int64_t> t;
-  for_each_index(idx.sizes, [&](const std::vector<int64_t>& x, int64_t) {
-    t = x;
-    t[dim] = E.checked_index(idx.at(x), self.sizes[dim]);
-    out[static_cast<size_t>(flat_of(t, self.sizes))] = src ? src->at(x) : value;
-  });
-  return {E.output_from_values(0, out)};
+  return scatter_into(
+      E, self, idx.sizes, [&](const std::vector<int64_t>& x) { return src ? src->at(x) : value; },
+      [&](const std::vector<int64_t>& x, std::vector<int64_t>& t) {
+        t = x;
+        t[dim] = E.checked_index(idx.at(x), self.sizes[dim]);
+      },
+      false);
 }
 
 std::vector<HostTensor> index_add(GraphEvaluator& E, const BoundArgs& args) {
@@ -169,7 +172,7 @@ std::vector<HostTensor> index_add(GraphEvaluator& E, const BoundArgs& args) {
   const HostTensor& source = E.tensor("source");
   const int64_t dim = E.wrap_dim(args.get_int("dim"), self.rank());
   const double alpha = args.given("alpha") ? args.get_float("alpha") : 1.0;
-  return scatter_add_into(
+  return scatter_into(
       E, self, source.sizes, [&](const std::vector<int64_t>& x) { return alpha * source.at(x); },
       [&](const std::vector<int64_t>& x, std::vector<int64_t>& t) {
         t = x;
@@ -212,7 +215,7 @@ std::vector<HostTensor> index_put(GraphEvaluator& E, const BoundArgs& args) {
     for (size_t j = 0; j < tc.size(); ++j) tc[j] = t.sizes[j] == 1 ? 0 : c[lead + j];
     return t.at(tc);
   };
-  return scatter_add_into(
+  return scatter_into(
       E, self, sizes, [&](const std::vector<int64_t>& x) { return broadcast_at(values, x); },
       [&](const std::vector<int64_t>& x, std::vector<int64_t>& t) {
         std::vector<int64_t> bc(x.begin() + b_start, x.begin() + b_start + b.size());

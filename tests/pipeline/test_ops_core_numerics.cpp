@@ -406,6 +406,23 @@ TEST_P(CoreOps, IndirectAdds) {
   check(h, GetParam(), 4e-2, 4e-2);
 }
 
+TEST_P(CoreOps, ScattersOfOnePositionPerLine) {
+  // scatter of a value or of src's elements with index.size(dim) == 1: a selection per element against the
+  // reference's writes in order, along the first and the last dim, into a computed self, read again after.
+  Builder g;
+  ValueRef x = g.input("x", DType::Float32, {6, 7, 8});
+  ValueRef raw = g.input("raw", DType::Int64, {6, 7, 1});
+  ValueRef raw0 = g.input("raw0", DType::Int64, {1, 7, 8});
+  ValueRef src = g.input("src", DType::Float32, {6, 7, 8});
+  ValueRef last = g.call("aten.remainder.Scalar", {t(raw), i(8)});
+  ValueRef first = g.call("aten.remainder.Scalar", {t(raw0), i(6)});
+  ValueRef ex = g.call("aten.exp.default", {t(x)});
+  ValueRef filled = g.call("aten.scatter.value", {t(ex), i(-1), t(last), f(-1.0)});
+  g.output(g.call("aten.mul.Scalar", {t(filled), f(2.0)}));
+  g.output(g.call("aten.scatter.src", {t(x), i(0), t(first), t(src)}));
+  check(g, GetParam(), 1e-5, 1e-5);
+}
+
 TEST_P(CoreOps, Factories) {
   Builder g;
   ValueRef x = g.input("x", DType::Float32, {4, 9});
